@@ -1,0 +1,218 @@
+"""The command line: click options → a frozen config → one pipeline call → exit code.
+
+Exit codes (design.md): 0 reproducible · 1 unreproducible · 2 bad usage or input ·
+3 the reference build failed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shlex
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from fuzzer.config import FuzzConfig, Outputs, UsageError, parse_duration
+from fuzzer.plan import AXES, parse_jobs_range
+
+EXIT_USAGE = 2
+
+
+def _command(words: tuple[str, ...]) -> str:
+    """One word is a shell command line as typed; several are joined with quoting
+    (a word that is safe apart from its {jobs} placeholder stays as typed)."""
+    if len(words) == 1:
+        return words[0]
+    return " ".join(_quote(w) for w in words)
+
+
+def _quote(word: str) -> str:
+    plain = word.replace("{jobs}", "1")
+    return word if shlex.quote(plain) == plain else shlex.quote(word)
+
+
+def _default_jobs() -> str:
+    return f"1-{max(8, 2 * len(os.sched_getaffinity(0)))}"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="buildfuzz")
+def cli() -> None:
+    """buildfuzz: rebuild under varied job counts, CPU affinities and timing jitter,
+    hash every output, and name the step that makes the build unreproducible."""
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.option("--source", type=click.Path(path_type=Path), default=".", show_default=True, help="Source tree to build.")
+@click.option("--runs", type=int, default=20, show_default=True, help="Upper bound on builds.")
+@click.option("--budget", help="Time budget (8h, 30m, 90s): plan runs to end inside it.")
+@click.option("--seed", type=int, help="Campaign seed (random by default; printed and stored).")
+@click.option("--artifact", "artifacts", multiple=True, help="Only compare files matching GLOB (repeatable).")
+@click.option("--ignore", "ignores", multiple=True, help="Never compare files matching GLOB (repeatable).")
+@click.option("--no-default-ignore", is_flag=True, help="Also compare build tools' logs (.ninja_log, ...).")
+@click.option("--jobs", "jobs_text", default=None, help="Job count range, e.g. 1-16 [default: 1-max(8, 2×CPUs)].")
+@click.option("--axes", default=",".join(AXES), show_default=True, help="Axes to vary (comma-separated).")
+@click.option("--no-jitter", is_flag=True, help="Do not perturb timing.")
+@click.option("--no-affinity", is_flag=True, help="Do not vary the CPU set.")
+@click.option("--timeout", type=float, help="Kill a build after SECONDS (counts as a failed run).")
+@click.option("--in-place", is_flag=True, help="Build in the source tree itself (needs --clean).")
+@click.option("--clean", help="Command that restores the source tree between in-place runs.")
+@click.option("--resume", is_flag=True, help="Continue the latest campaign in the store.")
+@click.option("--stop-on-first", is_flag=True, help="Stop at the first divergence or perturbed failure.")
+@click.option("--no-localize", is_flag=True, help="Skip step localization.")
+@click.option("--diff-timeout", type=float, default=30.0, show_default=True, help="Seconds for diffoscope per artifact.")
+@click.option("--report-json", type=click.Path(path_type=Path), help="Write the JSON report here.")
+@click.option("--junit", type=click.Path(path_type=Path), help="Write JUnit XML here.")
+@click.option("--markdown", type=click.Path(path_type=Path), help="Write a Markdown summary here.")
+@click.option("--html", type=click.Path(path_type=Path), help="Write a self-contained HTML report here.")
+@click.option("--store", type=click.Path(path_type=Path), default=".buildfuzz", show_default=True, help="Store directory.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def run(command, source, runs, budget, seed, artifacts, ignores, no_default_ignore, jobs_text, axes, no_jitter,
+        no_affinity, timeout, in_place, clean, resume, stop_on_first, no_localize, diff_timeout, report_json,
+        junit, markdown, html, store, quiet) -> None:
+    """Fuzz BUILD COMMAND (after --; {jobs} is replaced by the job count)."""
+    from fuzzer.campaign import run_campaign
+    from fuzzer.report.progress import ConsoleEvents
+
+    axes_list = tuple(a.strip() for a in axes.split(",") if a.strip())
+    axes_list = tuple(a for a in axes_list if not (no_jitter and a == "jitter") and not (no_affinity and a == "cpus"))
+    config = FuzzConfig(
+        source=source,
+        command=_command(command),
+        store=store,
+        runs=runs,
+        budget_s=parse_duration(budget) if budget else None,
+        seed=seed if seed is not None else random.SystemRandom().randrange(1 << 31),
+        artifacts=artifacts,
+        ignore=ignores,
+        default_ignore=not no_default_ignore,
+        jobs=_jobs(jobs_text or _default_jobs()),
+        axes=axes_list,
+        timeout=timeout,
+        in_place=in_place,
+        clean=clean,
+        resume=resume,
+        localize=not no_localize,
+        stop_on_first=stop_on_first,
+        diff_timeout=diff_timeout,
+        outputs=Outputs(report_json, junit, markdown, html),
+    )
+    _check_outputs(config.outputs)
+    outcome = run_campaign(config, ConsoleEvents(quiet=quiet))
+    _emit(outcome.report, config.outputs)
+    if outcome.message:
+        click.echo(f"buildfuzz: {outcome.message}", err=True)
+    sys.exit(outcome.exit_code)
+
+
+@cli.command()
+@click.option("--store", type=click.Path(path_type=Path), default=".buildfuzz", show_default=True)
+@click.option("--campaign", type=int, help="Campaign id (default: the latest).")
+@click.option("--run", "index", type=int, required=True, help="Run index to replay.")
+@click.option("--trace", is_flag=True, help="Also trace the replay with strace.")
+def replay(store, campaign, index, trace) -> None:
+    """Re-run one recorded run's exact perturbation and compare its digests."""
+    from fuzzer.replay import replay_run
+
+    result = replay_run(store, campaign, index, trace=trace)
+    click.echo(result.summary)
+    sys.exit(0 if result.same else 1)
+
+
+@cli.command()
+@click.option("--store", type=click.Path(path_type=Path), default=".buildfuzz", show_default=True)
+@click.option("--campaign", type=int, help="Campaign id (default: the latest).")
+@click.option("--report-json", type=click.Path(path_type=Path))
+@click.option("--junit", type=click.Path(path_type=Path))
+@click.option("--markdown", type=click.Path(path_type=Path))
+@click.option("--html", type=click.Path(path_type=Path))
+def explain(store, campaign, report_json, junit, markdown, html) -> None:
+    """Localize and classify the divergence of a stored campaign."""
+    from fuzzer.replay import explain_campaign
+
+    outputs = Outputs(report_json, junit, markdown, html)
+    _check_outputs(outputs)
+    report = explain_campaign(store, campaign)
+    _emit(report, outputs)
+    sys.exit(0 if report.reproducible else 1)
+
+
+@cli.group()
+def scenarios() -> None:
+    """Scenario directories: small builds with known (non)determinism."""
+
+
+@scenarios.command("check")
+@click.argument("dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--runs", type=int, default=None, help="Runs per scenario (default: the scenario's own, or 8).")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--report-json", type=click.Path(path_type=Path), help="Write every scenario's score here.")
+def scenarios_check(dirs, runs, seed, report_json) -> None:
+    """Run scenario directories and score them against their [expect]."""
+    from fuzzer.scenarios import check_scenarios, find_scenarios, render_table
+
+    found = find_scenarios(dirs)
+    scores = check_scenarios(found, runs=runs, seed=seed, progress=lambda line: click.echo(line, err=True))
+    click.echo(render_table(scores))
+    if report_json:
+        import json
+
+        report_json.write_text(json.dumps([s.to_json() for s in scores], indent=2))
+    sys.exit(0 if all(s.passed for s in scores) else 1)
+
+
+@cli.command()
+def doctor() -> None:
+    """List the external tools buildfuzz uses and which are missing."""
+    from fuzzer.tools import all_tools
+
+    for tool in all_tools():
+        status = tool.path() or f"missing (apt-get install {tool.package})"
+        click.echo(f"{tool.name:<12} {status:<40} {tool.purpose}")
+
+
+def _jobs(text: str) -> tuple[int, int]:
+    try:
+        return parse_jobs_range(text)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _check_outputs(outputs: Outputs) -> None:
+    for path in (outputs.report_json, outputs.junit, outputs.markdown, outputs.html):
+        if path is not None and not path.parent.resolve().is_dir():
+            raise UsageError(f"cannot write {path}: directory {path.parent} does not exist")
+
+
+def _emit(report, outputs: Outputs) -> None:
+    from fuzzer.report import write_outputs
+    from fuzzer.report.text import render
+
+    click.echo(render(report))
+    write_outputs(report, outputs)
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main() -> None:
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        cli.main(standalone_mode=False, prog_name="buildfuzz")
+    except click.exceptions.Abort:
+        click.echo("buildfuzz: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(EXIT_USAGE)
+    except UsageError as e:
+        click.echo(f"buildfuzz: error: {e}", err=True)
+        sys.exit(EXIT_USAGE)
+    except KeyboardInterrupt:
+        click.echo("buildfuzz: interrupted", err=True)
+        sys.exit(130)

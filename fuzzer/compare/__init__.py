@@ -1,0 +1,147 @@
+"""compare: group runs by digest per artifact and find which axes separate the groups.
+
+Pure functions over run records; nothing here touches the file system.
+"""
+
+from __future__ import annotations
+
+import string
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from fuzzer.execute.local import RunRecord
+from fuzzer.observe import Entry
+
+ABSENT = "absent"
+AXES = ("jobs", "cpus", "cpu set", "jitter")
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str  # "A", "B", ... in order of first appearance; A is the reference's
+    identity: str  # content digest (or "absent", or "symlink -> target")
+    runs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class AxisFactor:
+    """An axis whose value determines the variant: every value gives one variant."""
+
+    axis: str
+    groups: tuple[tuple[str, tuple[object, ...]], ...]  # (variant label, axis values)
+
+    def describe(self) -> str:
+        parts = [f"{self.axis} in {{{', '.join(map(str, values))}}} → {label}" for label, values in self.groups]
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class DivergentArtifact:
+    path: str
+    variants: tuple[Variant, ...]
+    factors: tuple[AxisFactor, ...]  # axes that separate the variants, best first
+    same_conditions: bool  # two runs with identical perturbation (no jitter) differ
+
+
+@dataclass(frozen=True)
+class Comparison:
+    reference: int
+    checked: int  # artifacts compared
+    divergent: tuple[DivergentArtifact, ...]
+    failed: tuple[int, ...]  # runs that failed or timed out while the reference passed
+    groups: dict[int, str]  # run index → label of its whole-manifest digest group
+
+    @property
+    def reproducible(self) -> bool:
+        return not self.divergent and not self.failed
+
+
+def compare(runs: Sequence[RunRecord]) -> Comparison:
+    """`runs[0]` is the reference; only successful runs' manifests are compared."""
+    reference = runs[0]
+    ok = [r for r in runs if r.ok and r.manifest is not None]
+    failed = tuple(r.index for r in runs if not r.ok) if reference.ok else ()
+    paths = sorted({p for r in ok for p in r.manifest.entries})
+    divergent = []
+    for path in paths:
+        variants = _variants(path, ok)
+        if len(variants) > 1:
+            divergent.append(_divergent(path, variants, ok))
+    return Comparison(
+        reference=reference.index,
+        checked=len(paths),
+        divergent=tuple(divergent),
+        failed=failed,
+        groups=_labels({r.index: r.manifest.digest() for r in ok}),
+    )
+
+
+def _identity(entry: Entry | None) -> str:
+    if entry is None:
+        return ABSENT
+    if entry.kind == "symlink":
+        return f"symlink -> {entry.digest}"
+    return entry.digest + (" (executable)" if entry.executable else "")
+
+
+def _variants(path: str, runs: Sequence[RunRecord]) -> tuple[Variant, ...]:
+    by_identity: dict[str, list[int]] = defaultdict(list)
+    for run in runs:
+        by_identity[_identity(run.manifest.entries.get(path))].append(run.index)
+    ordered = sorted(by_identity.items(), key=lambda kv: min(kv[1]))
+    return tuple(Variant(variant_label(i), ident, tuple(idx)) for i, (ident, idx) in enumerate(ordered))
+
+
+def _divergent(path: str, variants: tuple[Variant, ...], runs: Sequence[RunRecord]) -> DivergentArtifact:
+    variant_of = {i: v.label for v in variants for i in v.runs}
+    by_index = {r.index: r for r in runs}
+    factors = tuple(f for axis in AXES if (f := axis_factor(axis, variant_of, by_index)) is not None)
+    return DivergentArtifact(path, variants, factors, _differs_under_same_conditions(variant_of, by_index))
+
+
+def axis_factor(axis: str, variant_of: dict[int, str], runs: dict[int, RunRecord]) -> AxisFactor | None:
+    """The axis separates the variants if each of its values maps to one variant."""
+    values_of: dict[str, set] = defaultdict(set)
+    variant_of_value: dict[object, str] = {}
+    for index, label in variant_of.items():
+        value = runs[index].perturbation.axis_values()[axis]
+        if variant_of_value.setdefault(value, label) != label:
+            return None
+        values_of[label].add(value)
+    if len(values_of) < 2:
+        return None
+    groups = tuple((label, tuple(sorted(values, key=str))) for label, values in sorted(values_of.items()))
+    return AxisFactor(axis, groups)
+
+
+def _differs_under_same_conditions(variant_of: dict[int, str], runs: dict[int, RunRecord]) -> bool:
+    seen: dict[tuple, set[str]] = defaultdict(set)
+    for index, label in variant_of.items():
+        p = runs[index].perturbation
+        if p.jitter == 0:
+            seen[(p.jobs, p.cpus)].add(label)
+    return any(len(labels) > 1 for labels in seen.values())
+
+
+def _labels(digests: dict[int, str]) -> dict[int, str]:
+    order: dict[str, str] = {}
+    for index in sorted(digests):
+        order.setdefault(digests[index], variant_label(len(order)))
+    return {index: order[digest] for index, digest in digests.items()}
+
+
+def variant_label(i: int) -> str:
+    letters = string.ascii_uppercase
+    return letters[i] if i < len(letters) else f"V{i}"
+
+
+def separating_summary(artifacts: Iterable[DivergentArtifact]) -> list[str]:
+    """Human lines like 'cpus in {1} → A; cpus in {2} → B' for the report."""
+    lines = []
+    for artifact in artifacts:
+        for factor in artifact.factors[:1]:
+            lines.append(f"{artifact.path}: {factor.describe()}")
+        if artifact.same_conditions:
+            lines.append(f"{artifact.path}: differs between runs with identical perturbation (not parallelism alone)")
+    return lines

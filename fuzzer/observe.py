@@ -1,0 +1,136 @@
+"""observe: what a build left behind, as a manifest of content digests.
+
+Every regular file and symlink under the workspace, path → `Entry`. Symlinks are
+recorded by their target text and never followed, so nothing outside the workspace is
+read. Files are hashed on a thread pool: hashlib releases the GIL on large buffers, so
+big files hash in parallel, and small files overlap their open/read latency.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import stat
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+ALGORITHM = "sha256"
+BUFFER = 1 << 20
+WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
+
+# Build tools' own bookkeeping, which differs between identical builds by design
+# (timing logs). Users can turn this off with --no-default-ignore.
+DEFAULT_IGNORE = (
+    "**/.ninja_log",
+    "**/.ninja_deps",
+    "**/CMakeFiles/CMakeConfigureLog.yaml",
+    "**/CMakeFiles/CMakeOutput.log",
+    "**/CMakeFiles/CMakeError.log",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    kind: str  # "file" or "symlink"
+    digest: str  # content digest, or the link target for a symlink
+    executable: bool = False
+    size: int = 0
+    mtime_ns: int = 0  # not part of identity; evidence for order-dependent steps
+
+    def identity(self) -> tuple[str, str, bool]:
+        return (self.kind, self.digest, self.executable)
+
+    def to_json(self) -> list:
+        return [self.kind, self.digest, self.executable, self.size, self.mtime_ns]
+
+    @classmethod
+    def from_json(cls, data: list) -> "Entry":
+        return cls(*data)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    entries: Mapping[str, Entry]
+
+    def digest(self) -> str:
+        """One digest over every entry's identity: equal manifests, equal digests."""
+        h = hashlib.sha256()
+        for path in sorted(self.entries):
+            kind, digest, executable = self.entries[path].identity()
+            h.update(f"{path}\0{kind}\0{digest}\0{int(executable)}\n".encode("utf-8", "surrogateescape"))
+        return h.hexdigest()
+
+    def differing(self, other: "Manifest") -> list[str]:
+        """Paths whose identity differs, or that exist in only one of the two."""
+        def identity(manifest: Manifest, path: str):
+            entry = manifest.entries.get(path)
+            return entry.identity() if entry else None
+
+        paths = self.entries.keys() | other.entries.keys()
+        return sorted(p for p in paths if identity(self, p) != identity(other, p))
+
+    def select(self, artifacts: Iterable[str] = (), ignore: Iterable[str] = ()) -> "Manifest":
+        artifacts, ignore = list(artifacts), list(ignore)
+        return Manifest({
+            path: entry
+            for path, entry in self.entries.items()
+            if (not artifacts or matches_any(path, artifacts)) and not matches_any(path, ignore)
+        })
+
+    def to_json(self) -> dict:
+        return {path: entry.to_json() for path, entry in self.entries.items()}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Manifest":
+        return cls({path: Entry.from_json(value) for path, value in data.items()})
+
+
+def matches_any(path: str, globs: Iterable[str]) -> bool:
+    """Glob match on the relative path; `**/x` also matches `x` at the root, and a
+    pattern without a slash matches the basename anywhere (as .gitignore does)."""
+    for glob in globs:
+        if fnmatch.fnmatchcase(path, glob):
+            return True
+        if glob.startswith("**/") and fnmatch.fnmatchcase(path, glob[3:]):
+            return True
+        if "/" not in glob and fnmatch.fnmatchcase(os.path.basename(path), glob):
+            return True
+    return False
+
+
+def take_manifest(root: Path, skip: Iterable[str] = ()) -> Manifest:
+    """Hash every file under `root`. `skip` names relative directories not to enter."""
+    skip = set(skip)
+    files: list[tuple[str, os.stat_result]] = []
+    entries: dict[str, Entry] = {}
+    for rel, st in _walk(str(root), "", skip):
+        if stat.S_ISLNK(st.st_mode):
+            entries[rel] = Entry("symlink", os.readlink(os.path.join(root, rel)), size=0, mtime_ns=st.st_mtime_ns)
+        elif stat.S_ISREG(st.st_mode):
+            files.append((rel, st))
+    with ThreadPoolExecutor(WORKERS) as pool:
+        digests = pool.map(lambda item: hash_file(os.path.join(root, item[0])), files, chunksize=16)
+        for (rel, st), digest in zip(files, digests):
+            executable = bool(st.st_mode & 0o111)
+            entries[rel] = Entry("file", digest, executable, st.st_size, st.st_mtime_ns)
+    return Manifest(entries)
+
+
+def _walk(root: str, rel: str, skip: set[str]) -> Iterator[tuple[str, os.stat_result]]:
+    with os.scandir(os.path.join(root, rel) if rel else root) as it:
+        for entry in it:
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                if path not in skip:
+                    yield from _walk(root, path, skip)
+            else:
+                yield path, st
+
+
+def hash_file(path: str) -> str:
+    with open(path, "rb", buffering=0) as f:
+        return hashlib.file_digest(f, ALGORITHM).hexdigest()

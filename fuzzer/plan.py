@@ -1,0 +1,168 @@
+"""plan: the space of perturbations and the seeded schedule that walks it.
+
+A `Perturbation` is one point in the space (job count, CPU set, jitter). A campaign's
+schedule is a pure function of its `Space` and seed, so a campaign can be resumed or
+replayed run for run. Run 0 is the reference: jobs=1, every CPU, no jitter.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Iterator
+
+AXES = ("jobs", "cpus", "jitter")
+HEAVY_JITTER = 0.8
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """One build's variation. `seed` drives the jitter engine's choices."""
+
+    jobs: int
+    cpus: tuple[int, ...]
+    jitter: float = 0.0
+    seed: int = 0
+
+    @property
+    def ncpus(self) -> int:
+        return len(self.cpus)
+
+    def to_json(self) -> dict:
+        return {"jobs": self.jobs, "cpus": list(self.cpus), "jitter": self.jitter, "seed": self.seed}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Perturbation":
+        return cls(
+            jobs=int(data["jobs"]),
+            cpus=tuple(int(c) for c in data["cpus"]),
+            jitter=float(data.get("jitter", 0.0)),
+            seed=int(data.get("seed", 0)),
+        )
+
+    def axis_values(self) -> dict[str, object]:
+        """The values compare uses to explain which axis separates digest groups."""
+        return {"jobs": self.jobs, "cpus": self.ncpus, "cpu set": self.cpus, "jitter": self.jitter > 0}
+
+    def describe(self) -> str:
+        jitter = f"jitter={self.jitter:.2f}/seed={self.seed}" if self.jitter else "no jitter"
+        return f"jobs={self.jobs} cpus={format_cpus(self.cpus)} {jitter}"
+
+
+@dataclass(frozen=True)
+class Space:
+    """What may vary. `cpus` is every CPU the fuzzer may use (its own affinity)."""
+
+    jobs: tuple[int, int]
+    cpus: tuple[int, ...]
+    vary_cpus: bool = True
+    vary_jitter: bool = True
+
+    @property
+    def vary_jobs(self) -> bool:
+        return self.jobs[0] != self.jobs[1]
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Space":
+        return cls(
+            jobs=tuple(data["jobs"]),
+            cpus=tuple(data["cpus"]),
+            vary_cpus=data["vary_cpus"],
+            vary_jitter=data["vary_jitter"],
+        )
+
+
+def reference(space: Space) -> Perturbation:
+    return Perturbation(jobs=space.jobs[0], cpus=space.cpus)
+
+
+def schedule(space: Space, seed: int) -> Iterator[Perturbation]:
+    """Reference first, then the extremes, then seeded samples, forever.
+
+    Extremes come early because most parallelism bugs show at max jobs with jitter
+    (missing dependencies, appends), or at one CPU (nproc-dependent output).
+    """
+    rng = random.Random(seed)
+    yield reference(space)
+    for point in _extremes(space, rng):
+        yield point
+    while True:
+        yield _sample(space, rng)
+
+
+def _extremes(space: Space, rng: random.Random) -> list[Perturbation]:
+    lo, hi = space.jobs
+    heavy = HEAVY_JITTER if space.vary_jitter else 0.0
+    one_cpu = (rng.choice(space.cpus),) if space.vary_cpus else space.cpus
+    points = [
+        Perturbation(hi, space.cpus, heavy, rng.getrandbits(32)),
+        Perturbation(hi, one_cpu, 0.0, 0),
+        Perturbation(hi, space.cpus, 0.0, 0),
+        Perturbation(lo, one_cpu, heavy, rng.getrandbits(32)),
+        Perturbation(max(lo, hi // 2), space.cpus, heavy / 2, rng.getrandbits(32)),
+    ]
+    ref = reference(space)
+    unique: list[Perturbation] = []
+    for p in points:
+        p = p if p.jitter else Perturbation(p.jobs, p.cpus)
+        if p != ref and p not in unique:
+            unique.append(p)
+    return unique or [Perturbation(ref.jobs, ref.cpus, 0.0, 0)]
+
+
+def _sample(space: Space, rng: random.Random) -> Perturbation:
+    lo, hi = space.jobs
+    # log-uniform: -j2 and -j3 are as different as -j8 and -j12
+    jobs = int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
+    jobs = min(max(jobs, lo), hi)
+    cpus = space.cpus
+    if space.vary_cpus and len(space.cpus) > 1:
+        k = rng.randint(1, len(space.cpus))
+        cpus = tuple(sorted(rng.sample(space.cpus, k)))
+    jitter = 0.0
+    seed = 0
+    if space.vary_jitter and rng.random() < 0.7:
+        jitter = round(rng.uniform(0.2, 1.0), 2)
+        seed = rng.getrandbits(32)
+    return Perturbation(jobs, cpus, jitter, seed)
+
+
+def format_cpus(cpus: tuple[int, ...]) -> str:
+    """`0-3,6` style, as taskset -c and /sys print CPU lists."""
+    parts, start, prev = [], None, None
+    for cpu in sorted(cpus):
+        if start is None:
+            start = prev = cpu
+        elif cpu == prev + 1:
+            prev = cpu
+        else:
+            parts.append(f"{start}-{prev}" if prev != start else f"{start}")
+            start = prev = cpu
+    if start is not None:
+        parts.append(f"{start}-{prev}" if prev != start else f"{start}")
+    return ",".join(parts)
+
+
+def parse_cpus(text: str) -> tuple[int, ...]:
+    cpus: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return tuple(sorted(cpus))
+
+
+def parse_jobs_range(text: str) -> tuple[int, int]:
+    """`1-16` or `8` → (lo, hi); raises ValueError with a readable message."""
+    lo_text, sep, hi_text = text.partition("-")
+    try:
+        lo = int(lo_text)
+        hi = int(hi_text) if sep else lo
+    except ValueError:
+        raise ValueError(f"--jobs expects N or LO-HI with whole numbers, got {text!r}") from None
+    if lo < 1 or hi < lo:
+        raise ValueError(f"--jobs range must satisfy 1 <= LO <= HI, got {text!r}")
+    return lo, hi

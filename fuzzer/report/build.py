@@ -1,0 +1,107 @@
+"""Assemble the `Report` from a campaign's runs, its comparison and its localization."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fuzzer.compare import Comparison, DivergentArtifact
+from fuzzer.compare.diff import diff_files
+from fuzzer.report.model import ArtifactFinding, Report, RunSummary, VariantSummary
+
+if TYPE_CHECKING:
+    from fuzzer.campaign import Campaign
+    from fuzzer.explain import Localization
+
+DIFFED_ARTIFACTS = 5  # diffs are for reading; the first few divergent artifacts suffice
+
+
+def build_report(campaign: "Campaign", comparison: Comparison, localization: "Localization | None") -> Report:
+    runs = [_summary(campaign, r) for r in campaign.runs]
+    artifacts = [
+        _artifact(campaign, a, with_diff=i < DIFFED_ARTIFACTS) for i, a in enumerate(comparison.divergent)
+    ]
+    notes = list(localization.notes) if localization else []
+    return Report(
+        command=campaign.config.command,
+        verdict="reproducible" if comparison.reproducible and campaign.runs[0].ok else "unreproducible",
+        runs=runs,
+        failed_runs=len(comparison.failed),
+        divergent_artifacts=artifacts,
+        culprits=list(localization.culprits) if localization else [],
+        hazards=list(localization.hazards) if localization else [],
+        reproduce=_reproduce(campaign, comparison),
+        source=str(campaign.config.source),
+        seed=campaign.seed,
+        campaign=campaign.id,
+        artifacts_checked=comparison.checked,
+        notes=notes,
+        exit_reason=campaign.exit_reason,
+        phases=dict(campaign.phases),
+        localized=localization is not None and localization.traced,
+        minimal_reproducer=localization.minimal_reproducer if localization else None,
+    )
+
+
+def _summary(campaign: "Campaign", record) -> RunSummary:
+    return RunSummary(
+        index=record.index,
+        perturbation=record.perturbation.to_json(),
+        status=record.status.value,
+        exit_code=record.exit_code,
+        wall_s=record.wall_s,
+        digest=campaign.select(record.manifest).digest() if record.ok and record.manifest else None,
+        group=campaign.group_of(record),
+        log_tail=record.log_tail if not record.ok else "",
+        log_path=record.log_path,
+        jitter_events=len(record.jitter),
+    )
+
+
+def _artifact(campaign: "Campaign", artifact: DivergentArtifact, with_diff: bool) -> ArtifactFinding:
+    diff, pair = "", []
+    if with_diff:
+        pair = [artifact.variants[0].runs[0], artifact.variants[1].runs[0]]
+        diff = _diff(campaign, artifact.path, pair)
+    return ArtifactFinding(
+        path=artifact.path,
+        variants=len(artifact.variants),
+        groups=[VariantSummary(v.label, v.identity, list(v.runs)) for v in artifact.variants],
+        separated_by=[f.describe() for f in artifact.factors],
+        axes=[f.axis for f in artifact.factors],
+        same_conditions=artifact.same_conditions,
+        diff=diff,
+        diff_runs=pair,
+    )
+
+
+def _diff(campaign: "Campaign", path: str, pair: list[int]) -> str:
+    files = [variant_file(campaign, index, path) for index in pair]
+    if None in files:
+        missing = [str(i) for i, f in zip(pair, files) if f is None]
+        return f"(no diff: {path} is absent or not kept in run {', '.join(missing)})"
+    labels = (f"run {pair[0]}/{path}", f"run {pair[1]}/{path}")
+    return diff_files(str(files[0]), str(files[1]), labels=labels, timeout=campaign.config.diff_timeout)
+
+
+def variant_file(campaign: "Campaign", index: int, path: str) -> Path | None:
+    """Where the campaign kept run `index`'s copy of `path`: the reference tree or a blob."""
+    entry = campaign.runs[index].manifest.entries.get(path) if campaign.runs[index].manifest else None
+    if entry is None or entry.kind != "file":
+        return None
+    candidates = [campaign.dir / "blobs" / entry.digest]
+    if index == 0:
+        candidates.insert(0, campaign.reference_tree / path)
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def _reproduce(campaign: "Campaign", comparison: Comparison) -> str:
+    """A replay command for the most telling run: the first failure or divergent run."""
+    interesting = list(comparison.failed)
+    reference_group = comparison.groups.get(0)
+    interesting += [i for i, g in sorted(comparison.groups.items()) if g != reference_group]
+    index = min(interesting) if interesting else 0
+    return " ".join(
+        ["buildfuzz replay", "--store", shlex.quote(str(campaign.config.store)), "--campaign", str(campaign.id), "--run", str(index)]
+    )

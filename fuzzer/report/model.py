@@ -1,0 +1,119 @@
+"""The one `Report` every format renders, with its JSON form (the contract in design.md).
+
+`to_json`/`from_json` round-trip, so a stored report can be rendered again in any
+format (`buildfuzz explain`, the HTML page) without re-running anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    index: int
+    perturbation: dict
+    status: str  # ok | failed | timeout
+    exit_code: int | None
+    wall_s: float
+    digest: str | None  # digest of the compared part of the manifest
+    group: str | None  # digest group label: A is the reference's
+    log_tail: str = ""
+    log_path: str = ""
+    jitter_events: int = 0
+
+
+@dataclass(frozen=True)
+class VariantSummary:
+    label: str
+    digest: str
+    runs: list[int]
+
+
+@dataclass(frozen=True)
+class ArtifactFinding:
+    path: str
+    variants: int
+    groups: list[VariantSummary]
+    separated_by: list[str]  # human lines: "cpus in {1} → A; cpus in {2} → B"
+    axes: list[str]  # axes that separate the variants
+    same_conditions: bool  # differs between runs with identical perturbation
+    diff: str = ""
+    diff_runs: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Culprit:
+    command: str
+    argv: list[str]
+    cwd: str
+    outputs: list[str]
+    kind: str  # intrinsic | race | order | parallelism-level | unknown
+    axis: str | None = None
+    stabilized_by: list[str] = field(default_factory=list)
+    evidence: str = ""
+    chain: list[str] = field(default_factory=list)  # artifact → … → this step's output
+    writer: list[str] = field(default_factory=list)  # leaf process that wrote the output
+    other_step: str | None = None  # the concurrent step, for races
+
+
+@dataclass(frozen=True)
+class Hazard:
+    type: str  # read-before-write | write-write
+    file: str
+    reader: str
+    writer: str
+
+
+@dataclass(frozen=True)
+class Report:
+    command: str
+    verdict: str  # reproducible | unreproducible
+    runs: list[RunSummary]
+    failed_runs: int
+    divergent_artifacts: list[ArtifactFinding]
+    culprits: list[Culprit] = field(default_factory=list)
+    hazards: list[Hazard] = field(default_factory=list)
+    reproduce: str = ""
+    source: str = ""
+    seed: int = 0
+    campaign: int = 0
+    artifacts_checked: int = 0
+    notes: list[str] = field(default_factory=list)
+    exit_reason: str = ""
+    phases: dict[str, float] = field(default_factory=dict)
+    localized: bool = False
+    minimal_reproducer: str | None = None
+    schema: int = SCHEMA
+
+    @property
+    def reproducible(self) -> bool:
+        return self.verdict == "reproducible"
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        return {"schema": data.pop("schema"), **data}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Report":
+        nested = {
+            "runs": RunSummary,
+            "divergent_artifacts": ArtifactFinding,
+            "culprits": Culprit,
+            "hazards": Hazard,
+        }
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for key, kind in nested.items():
+            values[key] = [_load(kind, item) for item in data.get(key, [])]
+        return cls(**values)
+
+
+def _load(kind, item: dict):
+    known = {f.name for f in fields(kind)}
+    values = {k: v for k, v in item.items() if k in known}
+    if kind is ArtifactFinding:
+        values["groups"] = [VariantSummary(**g) for g in item.get("groups", [])]
+    return kind(**values)

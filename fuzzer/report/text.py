@@ -1,0 +1,66 @@
+"""The terminal summary: verdict, what diverged and why, failures, how to replay."""
+
+from __future__ import annotations
+
+from fuzzer.plan import Perturbation
+from fuzzer.report.model import Report
+
+DIFF_LINES = 20
+
+
+def render(report: Report) -> str:
+    lines = [_verdict(report), ""]
+    if report.divergent_artifacts:
+        lines.append(f"divergent artifacts ({len(report.divergent_artifacts)} of {report.artifacts_checked} checked):")
+        for artifact in report.divergent_artifacts:
+            lines.append(f"  {artifact.path}: {artifact.variants} variants")
+            for group in artifact.groups:
+                lines.append(f"    {group.label}: runs {_runs(group.runs)}")
+            for line in artifact.separated_by[:2]:
+                lines.append(f"    separated by {line}")
+            if artifact.same_conditions:
+                lines.append("    differs between runs with identical perturbation: not parallelism alone")
+        first = next((a for a in report.divergent_artifacts if a.diff), None)
+        if first:
+            lines += ["", f"diff of {first.path}, runs {first.diff_runs[0]} and {first.diff_runs[1]}:"]
+            lines += ["  " + l for l in first.diff.splitlines()[:DIFF_LINES]]
+    failed = [r for r in report.runs if r.status != "ok" and r.index != 0]
+    if failed:
+        lines += ["", f"failed runs ({len(failed)}):"]
+        for run in failed:
+            lines.append(f"  run {run.index} ({_perturbation(run.perturbation)}): {run.status}, exit {run.exit_code}")
+            lines += ["    | " + l for l in run.log_tail.splitlines()[-5:]]
+    if report.culprits:
+        lines += ["", "culprits (most likely first):"]
+        for i, culprit in enumerate(report.culprits, 1):
+            axis = f" ({culprit.axis})" if culprit.axis else ""
+            lines.append(f"  {i}. [{culprit.kind}{axis}] {culprit.command}  (in {culprit.cwd})")
+            if culprit.stabilized_by:
+                lines.append(f"     stabilised by: {' + '.join(culprit.stabilized_by)}")
+            lines += ["     " + l for l in culprit.evidence.splitlines()]
+    if report.hazards:
+        lines += ["", f"hazards ({len(report.hazards)}):"]
+        for hazard in report.hazards[:10]:
+            lines.append(f"  {hazard.type} on {hazard.file}: {hazard.reader}  /  {hazard.writer}")
+    for note in report.notes:
+        lines += ["", f"note: {note}"]
+    if report.minimal_reproducer:
+        lines += ["", f"minimal reproducer: {report.minimal_reproducer}"]
+    if not report.reproducible:
+        lines += ["", f"replay: {report.reproduce}"]
+    return "\n".join(lines)
+
+
+def _verdict(report: Report) -> str:
+    ok = sum(1 for r in report.runs if r.status == "ok")
+    reason = f", {report.exit_reason}" if report.exit_reason else ""
+    return f"verdict: {report.verdict.upper()} ({len(report.runs)} runs, {ok} succeeded{reason})"
+
+
+def _runs(indices: list[int]) -> str:
+    text = ", ".join(map(str, indices[:12]))
+    return text + (f" (+{len(indices) - 12})" if len(indices) > 12 else "")
+
+
+def _perturbation(p: dict) -> str:
+    return Perturbation.from_json(p).describe()

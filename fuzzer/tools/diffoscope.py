@@ -1,0 +1,35 @@
+"""diffoscope: structured diffs of archives, ELF files and the like, when installed."""
+
+from __future__ import annotations
+
+import subprocess
+
+from fuzzer.tools import register, run
+
+DIFFOSCOPE = register("diffoscope", "diffoscope", "structured diffs of differing artifacts")
+
+
+def available() -> bool:
+    return DIFFOSCOPE.available()
+
+
+def diff_text(a: str, b: str, timeout: float) -> str | None:
+    """diffoscope's text report, or None when it is missing, fails or runs out of time."""
+    if not available():
+        return None
+    try:
+        proc = run(DIFFOSCOPE, ["--no-progress", "--text", "-", a, b], timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    # exit 1 means "differ", the expected answer here
+    return proc.stdout.decode(errors="replace") if proc.returncode in (0, 1) else None
+
+
+def diff_html(a: str, b: str, timeout: float) -> str | None:
+    if not available():
+        return None
+    try:
+        proc = run(DIFFOSCOPE, ["--no-progress", "--html", "-", a, b], timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    return proc.stdout.decode(errors="replace") if proc.returncode in (0, 1) else None

@@ -1,0 +1,17 @@
+"""faketime: run a command under a frozen clock (libfaketime)."""
+
+from __future__ import annotations
+
+from fuzzer.tools import register
+
+FAKETIME = register("faketime", "faketime", "freezing the clock for one step (stabiliser search)")
+FROZEN_AT = "2000-01-01 00:00:00"
+
+
+def available() -> bool:
+    return FAKETIME.available()
+
+
+def wrap(argv: list[str]) -> list[str]:
+    # -f: the clock stands still, so even sub-second timestamps repeat
+    return [FAKETIME.require(), "-f", f"@{FROZEN_AT}", *argv]
