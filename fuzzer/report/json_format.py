@@ -8,7 +8,7 @@ from fuzzer.report.model import Report
 
 
 def render(report: Report) -> str:
-    return json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(report.to_json(), indent=2, ensure_ascii=True) + "\n"
 
 
 def load(text: str) -> Report:

@@ -1,0 +1,162 @@
+"""The Markdown summary (`--markdown PATH`, and appended to $GITHUB_STEP_SUMMARY).
+
+Build strings (file names, commands, logs) are escaped wherever Markdown would read them,
+so a file named `a|b` cannot split a table cell and `<img ...>` cannot become HTML in the
+rendered summary. Code blocks carry raw text under a fence longer than any backtick run in it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from fuzzer.plan import Perturbation
+from fuzzer.report.junit import visible
+from fuzzer.report.model import ArtifactFinding, Culprit, Report
+
+DIFF_LINES = 40
+LOG_LINES = 20
+ARTIFACT_ROWS = 50  # one broken generated header can make hundreds of objects diverge
+HAZARD_ROWS = 20
+# GitHub drops a step summary over 1 MiB, so one huge diff or log line must not eat it
+EXCERPT_CHARS = 4000
+# characters that mean something anywhere in a line: code spans, emphasis, links, strike,
+# table cells (`(`, `!` and the like only matter after an already escaped `[` or `]`)
+INLINE_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# ... and those that only mean something at the start of a line: headings, lists, rules
+BLOCK_START = re.compile(r"^(\s*\d*)((?<=\d)[.)]|[#+\-=])")
+
+
+def render(report: Report) -> str:
+    sections = [_headline(report), _artifacts(report), _culprits(report), _failed_runs(report),
+                _hazards(report), _notes(report), _reproduce(report)]
+    # control characters and lone surrogates (undecodable file names) shown as escapes
+    return visible("\n\n".join(s for s in sections if s) + "\n")
+
+
+def _headline(report: Report) -> str:
+    icon = "✅" if report.reproducible else "❌"
+    ok = sum(1 for r in report.runs if r.status == "ok")
+    facts = [f"{len(report.runs)} runs, {ok} succeeded", f"{len(report.divergent_artifacts)} of "
+             f"{report.artifacts_checked} artifacts diverge", f"seed {report.seed}"]
+    if report.exit_reason:
+        facts.append(_esc(report.exit_reason))
+    return (f"## buildfuzz: {icon} {_esc(report.verdict)}\n\n"
+            f"{' · '.join(facts)}\n\nCommand: {_esc(report.command)}")
+
+
+def _artifacts(report: Report) -> str:
+    if not report.divergent_artifacts:
+        return ""
+    rows = ["### Divergent artifacts", "", "| Artifact | Variants | Separated by |", "|---|---|---|"]
+    for artifact in report.divergent_artifacts[:ARTIFACT_ROWS]:
+        rows.append(f"| {_esc(artifact.path)} | {artifact.variants} | {_separation(artifact)} |")
+    if len(report.divergent_artifacts) > ARTIFACT_ROWS:
+        rows += ["", f"… and {len(report.divergent_artifacts) - ARTIFACT_ROWS} more in the JSON report."]
+    diffs = [_diff(a) for a in report.divergent_artifacts if a.diff]
+    return "\n".join(rows + [""] + diffs).rstrip()
+
+
+def _separation(artifact: ArtifactFinding) -> str:
+    parts = [_esc(line) for line in artifact.separated_by]
+    if artifact.same_conditions:
+        parts.append("differs under identical perturbation: not parallelism alone")
+    return "<br>".join(parts) or "no single axis"
+
+
+def _diff(artifact: ArtifactFinding) -> str:
+    runs = " and ".join(map(str, artifact.diff_runs))
+    # inside raw HTML Markdown escapes are not processed, so only HTML escaping applies
+    summary = f"diff of {html.escape(artifact.path)} (runs {runs})"
+    return _details(summary, _code(_excerpt(artifact.diff, DIFF_LINES, head=True), "diff"))
+
+
+def _culprits(report: Report) -> str:
+    if not report.culprits:
+        return ""
+    items = [_culprit(i, c) for i, c in enumerate(report.culprits, 1)]
+    return "\n".join(["### Culprits (most likely first)", "", *items])
+
+
+def _culprit(number: int, culprit: Culprit) -> str:
+    axis = f" ({_esc(culprit.axis)})" if culprit.axis else ""
+    lines = [f"{number}. **{_esc(culprit.kind)}**{axis}: {_esc(culprit.command)} (in {_esc(culprit.cwd)})"]
+    facts = [
+        ("outputs", ", ".join(culprit.outputs)),
+        ("stabilised by", " + ".join(culprit.stabilized_by)),
+        ("chain", " → ".join(culprit.chain)),
+        ("written by", " ".join(culprit.writer)),
+        ("concurrent step", culprit.other_step or ""),
+    ]
+    lines += [f"   - {name}: {_esc(value)}" for name, value in facts if value]
+    if culprit.evidence:
+        lines += ["   - evidence:", _indent(_code(culprit.evidence, "text"), "     ")]
+    return "\n".join(lines)
+
+
+def _failed_runs(report: Report) -> str:
+    failed = [r for r in report.runs if r.status != "ok"]
+    if not failed:
+        return ""
+    rows = ["### Failed runs", "", "| Run | Perturbation | Status | Exit |", "|---|---|---|---|"]
+    for run in failed:
+        perturbation = Perturbation.from_json(run.perturbation).describe()
+        role = " (reference)" if run.index == 0 else ""
+        code = "–" if run.exit_code is None else run.exit_code
+        rows.append(f"| {run.index}{role} | {_esc(perturbation)} | {_esc(run.status)} | {code} |")
+    logs = [_details(f"log tail of run {r.index}", _code(_excerpt(r.log_tail, LOG_LINES), "text"))
+            for r in failed if r.log_tail]
+    return "\n".join(rows + [""] + logs).rstrip()
+
+
+def _hazards(report: Report) -> str:
+    if not report.hazards:
+        return ""
+    rows = [f"### Hazards ({len(report.hazards)})", "", "| Type | File | Reader | Writer |", "|---|---|---|---|"]
+    for h in report.hazards[:HAZARD_ROWS]:
+        rows.append(f"| {_esc(h.type)} | {_esc(h.file)} | {_esc(h.reader)} | {_esc(h.writer)} |")
+    if len(report.hazards) > HAZARD_ROWS:
+        rows += ["", f"… and {len(report.hazards) - HAZARD_ROWS} more in the JSON report."]
+    return "\n".join(rows)
+
+
+def _notes(report: Report) -> str:
+    return "\n".join(["### Notes", ""] + [f"- {_esc(n)}" for n in report.notes]) if report.notes else ""
+
+
+def _reproduce(report: Report) -> str:
+    parts = []
+    if report.reproduce and not report.reproducible:
+        parts += ["### Replay", "", _code(report.reproduce, "sh")]
+    if report.minimal_reproducer:
+        parts += ["", "### Minimal reproducer", "", _code(report.minimal_reproducer, "sh")]
+    return "\n".join(parts).strip()
+
+
+def _details(summary: str, body: str) -> str:
+    # the blank line after </summary> is what makes GitHub render the code block inside
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>\n"
+
+
+def _code(text: str, lang: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def _excerpt(text: str, limit: int, head: bool = False) -> str:
+    lines = text.splitlines()
+    lines = lines[:limit] if head else lines[-limit:]
+    return "\n".join(lines)[:EXCERPT_CHARS]
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+def _esc(text: str) -> str:
+    """Make a build string inert inline: HTML entities for <>&, backslashes for Markdown."""
+    # a table row is one line; a newline in a cell would end the table
+    text = html.escape(text, quote=False).replace("\r", " ").replace("\n", " ")
+    text = INLINE_SPECIAL.sub(r"\\\1", text)
+    return BLOCK_START.sub(r"\1\\\2", text)

@@ -1,0 +1,268 @@
+"""JUnit, Markdown and HTML renderings of hand-built reports: shape, content, escaping."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import pytest
+from report_samples import HOSTILE_NAME, hostile_everywhere, reproducible, unreproducible
+
+from fuzzer.report import html, junit, markdown
+
+FORMATS = [junit, markdown, html]
+
+
+# --- every format ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize("make", [reproducible, unreproducible, lambda: hostile_everywhere(unreproducible())])
+def test_every_report_renders_to_writable_utf8(fmt, make):
+    text = fmt.render(make())
+    assert text.endswith("\n")
+    text.encode("utf-8")  # what write_outputs does; a lone surrogate would raise here
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_same_conditions_divergence_is_called_out(fmt):
+    report = unreproducible()
+    first = dataclasses.replace(report.divergent_artifacts[0], same_conditions=True)
+    report = dataclasses.replace(report, divergent_artifacts=[first, *report.divergent_artifacts[1:]])
+    assert "not parallelism alone" in fmt.render(report)
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_timed_out_run_has_no_exit_code(fmt):
+    report = unreproducible()
+    runs = [dataclasses.replace(r, status="timeout", exit_code=None) if r.index == 5 else r for r in report.runs]
+    text = fmt.render(dataclasses.replace(report, runs=runs))
+    assert "timeout" in text and "None" not in text
+
+
+# --- JUnit -------------------------------------------------------------------------------
+
+
+def _junit(report) -> ET.Element:
+    root = ET.fromstring(junit.render(report).encode("utf-8"))
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    assert len(suites) == 1 and len(root) == 1
+    for element in (root, suites[0]):
+        cases = suites[0].findall("testcase")
+        assert int(element.get("tests")) == len(cases)
+        assert int(element.get("failures")) == len(suites[0].findall("testcase/failure"))
+        assert element.get("errors") == "0" and element.get("skipped") == "0"
+        float(element.get("time"))
+    assert {child.tag for child in suites[0]} <= {"properties", "testcase", "system-out", "system-err"}
+    for case in suites[0].findall("testcase"):
+        assert case.get("name") and case.get("classname", "").startswith("buildfuzz.")
+        float(case.get("time"))
+        assert {child.tag for child in case} <= {"failure"}
+        for failure in case:
+            assert failure.get("message") and failure.get("type")
+    return suites[0]
+
+
+def _cases(suite: ET.Element, classname: str) -> list[ET.Element]:
+    return [c for c in suite.findall("testcase") if c.get("classname") == classname]
+
+
+def test_junit_reproducible_has_one_passing_summary_case():
+    suite = _junit(reproducible())
+    (case,) = suite.findall("testcase")
+    assert case.get("name") == "12 artifacts identical in every successful run"
+    assert case.find("failure") is None
+    assert suite.get("tests") == "1" and suite.get("failures") == "0"
+
+
+def test_junit_unreproducible_lists_every_finding():
+    suite = _junit(unreproducible())
+    assert (suite.get("tests"), suite.get("failures")) == ("8", "7")
+    artifacts = _cases(suite, "buildfuzz.artifacts")
+    names = [c.get("name") for c in artifacts]
+    assert names == ["libops.a", HOSTILE_NAME, "8 artifacts identical in every successful run"]
+    libops = artifacts[0].find("failure")
+    assert libops.get("message") == "3 variants, separated by cpus"
+    assert "B: sha256:bbbb2222 in runs 2, 4" in libops.text
+    assert "separated by cpus in {4} → A" in libops.text and "+ops_b.o" in libops.text
+    assert artifacts[2].find("failure") is None
+
+
+def test_junit_failed_run_culprits_and_hazards_are_failures():
+    suite = _junit(unreproducible())
+    (run,) = _cases(suite, "buildfuzz.runs")
+    assert run.get("name").startswith("run 5 (jobs=8") and run.get("time") == "1.750"
+    assert run.find("failure").get("message") == "failed, exit 2"
+    assert "fatal error: config.h" in run.find("failure").text
+    intrinsic, race = _cases(suite, "buildfuzz.culprits")
+    assert intrinsic.get("name") == "python3 gen.py ops.c"
+    assert intrinsic.find("failure").get("type") == "intrinsic"
+    assert "stabilised by: PYTHONHASHSEED + ASLR" in intrinsic.find("failure").text
+    assert "chain: libops.a → ops.o → src/ops.c" in intrinsic.find("failure").text
+    assert "concurrent step: cp config.h.in config.h" in race.find("failure").text
+    hazards = _cases(suite, "buildfuzz.hazards")
+    assert [h.find("failure").get("message") for h in hazards] == [
+        "read-before-write on config.h", "write-write on out|put.log"]
+
+
+def test_junit_hostile_strings_survive_as_text():
+    suite = _junit(hostile_everywhere(unreproducible()))
+    names = [c.get("name") for c in suite.findall("testcase")]
+    # XML cannot carry NUL, ESC, BEL or lone surrogates: they come back as visible escapes
+    expected = "a|b `x` ``` ]]> </pre><script>alert(2)</script> & \\x00\\x1b[31m\\x07 \\udcff"
+    assert names[0].startswith(HOSTILE_NAME + expected)
+    hostile = _junit(unreproducible()).findall("testcase/failure")[1].text
+    assert "]]> </pre><script>alert(2)</script> & \\x00\\x1b[31m" in hostile
+
+
+# --- Markdown ----------------------------------------------------------------------------
+
+
+def _outside_code(text: str) -> str:
+    """The Markdown with fenced code blocks removed: where escaping must hold."""
+    kept, fence = [], None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if fence is None and (m := re.match(r"`{3,}", stripped)):
+            fence = m.group()
+        elif fence is not None and re.fullmatch(r"`{%d,}" % len(fence), stripped):
+            fence = None
+        elif fence is None:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _cells(row: str) -> int:
+    return len(re.findall(r"(?<!\\)\|", row)) - 1
+
+
+def test_markdown_reproducible_is_a_short_headline():
+    text = markdown.render(reproducible())
+    assert text.startswith("## buildfuzz: ✅ reproducible\n")
+    assert "0 of 12 artifacts diverge" in text
+    assert "|" not in text and "Replay" not in text
+
+
+def test_markdown_unreproducible_has_tables_and_code_blocks():
+    text = markdown.render(unreproducible())
+    assert text.startswith("## buildfuzz: ❌ unreproducible\n")
+    assert "| Artifact | Variants | Separated by |\n|---|---|---|\n| libops.a | 3 | cpus in {4} → A;" in text
+    assert "1. **intrinsic**: python3 gen.py ops.c (in src)" in text
+    assert "   - stabilised by: PYTHONHASHSEED + ASLR" in text
+    assert "   - chain: libops.a → ops.o → src/ops.c" in text
+    assert "| 5 | jobs=8 cpus=0-3 jitter=0.40/seed=105 | failed | 2 |" in text
+    assert "```sh\nbuildfuzz replay --store .buildfuzz/store.db --campaign 3 --run 1\n```" in text
+    assert "```sh\ncd src && PYTHONHASHSEED=random python3 gen.py ops.c\n```" in text
+    assert "```diff\n--- run 0/libops.a\n" in text
+
+
+def test_markdown_escapes_pipes_and_html():
+    text = markdown.render(unreproducible())
+    assert "| write-write | out\\|put.log | echo a &gt;&gt; out\\|put.log | echo b &gt;&gt; out\\|put.log |" in text
+    assert "| &lt;img src=x onerror=alert(1)&gt;.txt | 2 |" in text
+    assert "<img" not in _outside_code(text)
+    # the diff holds ``` itself, so its fence must be longer
+    assert "````diff\n--- run 0/<img" in text
+
+
+def test_markdown_caps_long_tables():
+    report = unreproducible()
+    many = [dataclasses.replace(report.divergent_artifacts[0], path=f"obj/{i}.o") for i in range(60)]
+    text = markdown.render(dataclasses.replace(report, divergent_artifacts=many))
+    assert "| obj/49.o |" in text and "obj/50.o |" not in text
+    assert "… and 10 more in the JSON report." in text
+
+
+def test_markdown_hostile_everywhere_keeps_structure():
+    text = markdown.render(hostile_everywhere(unreproducible()))
+    prose = _outside_code(text)
+    assert "<img" not in prose and "<script" not in prose and "\x00" not in prose
+    # <details> lines are raw HTML blocks: Markdown is not parsed there, only HTML escaping holds
+    markdown_lines = [line for line in prose.splitlines() if not line.startswith("<details>")]
+    assert not re.search(r"(?<!\\)`", "\n".join(markdown_lines)), "a backtick would open a code span"
+    for header, width in (("| Artifact |", 3), ("| Run |", 4), ("| Type |", 4)):
+        table = prose.split(header, 1)[1].split("\n\n", 1)[0]
+        assert all(_cells(row) == width for row in table.splitlines()[1:])
+
+
+# --- HTML --------------------------------------------------------------------------------
+
+ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "main", "h1", "h2", "h3", "p", "div",
+                "b", "code", "pre", "section", "ol", "ul", "li", "dl", "dt", "dd", "span", "table", "tr", "th",
+                "td", "details", "summary", "svg", "g", "title", "text", "rect", "circle"}
+
+
+class _Page(HTMLParser):
+    def __init__(self, text: str):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.data: list[str] = []
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.data.append(data)
+
+    def text(self) -> str:
+        return "".join(self.data)
+
+    def count(self, tag: str) -> int:
+        return sum(1 for t, _ in self.tags if t == tag)
+
+
+def _assert_inert(text: str) -> _Page:
+    page = _Page(text)
+    assert {tag for tag, _ in page.tags} <= ALLOWED_TAGS
+    assert not [a for _, attrs in page.tags for a in attrs if a.startswith("on")]
+    for needle in ("<script", "<link", "<img", "<iframe", "http://", "https://", "url("):
+        assert needle not in text.lower()
+    return page
+
+
+def test_html_reproducible_page():
+    text = html.render(reproducible())
+    page = _assert_inert(text)
+    assert text.startswith("<!DOCTYPE html>")
+    assert '<header class="good"><h1>REPRODUCIBLE</h1>' in text
+    assert page.count("svg") == 0 and "Reproduce" not in text
+    assert page.count("tr") == 1 + 4  # runs table: header + 4 runs
+
+
+def test_html_unreproducible_page():
+    text = html.render(unreproducible())
+    page = _assert_inert(text)
+    assert '<header class="bad"><h1>UNREPRODUCIBLE</h1>' in text
+    assert page.count("svg") == 2  # one chart per divergent artifact
+    assert '<text x="' in text and 'class="sep">CPUs ✓</text>' in text and 'class="sep">jitter ✓</text>' in text
+    words = page.text()
+    for expected in ("Culprits (most likely first)", "python3 gen.py ops.c", "PYTHONHASHSEED", "libops.a",
+                     "fatal error: config.h", "trace of run 4 was truncated", "+ops_b.o", "Hazards (2)",
+                     "buildfuzz replay --store .buildfuzz/store.db --campaign 3 --run 1",
+                     "cd src && PYTHONHASHSEED=random python3 gen.py ops.c", "jobs=8 cpus=0-3 jitter=0.40/seed=105"):
+        assert expected in words
+
+
+def test_html_hostile_file_name_is_text():
+    text = html.render(unreproducible())
+    assert "<code>&lt;img src=x onerror=alert(1)&gt;.txt</code>" in text
+    assert HOSTILE_NAME in _Page(text).text()
+
+
+def test_html_hostile_everywhere_stays_inert():
+    page = _assert_inert(html.render(hostile_everywhere(unreproducible())))
+    assert page.text().count(HOSTILE_NAME) > 30
+
+
+def test_html_many_divergent_artifacts_are_summarised():
+    report = unreproducible()
+    many = [dataclasses.replace(report.divergent_artifacts[0], path=f"obj/{i}.o") for i in range(25)]
+    text = html.render(dataclasses.replace(report, divergent_artifacts=many))
+    page = _assert_inert(text)
+    assert page.count("svg") == html.DETAILED_ARTIFACTS
+    assert "<h3>5 more</h3>" in text and "<code>obj/24.o</code>" in text
