@@ -46,6 +46,9 @@ class SilentEvents:
         pass
 
 
+SILENT = SilentEvents()
+
+
 @dataclass
 class Outcome:
     report: Report
@@ -76,8 +79,11 @@ class Campaign:
         return self.dir / "reference"
 
     def select(self, manifest: Manifest) -> Manifest:
-        ignore = self.config.ignore + (DEFAULT_IGNORE if self.config.default_ignore else ())
-        return manifest.select(self.config.artifacts, ignore)
+        return self.select_ignored(manifest).select(self.config.artifacts)
+
+    def select_ignored(self, manifest: Manifest) -> Manifest:
+        """Every file but the ignored ones: intermediates matter when walking upstream."""
+        return manifest.select((), self.config.ignore + (DEFAULT_IGNORE if self.config.default_ignore else ()))
 
     def group_of(self, record: RunRecord) -> str | None:
         """The run's digest group label (A = the reference's), assigned in run order."""
@@ -86,11 +92,17 @@ class Campaign:
         digest = self.select(record.manifest).digest()
         return self.groups.setdefault(digest, variant_label(len(self.groups)))
 
+    def differs_from_reference(self, record: RunRecord) -> bool:
+        """A failed run, or one whose compared files differ from the reference's."""
+        if not record.ok:
+            return True
+        return self.select(record.manifest).digest() != self.select(self.runs[0].manifest).digest()
+
     def diverged(self) -> bool:
         return len(self.groups) > 1 or (bool(self.runs) and self.runs[0].ok and not all(r.ok for r in self.runs))
 
 
-def run_campaign(config: FuzzConfig, events: Events = SilentEvents()) -> Outcome:
+def run_campaign(config: FuzzConfig, events: Events = SILENT) -> Outcome:
     config = validate(config)
     try:
         store = Store(config.store)
@@ -117,7 +129,7 @@ def _phases(campaign: Campaign, executor: LocalExecutor, events: Events) -> Outc
     return conclude(campaign, events)
 
 
-def conclude(campaign: Campaign, events: Events = SilentEvents()) -> Outcome:
+def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     """Compare the stored runs, localize when they differ, and write the report."""
     reference = campaign.runs[0] if campaign.runs else None
     if reference is None:
@@ -126,7 +138,6 @@ def conclude(campaign: Campaign, events: Events = SilentEvents()) -> Outcome:
         report = build_report(campaign, compare(campaign.runs), None)
         tail = reference.log_tail or "(no output)"
         return Outcome(report, 3, f"the reference build failed (exit {reference.exit_code}); last lines:\n{tail}")
-    _check_artifact_globs(campaign, reference)
     comparison = compare([_selected(campaign, r) for r in campaign.runs])
     localization = None
     if not comparison.reproducible and campaign.config.localize and campaign.exit_reason != "interrupted":
@@ -139,7 +150,8 @@ def conclude(campaign: Campaign, events: Events = SilentEvents()) -> Outcome:
             campaign.spec.workspace.remove()
     report = build_report(campaign, comparison, localization)
     campaign.store.save_report(campaign.id, report.to_json())
-    campaign.store.finish(campaign.id)
+    if campaign.exit_reason != "interrupted":
+        campaign.store.finish(campaign.id)  # a finished campaign is not resumed
     return Outcome(report, 0 if comparison.reproducible else 1)
 
 
@@ -167,6 +179,8 @@ def _explore(campaign: Campaign, executor: LocalExecutor, events: Events) -> Non
         if index == 0 and not record.ok:
             campaign.exit_reason = "reference build failed"
             return
+        if index == 0:
+            _check_artifact_globs(campaign, record)
         if config.stop_on_first and campaign.diverged():
             campaign.exit_reason = "first divergence found"
             return
@@ -242,6 +256,8 @@ def _open(config: FuzzConfig, store: Store) -> Campaign:
     previous = store.campaign() if config.resume else None
     if config.resume and (previous is None or previous.source != str(source) or previous.command != config.command):
         raise UsageError(f"--resume: no campaign for this source and command in {config.store}")
+    if previous is not None and previous.finished is not None:
+        previous = None  # it ran to its end: --resume starts the next campaign
     if previous is not None:
         cid, seed, runs = previous.id, previous.seed, store.runs(previous.id)
     else:

@@ -31,10 +31,11 @@ class ConsoleEvents:
     def run_finished(self, record: RunRecord, group: str | None, planned: int) -> None:
         self.walls.append(record.wall_s)
         outcome = f"group {group}" if group else record.status.value.upper()
-        name = "reference" if record.index == 0 else f"run {record.index}"
+        width = len(str(planned))
         line = (
-            f"{name:>9}/{planned}  {record.perturbation.describe():<44} "
+            f"run {record.index:>{width}}/{planned}  {record.perturbation.describe():<44} "
             f"exit {record.exit_code if record.exit_code is not None else '-':>3}  {record.wall_s:7.2f}s  {outcome}"
+            + ("  (reference)" if record.index == 0 else "")
         )
         if self.bar:
             self._write("\r\033[K" + line + "\n" + self._bar(record.index + 1, planned))

@@ -1,0 +1,385 @@
+"""guard: whatever ends a build, every process of it is resumed and killed.
+
+Each executor owns one guard *process* (`python -m fuzzer.execute.guard`). The guard is a
+child subreaper, so build processes that double-fork or setsid away still reparent to it
+and stay findable: "the build" is simply every descendant of the guard. It kills that
+tree when the build's root exits (stragglers), when asked (timeout, interrupt), and when
+its stdin reaches EOF or its parent exits — which is how it learns the fuzzer died, even
+by SIGKILL. Killing means SIGKILL then SIGCONT to every descendant until none is left, so
+a process stopped by the jitter engine never survives in the stopped state.
+
+Protocol, one JSON object per line. Fuzzer → guard: `{"op": "start", argv, cwd, env,
+cpus, log_path}` and `{"op": "kill"}`; the guard answers each with `{"reply": op, ...}`.
+Once per build, when the root has exited and no descendant is left, the guard sends
+`{"exited": code, "killed": bool, "stragglers": n}` (it precedes the reply to a kill).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import select
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+PR_SET_CHILD_SUBREAPER = 36
+KILL_PATIENCE = 30.0  # a process stuck in uninterruptible sleep cannot die; don't hang forever
+CLOSE_PATIENCE = 10.0
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")  # CONFIG_PROC_CHILDREN
+
+
+class GuardError(RuntimeError):
+    """The guard process is gone or misbehaved; the build may not have been cleaned up."""
+
+
+@dataclass(frozen=True)
+class BuildExit:
+    exit_code: int | None  # -N when the build died of signal N; None when we killed it
+    timed_out: bool
+    stragglers: int  # processes still alive after the root exited (daemons), killed by the guard
+
+
+# ---------------------------------------------------------------- process tree (both sides)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every descendant of `pid`, parents before children.
+
+    Reads /proc/PID/task/TID/children, which costs O(tree) instead of psutil's O(system);
+    it can miss a child while it is being reparented, so callers that must be complete
+    (the kill loop) also ask waitpid whether the guard still has children.
+    """
+    if not CHILDREN_FILES:
+        try:
+            return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+        except psutil.Error:
+            return []
+    found: list[int] = []
+    stack = [pid]
+    while stack:
+        kids = _children(stack.pop())
+        found += kids
+        stack += kids
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids: list[int] = []
+    for tid in tids:  # a child belongs to the thread that forked it
+        kids += [int(k) for k in _read(f"/proc/{pid}/task/{tid}/children").split()]
+    return kids
+
+
+def _is_zombie(pid: int) -> bool:
+    fields = _read(f"/proc/{pid}/stat").rpartition(b")")[2].split()
+    return not fields or fields[0] == b"Z"  # gone already counts as dead too
+
+
+def _read(path: str) -> bytes:
+    """A small /proc file, or b"" when its process is gone (os.open: io.open costs 3x)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            return os.read(fd, 65536)
+        finally:
+            os.close(fd)
+    except OSError:
+        return b""
+
+
+# ---------------------------------------------------------------- fuzzer side
+
+
+class Guard:
+    """Runs builds, one at a time, under a guard process. A context manager."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
+        # own session: a Ctrl-C on the terminal reaches the fuzzer, which decides what to kill
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "fuzzer.execute.guard"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True,
+        )
+        self._buffer = b""
+        self._active = False  # a build may be running: from start() until wait() or kill() ends it
+        self._root: int | None = None
+        self._exit: dict | None = None  # the guard's "exited" message, not yet returned
+        self._known: dict[int, psutil.Process] = {}
+        self._closed = False
+
+    def __enter__(self) -> "Guard":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self, argv: list[str], *, cwd: str, env: dict[str, str], cpus: tuple[int, ...] | None, log_path: str) -> int:
+        """Start a build in its own session; stdout and stderr go to `log_path`."""
+        if self._closed:
+            raise GuardError("guard is closed")
+        if self._active:
+            raise RuntimeError("a build is already running under this guard")
+        self._active, self._root, self._exit = True, None, None  # set first: an interrupt may land mid-request
+        reply = self._request({
+            "op": "start", "argv": list(argv), "cwd": cwd, "env": env,
+            "cpus": None if cpus is None else list(cpus), "log_path": log_path,
+        })
+        if "error" in reply:
+            self._active = False
+            errno, message, filename = reply["error"]
+            raise OSError(errno, message, filename) if errno else ValueError(message)
+        self._root = reply["pid"]
+        return self._root
+
+    def wait(self, timeout: float | None) -> BuildExit:
+        """Wait for the build's root to exit; on timeout kill the whole tree."""
+        if not self._active:
+            raise RuntimeError("no build is running")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._exit is None:
+            message = self._receive(deadline)
+            if message is not None:
+                self._take(message)
+                continue
+            self._request({"op": "kill"})  # the exited message arrives before the reply
+            if self._exit is None:
+                raise GuardError("the guard reported no exit for the killed build")
+        exited, self._exit, self._active = self._exit, None, False
+        return BuildExit(exited["exited"], exited["killed"], exited["stragglers"])
+
+    def processes(self) -> list[psutil.Process]:
+        """Every process of the current build (zombies not yet reaped included); [] when idle.
+
+        Thread-safe; the jitter engine calls it every few ms, so Process objects are kept
+        for pids seen in the previous call (a pid cannot be reused between two calls while
+        it keeps appearing in the tree).
+        """
+        if not self._active or self._closed:
+            return []
+        known: dict[int, psutil.Process] = {}
+        previous = self._known
+        for pid in descendants(self._proc.pid):
+            try:
+                known[pid] = previous.get(pid) or psutil.Process(pid)
+            except psutil.Error:
+                pass
+        self._known = known
+        return list(known.values())
+
+    def kill(self) -> None:
+        """Resume and kill every process of the current build; returns when all are gone."""
+        if self._closed or not self._active:
+            return
+        try:
+            self._request({"op": "kill"})
+        finally:
+            self._active, self._exit = False, None
+
+    def close(self) -> None:
+        """Kill any build and stop the guard. Idempotent; never raises GuardError."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._proc.stdin.close()  # EOF: the guard kills the tree and exits
+        except OSError:
+            pass
+        try:
+            self._proc.wait(CLOSE_PATIENCE)
+        except subprocess.TimeoutExpired:
+            self._kill_known()
+            self._proc.kill()
+            self._proc.wait()
+        self._proc.stdout.close()
+        self._active, self._exit = False, None
+
+    # -- protocol
+
+    def _request(self, message: dict) -> dict:
+        try:
+            self._proc.stdin.write(json.dumps(message).encode() + b"\n")
+            self._proc.stdin.flush()
+        except (OSError, ValueError) as e:
+            raise self._lost(str(e)) from None
+        while (reply := self._receive(None)).get("reply") != message["op"]:
+            self._take(reply)
+        return reply
+
+    def _take(self, message: dict) -> None:
+        if "exited" in message:
+            self._exit = message
+
+    def _receive(self, deadline: float | None) -> dict | None:
+        """The next message, or None once `deadline` (monotonic) has passed."""
+        fd = self._proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([fd], [], [], left)[0]:
+                return None
+            data = os.read(fd, 65536)
+            if not data:
+                raise self._lost(f"exit status {self._proc.poll()}")
+            self._buffer += data
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def _lost(self, detail: str) -> GuardError:
+        self._kill_known()
+        return GuardError(f"the guard process died ({detail}); killed what was last seen of the build")
+
+    def _kill_known(self) -> None:
+        """Last resort when the guard itself is gone: kill what we last saw of the build."""
+        if self._root is not None:
+            try:
+                os.killpg(self._root, signal.SIGKILL)  # the root leads its own process group
+            except OSError:
+                pass
+        for process in list(self._known.values()):
+            try:
+                process.send_signal(signal.SIGKILL)
+                process.send_signal(signal.SIGCONT)
+            except psutil.Error:
+                pass
+
+
+# ---------------------------------------------------------------- guard side
+
+
+class _Server:
+    """The guard process's state: at most one build root, plus everything it spawned."""
+
+    def __init__(self) -> None:
+        self.root: subprocess.Popen | None = None
+        self.root_code: int | None = None  # set once the root has been reaped
+
+    def start(self, request: dict) -> dict:
+        own_cpus = os.sched_getaffinity(0)
+        try:
+            # the guard is single-threaded, so narrowing its own affinity around the spawn
+            # is the cheap way to have the build (and all its children) inherit the set
+            if request["cpus"] is not None:
+                os.sched_setaffinity(0, request["cpus"])
+            with open(request["log_path"], "wb") as log:
+                self.root = subprocess.Popen(
+                    request["argv"], cwd=request["cwd"], env=request["env"], stdin=subprocess.DEVNULL,
+                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                )
+        except OSError as e:
+            return {"error": [e.errno, e.strerror or str(e), e.filename]}
+        except (ValueError, TypeError) as e:  # e.g. a NUL byte in argv or env
+            return {"error": [0, str(e), None]}
+        finally:
+            os.sched_setaffinity(0, own_cpus)
+        self.root_code = None
+        return {"pid": self.root.pid}
+
+    def reap(self) -> bool:
+        """Collect exited children, noting the root's status; True while any child remains."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return False
+            if pid == 0:
+                return True
+            if self.root is not None and pid == self.root.pid:
+                self.root_code = self.root.returncode = os.waitstatus_to_exitcode(status)
+
+    def kill_all(self) -> int:
+        """SIGKILL+SIGCONT every descendant until none is left; how many were alive."""
+        alive: set[int] = set()
+        deadline = time.monotonic() + KILL_PATIENCE
+        while self.reap() and time.monotonic() < deadline:
+            for pid in descendants(os.getpid()):
+                if not _is_zombie(pid):
+                    alive.add(pid)
+                    for sig in (signal.SIGKILL, signal.SIGCONT):
+                        try:
+                            os.kill(pid, sig)
+                        except ProcessLookupError:
+                            pass
+            time.sleep(0.001)  # let the kernel finish the kills; orphans then reparent to us
+        return len(alive)
+
+    def finish(self, kill: bool) -> dict | None:
+        """Once the root has exited (or at once, with `kill`): clear the tree, say how it ended."""
+        self.reap()
+        if self.root is None or not (kill or self.root_code is not None):
+            return None
+        exited_by_itself = self.root_code is not None
+        others = self.kill_all()
+        self.root = None
+        if exited_by_itself:
+            return {"exited": self.root_code, "killed": False, "stragglers": others}
+        return {"exited": None, "killed": True, "stragglers": 0}
+
+
+def serve() -> None:
+    """The guard process's main loop."""
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
+    try:
+        parent = os.pidfd_open(os.getppid())  # readable once the fuzzer exits, even if stdin leaked
+    except OSError:  # Linux < 5.3: stdin's EOF alone tells
+        parent = None
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        # a Python handler (not SIG_IGN, which builds would inherit); the work happens in the loop
+        signal.signal(sig, lambda *_: None)
+    selector = selectors.PollSelector()  # unlike epoll, takes any fd (stdin may be a file)
+    for fd in (sys.stdin.fileno(), wake_r, parent):
+        if fd is not None:
+            selector.register(fd, selectors.EVENT_READ)
+    server, buffer, out = _Server(), b"", sys.stdout.buffer
+
+    def send(message: dict | None) -> None:
+        if message is not None:
+            out.write(json.dumps(message).encode() + b"\n")
+            out.flush()
+
+    try:
+        while True:
+            for key, _ in selector.select():
+                if key.fd == parent:
+                    return
+                if key.fd == wake_r:
+                    signals = os.read(wake_r, 65536)
+                    if {signal.SIGINT, signal.SIGTERM, signal.SIGHUP} & set(signals):
+                        return
+                    continue
+                data = os.read(key.fd, 65536)
+                if not data:
+                    return
+                buffer += data
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    request = json.loads(line)
+                    if request["op"] == "start":
+                        send({"reply": "start", **server.start(request)})
+                    else:
+                        send(server.finish(kill=True))
+                        send({"reply": "kill"})
+            send(server.finish(kill=False))
+    except BrokenPipeError:
+        pass  # the fuzzer is gone; fall through to the cleanup
+    finally:
+        server.kill_all()
+
+
+if __name__ == "__main__":
+    serve()
