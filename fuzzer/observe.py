@@ -19,7 +19,8 @@ from typing import Iterable, Iterator, Mapping
 
 ALGORITHM = "sha256"
 BUFFER = 1 << 20
-WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
+# one thread per CPU: measured best (bench b: 1105 MB/s with 2 threads on 2 CPUs, 966 with 4)
+WORKERS = max(2, min(8, os.cpu_count() or 2))
 
 # Build tools' own bookkeeping, which differs between identical builds by design
 # (timing logs). Users can turn this off with --no-default-ignore.
