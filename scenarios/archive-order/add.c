@@ -1,0 +1,4 @@
+int op_add(int a, int b)
+{
+    return a + b;
+}

@@ -1,0 +1,4 @@
+int op_mul(int a, int b)
+{
+    return a * b;
+}

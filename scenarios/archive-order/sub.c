@@ -1,0 +1,4 @@
+int op_sub(int a, int b)
+{
+    return a - b;
+}

@@ -1,0 +1,4 @@
+int op_xor(int a, int b)
+{
+    return a ^ b;
+}

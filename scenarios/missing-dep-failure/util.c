@@ -1,0 +1,6 @@
+#include "util.h"
+
+int square(int x)
+{
+    return x * x;
+}

@@ -1,0 +1,49 @@
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "scenarios"
+
+
+def buildfuzz(*args, cwd=None, timeout=300, env=None):
+    """Run the real CLI in a subprocess (exit codes and stderr as a user sees them)."""
+    return subprocess.run(
+        [sys.executable, "-m", "fuzzer", *map(str, args)],
+        cwd=cwd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
+    )
+
+
+def make_project(root: Path, makefile: str, files: dict[str, str] | None = None) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "Makefile").write_text(textwrap.dedent(makefile).replace("    ", "\t"))
+    for name, text in (files or {}).items():
+        (root / name).write_text(text)
+    return root
+
+
+@pytest.fixture
+def nproc_project(tmp_path):
+    """Output that follows the CPU count: unreproducible on any machine with 2+ CPUs."""
+    return make_project(tmp_path / "src", """
+        all: out.txt
+        out.txt:
+            echo cpus=$$(nproc) > $@
+        """)
+
+
+@pytest.fixture
+def clean_project(tmp_path):
+    return make_project(tmp_path / "src", """
+        all: c.txt
+        a.txt:
+            echo a > $@
+        b.txt:
+            echo b > $@
+        c.txt: a.txt b.txt
+            cat a.txt b.txt > $@
+        """)
