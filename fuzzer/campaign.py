@@ -140,10 +140,12 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
         return Outcome(report, 3, f"the reference build failed (exit {reference.exit_code}); last lines:\n{tail}")
     comparison = compare([_selected(campaign, r) for r in campaign.runs])
     localization = None
-    if not comparison.reproducible and campaign.config.localize and campaign.exit_reason != "interrupted":
+    if campaign.config.localize and campaign.exit_reason != "interrupted":
+        phase = "hazards" if comparison.reproducible else "localize"
         try:
-            with _timed(campaign, "localize", events), LocalExecutor(campaign.spec) as localizer:
-                localization = explain.localize(campaign, comparison, localizer)
+            with _timed(campaign, phase, events), LocalExecutor(campaign.spec) as localizer:
+                localization = (explain.scan_hazards(campaign, localizer) if comparison.reproducible
+                                else explain.localize(campaign, comparison, localizer))
         except KeyboardInterrupt:
             campaign.exit_reason = "interrupted"
         finally:
@@ -189,13 +191,14 @@ def _explore(campaign: Campaign, executor: LocalExecutor, events: Events) -> Non
 
 def _within_budget(campaign: Campaign, started: float) -> bool:
     """Start another run only if it is expected to end inside the budget, keeping room
-    for localization (about four more builds: two traced, replays of one step)."""
+    for what follows: a traced hazard scan (~1.5 builds), or once the builds diverged,
+    localization (two traced builds, step replays, a few ablation builds)."""
     budget = campaign.config.budget_s
     if budget is None:
         return True
     walls = [r.wall_s for r in campaign.runs] or [0.0]
     typical = max(statistics.median(walls), walls[-1])
-    reserve = 4 * typical if campaign.config.localize else 0.0
+    reserve = (6 if campaign.diverged() else 1.5) * typical if campaign.config.localize else 0.0
     return time.monotonic() - started + typical * 1.2 + reserve <= budget
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from fuzzer.config import FuzzConfig, Outputs, UsageError, parse_duration
-from fuzzer.plan import AXES, parse_jobs_range
+from fuzzer.plan import AXES, Perturbation, parse_cpus, parse_jobs_range
 
 EXIT_USAGE = 2
 
@@ -112,13 +112,22 @@ def run(command, source, runs, budget, seed, artifacts, ignores, no_default_igno
 @cli.command()
 @click.option("--store", type=click.Path(path_type=Path), default=".buildfuzz", show_default=True)
 @click.option("--campaign", type=int, help="Campaign id (default: the latest).")
-@click.option("--run", "index", type=int, required=True, help="Run index to replay.")
+@click.option("--run", "index", type=int, help="Run index to replay.")
+@click.option("--jobs", type=int, help="Instead of --run: replay this job count ...")
+@click.option("--cpus", help="... on this CPU list (e.g. 0-1,3) ...")
+@click.option("--jitter", type=float, default=0.0, help="... with this jitter intensity ...")
+@click.option("--jitter-seed", type=int, default=0, help="... and jitter seed; compared with the reference.")
 @click.option("--trace", is_flag=True, help="Also trace the replay with strace.")
-def replay(store, campaign, index, trace) -> None:
-    """Re-run one recorded run's exact perturbation and compare its digests."""
+def replay(store, campaign, index, jobs, cpus, jitter, jitter_seed, trace) -> None:
+    """Re-run one recorded run's exact perturbation (or a given one) and compare digests."""
     from fuzzer.replay import replay_run
 
-    result = replay_run(store, campaign, index, trace=trace)
+    if (index is None) == (jobs is None):
+        raise UsageError("replay needs either --run N or --jobs N [--cpus LIST --jitter X --jitter-seed S]")
+    perturbation = None
+    if jobs is not None:
+        perturbation = Perturbation(jobs, _cpus(cpus), jitter, jitter_seed if jitter else 0)
+    result = replay_run(store, campaign, index, perturbation, trace=trace)
     click.echo(result.summary)
     sys.exit(0 if result.same else 1)
 
@@ -180,6 +189,15 @@ def _jobs(text: str) -> tuple[int, int]:
         return parse_jobs_range(text)
     except ValueError as e:
         raise UsageError(str(e)) from None
+
+
+def _cpus(text: str | None) -> tuple[int, ...]:
+    if text is None:
+        return tuple(sorted(os.sched_getaffinity(0)))
+    try:
+        return parse_cpus(text)
+    except ValueError:
+        raise UsageError(f"--cpus expects a CPU list such as 0-3,6, got {text!r}") from None
 
 
 def _check_outputs(outputs: Outputs) -> None:

@@ -192,7 +192,7 @@ def test_markdown_hostile_everywhere_keeps_structure():
 
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "main", "h1", "h2", "h3", "p", "div",
                 "b", "code", "pre", "section", "ol", "ul", "li", "dl", "dt", "dd", "span", "table", "tr", "th",
-                "td", "details", "summary", "svg", "g", "title", "text", "rect", "circle"}
+                "td", "details", "summary", "svg", "g", "text", "rect", "circle"}
 
 
 class _Page(HTMLParser):

@@ -24,12 +24,3 @@ def diff_text(a: str, b: str, timeout: float) -> str | None:
     # exit 1 means "differ", the expected answer here
     return proc.stdout.decode(errors="replace") if proc.returncode in (0, 1) else None
 
-
-def diff_html(a: str, b: str, timeout: float) -> str | None:
-    if not available():
-        return None
-    try:
-        proc = run(DIFFOSCOPE, ["--no-progress", "--html", "-", a, b], timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
-    return proc.stdout.decode(errors="replace") if proc.returncode in (0, 1) else None

@@ -1,0 +1,54 @@
+"""Axis ablation: the smallest change from the reference that still reproduces.
+
+Like reprotest's check_auto and Hypothesis's shrink passes: start from the divergent
+perturbation, put one axis at a time back to its reference value, and keep the change
+when the divergence still appears (each trial is repeated: races are probabilistic).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+
+from fuzzer.execute.local import LocalExecutor, RunOptions
+from fuzzer.plan import Perturbation, format_cpus
+
+TRIES = 2
+AXES = ("jitter", "cpus", "jobs")  # timing first: a reproducer without jitter is the easiest to run
+
+
+def minimal_reproducer(campaign, executor: LocalExecutor, divergent: Perturbation) -> str:
+    return replay_command(campaign, shrink(campaign, executor, divergent))
+
+
+def shrink(campaign, executor: LocalExecutor, divergent: Perturbation) -> Perturbation:
+    reference = campaign.runs[0].perturbation
+    trial = iter(range(2000, 3000))
+
+    def reproduces(p: Perturbation) -> bool:
+        return any(campaign.differs_from_reference(executor.run(next(trial), p, RunOptions(label="-shrink"))) for _ in range(TRIES))
+
+    if reproduces(reference):
+        return reference  # not parallelism at all: any rebuild differs
+    current = divergent
+    for axis in AXES:
+        candidate = _reset(current, axis, reference)
+        if candidate != current and reproduces(candidate):
+            current = candidate
+    return current
+
+
+def _reset(p: Perturbation, axis: str, reference: Perturbation) -> Perturbation:
+    if axis == "jitter":
+        return replace(p, jitter=0.0, seed=0)
+    if axis == "cpus":
+        return replace(p, cpus=reference.cpus)
+    return replace(p, jobs=reference.jobs)
+
+
+def replay_command(campaign, p: Perturbation) -> str:
+    words = ["buildfuzz", "replay", "--store", str(campaign.config.store), "--campaign", str(campaign.id),
+             "--jobs", str(p.jobs), "--cpus", format_cpus(p.cpus)]
+    if p.jitter:
+        words += ["--jitter", str(p.jitter), "--jitter-seed", str(p.seed)]
+    return shlex.join(words)

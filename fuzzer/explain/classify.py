@@ -1,0 +1,140 @@
+"""Kinds of cause, decided by evidence (design.md, "Localization"):
+
+- different inputs observed, with a concurrent writer on the timeline → race;
+- replayed alone on identical inputs it varies → intrinsic (then: what stabilises it);
+- stable alone, but its output follows the CPU set or the job count → parallelism-level;
+- stable alone, same input contents, yet different output → order (say what differed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from typing import Callable
+
+from fuzzer.execute.local import RunRecord
+from fuzzer.execute.parallelism import parallel_env
+from fuzzer.explain import stabilizers
+from fuzzer.explain.step_replay import REPLAYS, StepReplayer, Variation
+from fuzzer.report.model import Culprit
+from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
+
+AXIS_REPLAYS = 2
+
+
+@dataclass(frozen=True)
+class Context:
+    """What classification needs besides the candidate itself."""
+
+    reference: RunRecord
+    divergent: RunRecord
+    replayer_for: Callable[[object, list[str]], StepReplayer]  # (step, outputs) → replayer
+
+
+def classify(candidate: RootCandidate, context: Context) -> Culprit:
+    step = candidate.div or candidate.ref
+    race = [d for d in candidate.input_differences if d.how in RACE_EVIDENCE or (d.how == ONE_RUN and d.other)]
+    if race:
+        return _culprit(candidate, "race", evidence=_race_evidence(candidate, race), other=race[0].other)
+    if candidate.failed:
+        return _culprit(candidate, "race", evidence=f"failed with exit {step.exit_code} in the divergent run "
+                        "and succeeded in the reference, with no input difference seen in the trace")
+    replayer: StepReplayer = context.replayer_for(step, list(candidate.outputs))
+    plain = replayer.replay(Variation("plain"), REPLAYS)
+    if plain.varies:
+        return _intrinsic(candidate, replayer, plain.distinct)
+    axis = _tracked_axis(replayer, plain.digests[0], context)
+    if axis:
+        name, value = axis
+        return _culprit(candidate, "parallelism-level", axis=name, evidence=(
+            f"replayed alone it is stable ({REPLAYS}/{REPLAYS} identical) and its output changes when only "
+            f"the {name} changes ({value}): a deterministic function of the {name}"))
+    return _culprit(candidate, "order", evidence=_order_evidence(candidate, context))
+
+
+def _intrinsic(candidate, replayer: StepReplayer, distinct: int) -> Culprit:
+    search = stabilizers.search(replayer)
+    tried = ", ".join(f"{name}: {n} distinct" for name, n in search.tried[:12])
+    if search.stabilizers:
+        how = " together" if search.joint else ""
+        found = f"it becomes stable with {' + '.join(search.stabilizers)} fixed{how}"
+    else:
+        found = "no candidate stabiliser (alone or in pairs) made it stable"
+    evidence = (f"its inputs are identical in both builds; replayed alone {REPLAYS} times it gave {distinct} "
+                f"distinct outputs; {found} (replays per variation: {tried})")
+    return _culprit(candidate, "intrinsic", evidence=evidence, stabilized_by=list(search.stabilizers))
+
+
+def _tracked_axis(replayer: StepReplayer, stable_digest: str, context: Context) -> tuple[str, str] | None:
+    """Replay with only the CPU set, then only the job count, of the divergent run."""
+    ref, div = context.reference.perturbation, context.divergent.perturbation
+    trials = []
+    if div.cpus != ref.cpus:
+        trials.append(("cpus", Variation("cpus", cpus=div.cpus), f"{ref.ncpus} → {div.ncpus} CPUs"))
+    alternative_cpus = (ref.cpus[0],)
+    if len(ref.cpus) > 1 and div.cpus == ref.cpus:
+        trials.append(("cpus", Variation("cpus", cpus=alternative_cpus), f"{ref.ncpus} → 1 CPU"))
+    jobs = div.jobs if div.jobs != ref.jobs else max(ref.jobs * 4, 8)
+    trials.append(("jobs", Variation("jobs", env=tuple(parallel_env(jobs).items())), f"-j{ref.jobs} → -j{jobs}"))
+    for name, variation, change in trials:
+        outcome = replayer.replay(variation, AXIS_REPLAYS)
+        if not outcome.varies and outcome.digests[0] != stable_digest:
+            return name, change
+    return None
+
+
+def _race_evidence(candidate, differences) -> str:
+    lines = []
+    for d in differences[:4]:
+        other = f" (concurrent step: {d.other})" if d.other else ""
+        lines.append(f"{d.file}: {d.detail or d.how}{other}")
+    failed = f"it failed with exit {candidate.div.exit_code} in the divergent run; " if candidate.failed else ""
+    return failed + "it observed different inputs in the two builds: " + "; ".join(lines)
+
+
+def _order_evidence(candidate, context: Context) -> str:
+    order = [d for d in candidate.input_differences if d.how == READ_ORDER]
+    step = candidate.div or candidate.ref
+    stale = _mtime_differences(step, context)
+    parts = [f"replayed alone it is stable ({REPLAYS}/{REPLAYS}) on identical input contents"]
+    if order:
+        parts.append(f"it read its inputs in a different order ({order[0].detail or order[0].file})")
+    if stale:
+        parts.append(f"input mtimes differed between the builds ({', '.join(stale[:3])}) and their order decides the output")
+    if not order and not stale:
+        parts.append("the output depends on when or in which order its inputs appeared")
+    return "; ".join(parts)
+
+
+def _mtime_differences(step, context: Context) -> list[str]:
+    """Inputs whose mtime order relative to each other differs between the builds."""
+    ref, div = context.reference.manifest, context.divergent.manifest
+    if ref is None or div is None or step is None:
+        return []
+    files = [f for f in sorted(step.inputs) if f in ref.entries and f in div.entries]
+    rank = lambda m: sorted(files, key=lambda f: (m.entries[f].mtime_ns, f))
+    if rank(ref) == rank(div):
+        return []
+    return [f for f, g in zip(rank(ref), rank(div)) if f != g]
+
+
+def _culprit(candidate, kind: str, *, evidence: str, axis: str | None = None,
+             stabilized_by: list[str] | None = None, other: str | None = None) -> Culprit:
+    step = candidate.div or candidate.ref
+    outputs = list(candidate.outputs)
+    writer = list(step.leaf.get(outputs[0], ())) if outputs else []
+    chain = " ← ".join(candidate.chain) if len(candidate.chain) > 1 else ""
+    full = evidence + (f"\nchain: {chain}" if chain else "")
+    return Culprit(
+        command=step.command,
+        argv=list(step.argv),
+        cwd=step.cwd,
+        outputs=outputs,
+        kind=kind,
+        axis=axis,
+        stabilized_by=stabilized_by or [],
+        evidence=full,
+        chain=list(candidate.chain),
+        writer=writer,
+        other_step=other,
+    )

@@ -1,0 +1,92 @@
+"""strace: trace a whole build (processes and file accesses) for step localization.
+
+`wrap()` builds the argv; `fuzzer.trace` reads the file it writes. Every traced syscall
+costs two ptrace stops, so the cost is the number of traced calls: `--seccomp-bpf` stops
+the tracee only on the listed syscalls, and the list leaves out the expensive and
+unneeded (readlink: compilers call it ~1800 times per file to canonicalize paths).
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+
+from fuzzer.tools import register
+
+STRACE = register("strace", "strace", "step localization (tracing the build)")
+
+# A `?` prefix tells strace to skip names this architecture lacks (aarch64 has no
+# open/stat/mkdir...), so one list serves every machine.
+# fmt: off
+TRACED_SYSCALLS = (
+    # process creation, program loading, exit
+    "?fork", "?vfork", "clone", "?clone3", "execve", "execveat", "exit_group",
+    # reads, writes and failed opens (ENOENT probes)
+    "?open", "openat", "?openat2", "?creat", "?truncate",
+    # existence probes
+    "?stat", "?lstat", "?newfstatat", "?fstatat64", "?stat64", "?lstat64", "statx",
+    "?access", "faccessat", "?faccessat2",
+    # namespace changes
+    "?rename", "?renameat", "renameat2", "?link", "linkat", "?symlink", "symlinkat",
+    "?unlink", "unlinkat", "?rmdir", "?mkdir", "mkdirat",
+    # working directory and directory listings
+    "chdir", "fchdir", "getdents64",
+)
+# fmt: on
+
+PROBE_TIMEOUT_S = 10
+# Signals whose delivery lines would only add noise: one SIGCHLD per finished job, and the
+# jitter engine's stops and continues. `signal=none` is not used because it also hides
+# `+++ killed by SIGX +++`, the only record of a job dying by a signal.
+QUIET_SIGNALS = "!SIGCHLD,SIGSTOP,SIGCONT,SIGTSTP,SIGTTIN,SIGTTOU,SIGWINCH"
+# Only these calls need structures decoded (argv, clone3 and openat2 flags); skipping the
+# others' saves strace a memory read per stat.
+DECODED = "execve,execveat,clone3,openat2"
+# strace stats /etc/localtime twice per line when TZ is unset (its timestamps call
+# localtime). Give strace alone a TZ, and `-E TZ` removes it again for the build, so the
+# build sees exactly the environment it was started with.
+TZ_TRAMPOLINE = 'if [ -z "${TZ+set}" ]; then s=$1; shift; TZ=UTC0 exec "$s" -E TZ "$@"; fi; exec "$@"'
+
+
+def wrap(argv: list[str], trace_path: str) -> list[str]:
+    """The argv that runs `argv` under strace, writing the trace to `trace_path`.
+
+    `-q` (not `-qq`) keeps the `+++ exited with N +++` / `+++ killed by SIG +++` lines.
+    `-y` annotates every fd (and AT_FDCWD) with its path, which resolves `*at` calls and
+    fchdir exactly.
+    """
+    # fmt: off
+    return [
+        "/bin/sh", "-c", TZ_TRAMPOLINE, "strace",
+        STRACE.require(),
+        "-f",
+        "--seccomp-bpf",
+        "-ttt",
+        "-y",
+        "-q",
+        "-s", "4096",
+        "-o", trace_path,
+        "-e", "signal=" + QUIET_SIGNALS,
+        "-e", "verbose=" + DECODED,
+        "-e", "trace=" + ",".join(TRACED_SYSCALLS),
+        "--",
+        *argv,
+    ]
+    # fmt: on
+
+
+@functools.cache
+def available() -> str | None:
+    """None when tracing works here, else a one-line reason (cached: it runs `true`)."""
+    path = STRACE.path()
+    if path is None:
+        return f"strace not found; install the Debian package {STRACE.package!r}"
+    try:
+        proc = subprocess.run(wrap(["true"], "/dev/null"), capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"strace could not run: {exc}"
+    if proc.returncode != 0:
+        lines = proc.stderr.decode(errors="replace").strip().splitlines()
+        reason = lines[-1] if lines else f"exit status {proc.returncode}"
+        return f"strace cannot trace here (ptrace not permitted?): {reason}"
+    return None

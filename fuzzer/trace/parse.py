@@ -1,0 +1,211 @@
+"""Streaming parser for `strace -f -ttt -y` output (the format `tools.strace.wrap` asks for).
+
+One pass over the file, one line at a time: memory is bounded by the longest line plus
+one pending `<unfinished ...>` call per live pid. Lines it does not understand (a
+truncated last line, a new strace message) are skipped, never fatal.
+
+Lines are decoded as latin-1 so every byte survives; strace writes paths as C-escaped
+strings, which `decode_string` turns back into bytes and then into `os.fsdecode` text,
+the same `str` Python itself would use for that file name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+HEAD = re.compile(r"(\d+) +(\d+\.\d+) (.*)", re.DOTALL)
+CALL = re.compile(r"([a-z_0-9]+)\(")
+RESUMED = re.compile(r"<\.\.\. ([a-z_0-9]+) resumed>")
+UNFINISHED = " <unfinished ...>"
+# `) = 3</abs/path>`, `) = -1 ENOENT (No such file or directory)`, `) = ?`
+RESULT = re.compile(
+    r"\) += (?P<ret>-?\d+|\?|0x[0-9a-fA-F]+)(?:<(?P<ann>[^<>]*)>)?"
+    r"(?: (?P<errno>E[A-Z0-9]+))?(?: \([^()]*\))?\s*"
+)
+EXITED = re.compile(r"\+\+\+ exited with (\d+) \+\+\+")
+KILLED = re.compile(r"\+\+\+ killed by (SIG[A-Z0-9]+)")
+# Argument text as tokens: quoted strings (may hold commas and brackets), fd annotations,
+# comments, runs of plain text, and single characters (punctuation). A lone `"` is an
+# unterminated string: the line was cut short.
+ARG_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*+"(?:\.\.\.)?|<[^<>]*+>|/\*.*?\*/|[^",<\[\]{}()/]++|.', re.DOTALL)
+OPENERS = frozenset("[{(")
+CLOSERS = frozenset("]})")
+ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{2})|(.))", re.DOTALL)
+SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "a": "\a", "b": "\b", "e": "\x1b"}
+FD_ANNOTATION = re.compile(r"(?:-?\d+|AT_FDCWD)<(.*)>", re.DOTALL)
+DELETED = " (deleted)"
+
+
+@dataclass(frozen=True, slots=True)
+class Syscall:
+    """One completed syscall. `args` are the raw argument texts (strings still quoted)."""
+
+    pid: int
+    time: float
+    name: str
+    args: tuple[str, ...]
+    result: int | None
+    errno: str | None
+    result_path: str | None  # `-y` path of a returned fd: `= 3</abs/path>`
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None and self.result >= 0
+
+
+@dataclass(frozen=True, slots=True)
+class Exit:
+    """`+++ exited with N +++` (code) or `+++ killed by SIGX +++` (signal)."""
+
+    pid: int
+    time: float
+    code: int | None
+    signal: str | None
+
+
+Record = Syscall | Exit
+
+
+def parse_trace(path: str | os.PathLike) -> Iterator[Record]:
+    with open(path, "rb") as lines:
+        yield from parse_lines(lines)
+
+
+def parse_lines(lines: Iterable[bytes | str]) -> Iterator[Record]:
+    """Records in file order; a call split by `<unfinished ...>` comes out when it resumes,
+    stamped with its start time."""
+    pending: dict[int, tuple[float, str, str]] = {}  # pid → (start, name, args so far)
+    for raw in lines:
+        line = raw.decode("latin-1") if isinstance(raw, bytes) else raw
+        head = HEAD.match(line.rstrip("\n"))
+        if head is None:
+            continue
+        pid, time, rest = int(head[1]), float(head[2]), head[3]
+        if rest.startswith("+++"):
+            pending.pop(pid, None)
+            record = _exit(pid, time, rest)
+        elif rest.startswith("<..."):
+            record = _resumed(pid, rest, pending)
+        elif rest.endswith(UNFINISHED):
+            call = CALL.match(rest)
+            if call:
+                pending[pid] = (time, call[1], rest[call.end() : -len(UNFINISHED)])
+            continue
+        else:
+            call = CALL.match(rest)
+            record = call and _syscall(pid, time, call[1], rest[call.end() :])
+        if record is not None:
+            yield record
+
+
+def _exit(pid: int, time: float, rest: str) -> Exit | None:
+    if m := EXITED.match(rest):
+        return Exit(pid, time, int(m[1]), None)
+    if m := KILLED.match(rest):
+        return Exit(pid, time, None, m[1])
+    return None  # "+++ superseded by execve +++": the thread lives on as the leader
+
+
+def _resumed(pid: int, rest: str, pending: dict[int, tuple[float, str, str]]) -> Syscall | None:
+    m = RESUMED.match(rest)
+    started = pending.pop(pid, None)
+    if m is None or started is None or started[1] != m[1]:
+        return None
+    time, name, head = started
+    return _syscall(pid, time, name, head + rest[m.end() :])
+
+
+def _syscall(pid: int, time: float, name: str, text: str) -> Syscall | None:
+    """`text` is everything after `name(`: the arguments, `) = `, the result."""
+    end = text.rfind(") = ")
+    m = RESULT.fullmatch(text, end) if end >= 0 else None
+    if m is None:
+        # the last ") = " sat inside a path; find the one that ends the line properly
+        m = next((r for r in RESULT.finditer(text) if r.end() == len(text)), None)
+        if m is None:
+            return None
+    args = split_args(text[: m.start()])
+    if args is None:
+        return None
+    ret = m["ret"]
+    result = None if ret == "?" else int(ret, 0)
+    ann = m["ann"]
+    path = _annotation_path(ann) if ann is not None else None
+    return Syscall(pid, time, name, args, result, m["errno"], path)
+
+
+def split_args(text: str) -> tuple[str, ...] | None:
+    """Split at top-level commas; strings, `<...>` annotations and brackets stay whole.
+    None if quotes or brackets do not balance (a damaged line)."""
+    if not text:
+        return ()
+    parts, current, depth = [], [], 0
+    for token in ARG_TOKEN.findall(text):
+        if len(token) == 1:
+            if token == "," and depth == 0:
+                parts.append("".join(current).strip())
+                current = []
+                continue
+            if token in OPENERS:
+                depth += 1
+            elif token in CLOSERS:
+                depth -= 1
+                if depth < 0:
+                    return None
+            elif token == '"':
+                return None
+        current.append(token)
+    if depth:
+        return None
+    parts.append("".join(current).strip())
+    return tuple(parts)
+
+
+def is_truncated(arg: str) -> bool:
+    """strace cut the string at `-s` bytes: `"abc"...`."""
+    return arg.endswith('"...')
+
+
+def decode_string(arg: str) -> str | None:
+    """A quoted C string argument → text (`os.fsdecode` of its bytes); None if unquoted."""
+    if not arg.startswith('"'):
+        return None
+    body = arg[1:-4] if arg.endswith('"...') else arg[1:-1]
+    return _unescape(body)
+
+
+def decode_array(arg: str) -> list[str]:
+    """`["a", "b"]` → ["a", "b"]; elements that are not strings (a trailing `...`) are dropped."""
+    if not (arg.startswith("[") and arg.endswith("]")):
+        return []
+    items = (decode_string(item) for item in split_args(arg[1:-1]) or ())
+    return [item for item in items if item is not None]
+
+
+def fd_path(arg: str) -> str | None:
+    """`3</abs/path>` or `AT_FDCWD</cwd>` → "/abs/path"; None for sockets, pipes, bare fds."""
+    m = FD_ANNOTATION.fullmatch(arg)
+    return _annotation_path(m[1]) if m else None
+
+
+def _annotation_path(text: str) -> str | None:
+    path = _unescape(text).removesuffix(DELETED)
+    return path if path.startswith("/") else None
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text if text.isascii() else os.fsdecode(text.encode("latin-1"))
+    return os.fsdecode(ESCAPE.sub(_escape_char, text).encode("latin-1"))
+
+
+def _escape_char(m: re.Match) -> str:
+    octal, hexa, char = m.groups()
+    if octal is not None:
+        return chr(int(octal, 8) & 0xFF)
+    if hexa is not None:
+        return chr(int(hexa, 16))
+    return SIMPLE_ESCAPES.get(char, char)

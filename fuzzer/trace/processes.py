@@ -1,0 +1,410 @@
+"""Process tree and file accesses from a stream of parsed strace records.
+
+Every process gets its exec chain, its working directory at start, its lifetime, exit
+status and the files it touched, each access classified as:
+
+  read    opened for reading (or executed)
+  probe   existence check: stat/access (readlink too, when traced), or a call that failed
+          with ENOENT
+          (`found` tells which way it went; a missing file matters for races)
+  write   opened for writing, created, truncated, renamed or linked onto
+  mkdir   directory created (kept apart: two steps `mkdir -p` the same dir harmlessly)
+  delete  unlinked, removed, or renamed away
+  list    directory read with getdents64
+  stdout  fd 1 or 2 is this file (seen when the program fstats it, as stdio does): tells
+          which program's output a shell redirect (`gen.py > x`) captured
+
+Paths inside the workspace are relative to it; others stay absolute; /proc, /sys and
+/dev are dropped. Threads are folded into their process (their children are the
+process's children), so a multithreaded driver still owns the jobs it spawns.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from fuzzer.trace.parse import Exit, Record, Syscall, decode_array, decode_string, fd_path, is_truncated
+
+IGNORED_ROOTS = ("/proc", "/sys", "/dev")
+NOT_FOUND = frozenset({"ENOENT", "ENOTDIR"})
+WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
+OPENAT2_FLAGS = re.compile(r"flags=([A-Z_0-9|]+)")
+PATH_CACHE_LIMIT = 200_000
+UNCACHED = object()
+STDOUT_FDS = ("1", "2")
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    kind: str  # read | probe | write | mkdir | delete | list | stdout
+    path: str
+    time: float  # first time this process did it
+    last: float  # last time (a file rewritten, a probe repeated)
+    found: bool = True  # probes: whether the file existed
+    origin: str | None = None  # a write by rename/link: where the content came from
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    index: int  # position in BuildTrace.processes; pids can be reused in long builds
+    pid: int
+    parent: int | None  # index of the parent process
+    argv: tuple[str, ...]  # last exec's argv (inherited from the parent if it never exec'd)
+    execs: tuple[tuple[str, ...], ...]  # argv of each of its own successful execs, in order
+    cwd: str  # working directory when it started
+    start: float
+    end: float
+    exit_code: int | None
+    signal: str | None  # killed by this signal
+    accesses: tuple[Access, ...]
+    ppid: int | None = None  # the parent's pid
+
+    @property
+    def failed(self) -> bool:
+        return self.signal is not None or self.exit_code not in (0, None)
+
+
+@dataclass(slots=True)
+class _Live:
+    """A process while the trace is being read."""
+
+    index: int
+    pid: int
+    parent: int | None
+    argv: tuple[str, ...]
+    cwd: str | None  # absolute
+    start: float
+    start_cwd: str | None = None
+    end: float = 0.0
+    execs: list[tuple[str, ...]] = field(default_factory=list)
+    exit_code: int | None = None
+    exit_group_code: int | None = None
+    signal: str | None = None
+    accesses: dict[tuple[str, str, bool], Access] = field(default_factory=dict)
+
+
+class ProcessTracker:
+    """Feed records in file order, then `finish()`.
+
+    A child's first lines often precede its parent's `clone(...) = pid` line; those are
+    buffered until the parent names the child, so cwd and parent are known when replayed.
+    """
+
+    def __init__(self, workspace: str):
+        self.roots = _workspace_roots(workspace)
+        self.workspace = self.roots[0]
+        self.procs: list[_Live] = []
+        self.live: dict[int, _Live] = {}
+        self.thread_leader: dict[int, int] = {}
+        self.orphans: dict[int, list[Record]] = {}
+        self.paths: dict[str, str | None] = {}
+
+    def feed(self, record: Record) -> None:
+        pid = self.thread_leader.get(record.pid, record.pid)
+        proc = self.live.get(pid)
+        if proc is None:
+            if self.procs:
+                self.orphans.setdefault(record.pid, []).append(record)
+                return
+            proc = self._new(pid, None, (), self.workspace, record.time)
+        proc.end = max(proc.end, record.time)
+        if isinstance(record, Exit):
+            self._exit(proc, record)
+        else:
+            handler = HANDLERS.get(record.name)
+            if handler is not None:
+                handler(self, proc, record)
+
+    def finish(self) -> list[Process]:
+        """Replay children whose parent never named them, then freeze."""
+        while self.orphans:
+            pid, records = self.orphans.popitem()
+            self.thread_leader.pop(pid, None)
+            self._new(pid, None, (), None, records[0].time)
+            for record in records:
+                self.feed(record)
+        return [self._freeze(proc) for proc in self.procs]
+
+    def _new(self, pid: int, parent: _Live | None, argv: tuple[str, ...], cwd: str | None, start: float) -> _Live:
+        proc = _Live(len(self.procs), pid, parent.index if parent else None, argv, cwd, start, cwd, start)
+        self.procs.append(proc)
+        self.live[pid] = proc
+        return proc
+
+    def _exit(self, proc: _Live, record: Exit) -> None:
+        if record.pid != proc.pid:
+            self.thread_leader.pop(record.pid, None)
+            return
+        proc.exit_code, proc.signal = record.code, record.signal
+        del self.live[proc.pid]
+
+    def _freeze(self, proc: _Live) -> Process:
+        code = proc.exit_code if proc.exit_code is not None or proc.signal else proc.exit_group_code
+        return Process(
+            index=proc.index,
+            pid=proc.pid,
+            parent=proc.parent,
+            argv=proc.argv,
+            execs=tuple(proc.execs),
+            cwd=(self._relative(proc.start_cwd) or proc.start_cwd) if proc.start_cwd else ".",
+            start=proc.start,
+            end=proc.end,
+            exit_code=code,
+            signal=proc.signal,
+            accesses=tuple(proc.accesses.values()),
+            ppid=self.procs[proc.parent].pid if proc.parent is not None else None,
+        )
+
+    # --- paths -------------------------------------------------------------------------
+
+    def _relative(self, path: str) -> str | None:
+        """Absolute path → workspace-relative (or absolute outside it); None if ignored."""
+        cached = self.paths.get(path, UNCACHED)
+        if cached is not UNCACHED:
+            return cached
+        result = self._classify(os.path.normpath(path))
+        if len(self.paths) > PATH_CACHE_LIMIT:
+            self.paths.clear()
+        self.paths[path] = result
+        return result
+
+    def _classify(self, norm: str) -> str | None:
+        for root in self.roots:
+            if norm == root:
+                return "."
+            if norm.startswith(root + "/"):
+                return norm[len(root) + 1 :]
+        if any(norm == r or norm.startswith(r + "/") for r in IGNORED_ROOTS):
+            return None
+        return norm
+
+    def _path(self, proc: _Live, path_arg: str, dirfd_arg: str | None = None) -> str | None:
+        if is_truncated(path_arg):
+            return None
+        path = decode_string(path_arg)
+        if not path:  # "" with AT_EMPTY_PATH is an fstat of an open fd
+            return None
+        if path.startswith("/"):
+            return self._relative(path)
+        base = proc.cwd
+        if dirfd_arg is not None:
+            base = fd_path(dirfd_arg)
+            if dirfd_arg.startswith("AT_FDCWD"):
+                base = base or proc.cwd
+                proc.cwd = base  # strace shows the live cwd: trust it over our tracking
+                proc.start_cwd = proc.start_cwd or base
+        return self._relative(base + "/" + path) if base else None
+
+    # --- recording -----------------------------------------------------------------------
+
+    def _record(
+        self, proc: _Live, kind: str, path: str | None, time: float, found: bool = True, origin: str | None = None
+    ) -> None:
+        if path is None:
+            return
+        key = (kind, path, found)
+        old = proc.accesses.get(key)
+        if old is None:
+            proc.accesses[key] = Access(kind, path, time, time, found, origin)
+        elif time > old.last:
+            proc.accesses[key] = replace(old, last=time, origin=origin or old.origin)
+
+    def _probe_failure(self, proc: _Live, call: Syscall, path: str | None) -> None:
+        """A failed call still tells whether the path existed."""
+        if call.errno in NOT_FOUND:
+            self._record(proc, "probe", path, call.time, found=False)
+        elif call.errno == "EEXIST":
+            self._record(proc, "probe", path, call.time)
+
+    # --- syscalls ------------------------------------------------------------------------
+
+    def _open(self, proc: _Live, call: Syscall, path: str | None, flags: str) -> None:
+        if not call.ok:
+            self._probe_failure(proc, call, path)
+        elif "O_DIRECTORY" in flags:
+            self._record(proc, "probe", path, call.time)
+        elif any(flag in flags for flag in WRITE_FLAGS):
+            if "O_RDWR" in flags and "O_TRUNC" not in flags:
+                self._record(proc, "read", path, call.time)  # updated in place: old content counts
+            self._record(proc, "write", path, call.time)
+        else:
+            self._record(proc, "read", path, call.time)
+
+    def on_open(self, proc: _Live, call: Syscall) -> None:
+        if len(call.args) >= 2:
+            self._open(proc, call, self._path(proc, call.args[0]), call.args[1])
+
+    def on_openat(self, proc: _Live, call: Syscall) -> None:
+        if len(call.args) >= 3:
+            flags = call.args[2]
+            if call.name == "openat2":
+                m = OPENAT2_FLAGS.search(flags)
+                flags = m[1] if m else ""
+            self._open(proc, call, self._path(proc, call.args[1], call.args[0]), flags)
+
+    def on_creat(self, proc: _Live, call: Syscall) -> None:
+        if call.args:
+            self._open(proc, call, self._path(proc, call.args[0]), "O_CREAT")
+
+    def on_truncate(self, proc: _Live, call: Syscall) -> None:
+        if call.args:
+            self._open(proc, call, self._path(proc, call.args[0]), "O_TRUNC")
+
+    def _probe(self, proc: _Live, call: Syscall, path: str | None) -> None:
+        self._record(proc, "probe", path, call.time, found=call.errno not in NOT_FOUND)
+
+    def on_stat(self, proc: _Live, call: Syscall) -> None:
+        if call.args:
+            self._probe(proc, call, self._path(proc, call.args[0]))
+
+    def on_statat(self, proc: _Live, call: Syscall) -> None:
+        if len(call.args) < 2:
+            return
+        if call.args[1] == '""':  # fstat of an open fd
+            fd, _, _ = call.args[0].partition("<")
+            path = fd_path(call.args[0]) if fd in STDOUT_FDS else None
+            self._record(proc, "stdout", path and self._relative(path), call.time)
+        else:
+            self._probe(proc, call, self._path(proc, call.args[1], call.args[0]))
+
+    def on_execve(self, proc: _Live, call: Syscall, at: bool = False) -> None:
+        args = call.args[1:] if at else call.args
+        if len(args) < 2:
+            return
+        path = self._path(proc, args[0], call.args[0] if at else None)
+        if not call.ok:
+            self._probe_failure(proc, call, path)
+            return
+        proc.argv = tuple(decode_array(args[1]))
+        proc.execs.append(proc.argv)
+        self._record(proc, "read", path, call.time)
+
+    def on_execveat(self, proc: _Live, call: Syscall) -> None:
+        self.on_execve(proc, call, at=True)
+
+    def _move(self, proc: _Live, call: Syscall, old: str | None, new: str | None, keep_old: bool) -> None:
+        if not call.ok:
+            self._probe_failure(proc, call, old)
+            return
+        if keep_old:  # link: the new name shares the old file's content
+            self._record(proc, "read", old, call.time)
+        else:
+            self._record(proc, "delete", old, call.time)
+        self._record(proc, "write", new, call.time, origin=old)
+
+    def on_rename(self, proc: _Live, call: Syscall) -> None:
+        if len(call.args) >= 2:
+            a = call.args
+            self._move(proc, call, self._path(proc, a[0]), self._path(proc, a[1]), call.name == "link")
+
+    def on_renameat(self, proc: _Live, call: Syscall) -> None:
+        if len(call.args) >= 4:
+            a = call.args
+            old, new = self._path(proc, a[1], a[0]), self._path(proc, a[3], a[2])
+            if len(a) > 4 and "RENAME_EXCHANGE" in a[4]:
+                self._record(proc, "write", old, call.time)
+            self._move(proc, call, old, new, call.name == "linkat")
+
+    def on_symlink(self, proc: _Live, call: Syscall) -> None:
+        """symlink(target, path) or symlinkat(target, dirfd, path); the target is just text."""
+        if len(call.args) >= 2:
+            dirfd = call.args[1] if len(call.args) == 3 else None
+            self._change(proc, call, "write", self._path(proc, call.args[-1], dirfd))
+
+    def _change(self, proc: _Live, call: Syscall, kind: str, path: str | None) -> None:
+        if call.ok:
+            self._record(proc, kind, path, call.time)
+        else:
+            self._probe_failure(proc, call, path)
+
+    def on_unlink(self, proc: _Live, call: Syscall) -> None:
+        if call.args:
+            self._change(proc, call, "delete", self._path(proc, call.args[0]))
+
+    def on_unlinkat(self, proc: _Live, call: Syscall) -> None:
+        if len(call.args) >= 2:
+            self._change(proc, call, "delete", self._path(proc, call.args[1], call.args[0]))
+
+    def on_mkdir(self, proc: _Live, call: Syscall) -> None:
+        if call.args:
+            self._change(proc, call, "mkdir", self._path(proc, call.args[0]))
+
+    def on_mkdirat(self, proc: _Live, call: Syscall) -> None:
+        if len(call.args) >= 2:
+            self._change(proc, call, "mkdir", self._path(proc, call.args[1], call.args[0]))
+
+    def on_chdir(self, proc: _Live, call: Syscall) -> None:
+        if not (call.ok and call.args) or is_truncated(call.args[0]):
+            return
+        path = decode_string(call.args[0])
+        if path and (path.startswith("/") or proc.cwd):
+            proc.cwd = os.path.normpath(os.path.join(proc.cwd or "/", path))
+
+    def on_fchdir(self, proc: _Live, call: Syscall) -> None:
+        path = fd_path(call.args[0]) if call.args else None
+        if call.ok and path:
+            proc.cwd = path
+
+    def on_getdents(self, proc: _Live, call: Syscall) -> None:
+        path = fd_path(call.args[0]) if call.args else None
+        if call.ok and path:
+            self._record(proc, "list", self._relative(path), call.time)
+
+    def on_clone(self, proc: _Live, call: Syscall) -> None:
+        if not call.ok or call.result == 0:
+            return
+        child = call.result
+        if any("CLONE_THREAD" in arg for arg in call.args):
+            self.thread_leader[child] = proc.pid
+        else:
+            self.thread_leader.pop(child, None)  # a dead thread's id, reused
+            self._new(child, proc, proc.argv, proc.cwd, call.time)
+        for record in self.orphans.pop(child, ()):
+            self.feed(record)
+
+    def on_exit_group(self, proc: _Live, call: Syscall) -> None:
+        if call.args and call.args[0].lstrip("-").isdigit():
+            proc.exit_group_code = int(call.args[0])
+
+
+HANDLERS = {
+    "open": ProcessTracker.on_open,
+    "creat": ProcessTracker.on_creat,
+    "truncate": ProcessTracker.on_truncate,
+    "execve": ProcessTracker.on_execve,
+    "execveat": ProcessTracker.on_execveat,
+    "unlinkat": ProcessTracker.on_unlinkat,
+    "mkdir": ProcessTracker.on_mkdir,
+    "mkdirat": ProcessTracker.on_mkdirat,
+    "chdir": ProcessTracker.on_chdir,
+    "fchdir": ProcessTracker.on_fchdir,
+    "exit_group": ProcessTracker.on_exit_group,
+    **dict.fromkeys(("openat", "openat2"), ProcessTracker.on_openat),
+    **dict.fromkeys(("stat", "lstat", "stat64", "lstat64", "access", "readlink"), ProcessTracker.on_stat),
+    **dict.fromkeys(
+        ("newfstatat", "fstatat64", "statx", "faccessat", "faccessat2", "readlinkat"), ProcessTracker.on_statat
+    ),
+    **dict.fromkeys(("rename", "link"), ProcessTracker.on_rename),
+    **dict.fromkeys(("renameat", "renameat2", "linkat"), ProcessTracker.on_renameat),
+    **dict.fromkeys(("symlink", "symlinkat"), ProcessTracker.on_symlink),
+    **dict.fromkeys(("unlink", "rmdir"), ProcessTracker.on_unlink),
+    **dict.fromkeys(("getdents64", "getdents"), ProcessTracker.on_getdents),
+    **dict.fromkeys(("clone", "clone3", "fork", "vfork"), ProcessTracker.on_clone),
+}
+
+
+def track_processes(records: Iterable[Record], workspace: str) -> list[Process]:
+    tracker = ProcessTracker(workspace)
+    for record in records:
+        tracker.feed(record)
+    return tracker.finish()
+
+
+def _workspace_roots(workspace: str) -> tuple[str, ...]:
+    """The workspace as given and as the kernel reports it (`-y` paths are resolved)."""
+    given = os.path.normpath(os.path.abspath(workspace))
+    real = os.path.realpath(given)
+    return (given,) if real == given else (given, real)
