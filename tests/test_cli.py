@@ -98,3 +98,24 @@ def test_replay_reproduces_a_recorded_run(tmp_path, nproc_project):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "same digests" in r.stdout
     assert_usage_error(buildfuzz("replay", "--store", store, "--run", "99"), "not 99")
+
+
+def test_in_place_build_runs_the_clean_command(tmp_path, clean_project):
+    store = tmp_path / "store"
+    r = buildfuzz("run", "--source", clean_project, "--store", store, "--runs", "3", "--in-place",
+                  "--clean", "rm -f a.txt b.txt c.txt", "--report-json", tmp_path / "r.json", "--", "make")
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads((tmp_path / "r.json").read_text())["runs"]) == 3
+    assert_usage_error(buildfuzz("run", "--source", clean_project, "--store", store, "--in-place", "--", "make"),
+                       "--in-place needs --clean")
+
+
+def test_all_formats_and_step_summary_are_written(tmp_path, clean_project):
+    summary = tmp_path / "summary.md"
+    out = {name: tmp_path / name for name in ("r.json", "r.xml", "r.md", "r.html")}
+    r = buildfuzz("run", "--source", clean_project, "--store", tmp_path / "s", "--runs", "2",
+                  "--report-json", out["r.json"], "--junit", out["r.xml"], "--markdown", out["r.md"],
+                  "--html", out["r.html"], "--", "make", env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert r.returncode == 0, r.stderr
+    assert all(path.stat().st_size > 0 for path in out.values())
+    assert summary.read_text() == out["r.md"].read_text()

@@ -17,6 +17,8 @@ def test_bundled_scenario_meets_its_expectations(scenario):
     details = "\n".join(f"{c.name}: {c.status} {c.detail}" for c in result.checks)
     assert result.passed, f"{scenario.name}: {result.error}\n{details}"
     assert all(c.status == "pass" for c in result.checks), details  # nothing left pending
+    if scenario.expect.kind == "race":
+        assert result.report.hazards, "a race scenario must report the hazard behind it"
 
 
 def test_there_are_enough_scenarios_of_every_kind():
