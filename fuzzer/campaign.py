@@ -27,6 +27,7 @@ from fuzzer.report.model import Report
 from fuzzer.store import Store, StoreError
 
 BLOB_LIMIT = 64 << 20  # variants larger than this are not kept for diffs
+VARIANTS_KEPT = 3  # per path: enough to diff; an intrinsic build must not fill the disk overnight
 
 
 class Events(Protocol):
@@ -69,6 +70,7 @@ class Campaign:
     phases: dict[str, float] = field(default_factory=dict)
     exit_reason: str = ""
     groups: dict[str, str] = field(default_factory=dict)  # selected-manifest digest → label
+    kept: dict[str, int] = field(default_factory=dict)  # path → variants kept as blobs
 
     @property
     def dir(self) -> Path:
@@ -221,9 +223,10 @@ def _keep_evidence(campaign: Campaign, record: RunRecord) -> None:
         if ref_entry is not None and ref_entry.identity() == entry.identity():
             continue
         blob = blobs / entry.digest
-        if not blob.exists():
+        if not blob.exists() and campaign.kept.get(path, 0) < VARIANTS_KEPT:
             blobs.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(workspace.path / path, blob)
+            campaign.kept[path] = campaign.kept.get(path, 0) + 1
 
 
 def _selected(campaign: Campaign, record: RunRecord) -> RunRecord:

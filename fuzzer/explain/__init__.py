@@ -86,5 +86,6 @@ def _hazards(found) -> tuple[Hazard, ...]:
     hazards = []
     for h in found:
         data = h.to_json()
-        hazards.append(Hazard(h.type, h.file, data.get("reader") or data.get("other_writer", ""), data["writer"]))
+        other = data.get("reader") or data.get("other_writer", "")
+        hazards.append(Hazard(h.type, h.file, other, data["writer"], h.detail))
     return tuple(hazards)

@@ -63,8 +63,9 @@ class Culprit:
 class Hazard:
     type: str  # read-before-write | write-write
     file: str
-    reader: str
+    reader: str  # for write-write: the second writer
     writer: str
+    detail: str = ""  # the evidence from one traced run
 
 
 @dataclass(frozen=True)
