@@ -20,6 +20,7 @@ from fuzzer.compare import compare, variant_label
 from fuzzer.config import FuzzConfig, UsageError, available_cpus, stored_config, validate
 from fuzzer.execute.local import BuildSpec, LocalExecutor, RunRecord
 from fuzzer.execute.workspace import Workspace
+from fuzzer.explain.step_replay import SPREAD_S
 from fuzzer.observe import DEFAULT_IGNORE, Manifest
 from fuzzer.plan import Space, schedule
 from fuzzer.report.build import build_report
@@ -71,6 +72,12 @@ class Campaign:
     exit_reason: str = ""
     groups: dict[str, str] = field(default_factory=dict)  # selected-manifest digest → label
     kept: dict[str, int] = field(default_factory=dict)  # path → variants kept as blobs
+    started: float = field(default_factory=time.monotonic)
+
+    def seconds_left(self) -> float:
+        """Of the --budget, in this invocation (a resumed campaign gets a new budget)."""
+        budget = self.config.budget_s
+        return float("inf") if budget is None else budget - (time.monotonic() - self.started)
 
     @property
     def dir(self) -> Path:
@@ -167,12 +174,11 @@ def _explore(campaign: Campaign, executor: LocalExecutor, events: Events) -> Non
         vary_cpus="cpus" in config.axes,
         vary_jitter="jitter" in config.axes,
     )
-    started = time.monotonic()
     plan = itertools.islice(schedule(space, campaign.seed), config.runs)
     for index, perturbation in enumerate(plan):
         if index < len(campaign.runs):
             continue  # done before the campaign was resumed
-        if index > 0 and not _within_budget(campaign, started):
+        if index > 0 and not _within_budget(campaign):
             campaign.exit_reason = "budget spent"
             return
         record = executor.run(index, perturbation)
@@ -191,17 +197,16 @@ def _explore(campaign: Campaign, executor: LocalExecutor, events: Events) -> Non
     campaign.exit_reason = campaign.exit_reason or "all runs done"
 
 
-def _within_budget(campaign: Campaign, started: float) -> bool:
+def _within_budget(campaign: Campaign) -> bool:
     """Start another run only if it is expected to end inside the budget, keeping room
     for what follows: a traced hazard scan (~1.5 builds), or once the builds diverged,
-    localization (two traced builds, step replays, a few ablation builds)."""
-    budget = campaign.config.budget_s
-    if budget is None:
-        return True
+    localization (two traced builds, step replays; ablation runs only if time is left)."""
     walls = [r.wall_s for r in campaign.runs] or [0.0]
     typical = max(statistics.median(walls), walls[-1])
-    reserve = (6 if campaign.diverged() else 1.5) * typical if campaign.config.localize else 0.0
-    return time.monotonic() - started + typical * 1.2 + reserve <= budget
+    # step replays are paced over SPREAD_S (twice: plain, then stabilisers) whatever the build's length
+    localize = 4 * typical + 2 * SPREAD_S if campaign.diverged() else 1.5 * typical
+    reserve = localize if campaign.config.localize else 0.0
+    return typical * 1.2 + reserve <= campaign.seconds_left()
 
 
 def _keep_evidence(campaign: Campaign, record: RunRecord) -> None:

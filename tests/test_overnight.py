@@ -145,3 +145,15 @@ def test_interrupt_stops_cleanly_and_still_reports(tmp_path, slow_project, signu
     assert data["exit_reason"] == "interrupted" and 2 <= len(data["runs"]) < 50
     assert not [p for p in build.values() if _alive(p)]
     assert not any((store / "workspace").iterdir())
+
+
+def test_budget_holds_with_localization(tmp_path, nproc_project):
+    report = tmp_path / "r.json"
+    started = time.monotonic()
+    r = buildfuzz("run", "--source", nproc_project, "--store", tmp_path / "s", "--runs", "500", "--budget", "8s",
+                  "--report-json", report, "--", "make")
+    elapsed = time.monotonic() - started
+    data = json.loads(report.read_text())
+    assert r.returncode == 1 and data["culprits"], r.stderr
+    longest = max(run["wall_s"] for run in data["runs"])
+    assert elapsed <= 8 + longest + 1.0, (elapsed, data["phases"])

@@ -26,16 +26,26 @@ def shrink(campaign, executor: LocalExecutor, divergent: Perturbation) -> Pertur
     trial = iter(range(2000, 3000))
 
     def reproduces(p: Perturbation) -> bool:
-        return any(campaign.differs_from_reference(executor.run(next(trial), p, RunOptions(label="-shrink"))) for _ in range(TRIES))
+        runs = (executor.run(next(trial), p, RunOptions(label="-shrink")) for _ in range(TRIES))
+        return any(campaign.differs_from_reference(r) for r in runs)
 
+    if not _affordable(campaign):
+        return divergent
     if reproduces(reference):
         return reference  # not parallelism at all: any rebuild differs
     current = divergent
     for axis in AXES:
         candidate = _reset(current, axis, reference)
+        if not _affordable(campaign):
+            break  # out of budget: the reproducer so far still reproduces
         if candidate != current and reproduces(candidate):
             current = candidate
     return current
+
+
+def _affordable(campaign) -> bool:
+    """Time for one more trial (TRIES builds, with room for jitter's slowdown)."""
+    return campaign.seconds_left() > TRIES * 2 * max(r.wall_s for r in campaign.runs)
 
 
 def _reset(p: Perturbation, axis: str, reference: Perturbation) -> Perturbation:
