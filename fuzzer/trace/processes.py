@@ -320,21 +320,17 @@ class ProcessTracker:
         else:
             self._probe_failure(proc, call, path)
 
-    def on_unlink(self, proc: _Live, call: Syscall) -> None:
-        if call.args:
-            self._change(proc, call, "delete", self._path(proc, call.args[0]))
+    def _target(self, proc: _Live, call: Syscall) -> str | None:
+        """The path of `name(path, ...)` or of its `nameat(dirfd, path, ...)` form."""
+        if call.name.endswith("at"):
+            return self._path(proc, call.args[1], call.args[0]) if len(call.args) >= 2 else None
+        return self._path(proc, call.args[0]) if call.args else None
 
-    def on_unlinkat(self, proc: _Live, call: Syscall) -> None:
-        if len(call.args) >= 2:
-            self._change(proc, call, "delete", self._path(proc, call.args[1], call.args[0]))
+    def on_delete(self, proc: _Live, call: Syscall) -> None:
+        self._change(proc, call, "delete", self._target(proc, call))
 
     def on_mkdir(self, proc: _Live, call: Syscall) -> None:
-        if call.args:
-            self._change(proc, call, "mkdir", self._path(proc, call.args[0]))
-
-    def on_mkdirat(self, proc: _Live, call: Syscall) -> None:
-        if len(call.args) >= 2:
-            self._change(proc, call, "mkdir", self._path(proc, call.args[1], call.args[0]))
+        self._change(proc, call, "mkdir", self._target(proc, call))
 
     def on_chdir(self, proc: _Live, call: Syscall) -> None:
         if not (call.ok and call.args) or is_truncated(call.args[0]):
@@ -376,9 +372,7 @@ HANDLERS = {
     "truncate": ProcessTracker.on_truncate,
     "execve": ProcessTracker.on_execve,
     "execveat": ProcessTracker.on_execveat,
-    "unlinkat": ProcessTracker.on_unlinkat,
-    "mkdir": ProcessTracker.on_mkdir,
-    "mkdirat": ProcessTracker.on_mkdirat,
+    **dict.fromkeys(("mkdir", "mkdirat"), ProcessTracker.on_mkdir),
     "chdir": ProcessTracker.on_chdir,
     "fchdir": ProcessTracker.on_fchdir,
     "exit_group": ProcessTracker.on_exit_group,
@@ -390,7 +384,7 @@ HANDLERS = {
     **dict.fromkeys(("rename", "link"), ProcessTracker.on_rename),
     **dict.fromkeys(("renameat", "renameat2", "linkat"), ProcessTracker.on_renameat),
     **dict.fromkeys(("symlink", "symlinkat"), ProcessTracker.on_symlink),
-    **dict.fromkeys(("unlink", "rmdir"), ProcessTracker.on_unlink),
+    **dict.fromkeys(("unlink", "unlinkat", "rmdir"), ProcessTracker.on_delete),
     **dict.fromkeys(("getdents64", "getdents"), ProcessTracker.on_getdents),
     **dict.fromkeys(("clone", "clone3", "fork", "vfork"), ProcessTracker.on_clone),
 }
