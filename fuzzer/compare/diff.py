@@ -18,7 +18,7 @@ STRINGS = re.compile(rb"[\x20-\x7e\t]{4,}")
 
 
 def diff_files(a: str, b: str, *, labels: tuple[str, str] = ("a", "b"), timeout: float = 30.0) -> str:
-    report = diffoscope.diff_text(a, b, timeout)
+    report = diffoscope.report(a, b, "text", timeout)
     if report:
         return _cut(report.splitlines())
     data_a, data_b = _read(a), _read(b)

@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.compare.diff import diff_files
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary, VariantSummary
+from fuzzer.tools import diffoscope
 
 if TYPE_CHECKING:
     from fuzzer.campaign import Campaign
     from fuzzer.explain import Localization
 
 DIFFED_ARTIFACTS = 5  # diffs are for reading; the first few divergent artifacts suffice
+HTML_DIFF_LIMIT = 4 << 20  # a larger diffoscope page would swamp the report
 
 
 def build_report(campaign: "Campaign", comparison: Comparison, localization: "Localization | None") -> Report:
@@ -60,10 +62,13 @@ def _summary(campaign: "Campaign", record) -> RunSummary:
 
 
 def _artifact(campaign: "Campaign", artifact: DivergentArtifact, with_diff: bool) -> ArtifactFinding:
-    diff, pair = "", []
+    diff, diff_html, pair = "", "", []
     if with_diff:
         pair = [artifact.variants[0].runs[0], artifact.variants[1].runs[0]]
-        diff = _diff(campaign, artifact.path, pair)
+        files = [variant_file(campaign, index, artifact.path) for index in pair]
+        diff = _diff(campaign, artifact.path, pair, files)
+        if None not in files:
+            diff_html = diffoscope.report(str(files[0]), str(files[1]), "html", campaign.config.diff_timeout) or ""
     return ArtifactFinding(
         path=artifact.path,
         variants=len(artifact.variants),
@@ -73,11 +78,11 @@ def _artifact(campaign: "Campaign", artifact: DivergentArtifact, with_diff: bool
         same_conditions=artifact.same_conditions,
         diff=diff,
         diff_runs=pair,
+        diff_html=diff_html if len(diff_html) <= HTML_DIFF_LIMIT else "",
     )
 
 
-def _diff(campaign: "Campaign", path: str, pair: list[int]) -> str:
-    files = [variant_file(campaign, index, path) for index in pair]
+def _diff(campaign: "Campaign", path: str, pair: list[int], files: list[Path | None]) -> str:
     if None in files:
         missing = [str(i) for i, f in zip(pair, files) if f is None]
         return f"(no diff: {path} is absent or not kept in run {', '.join(missing)})"

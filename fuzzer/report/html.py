@@ -8,6 +8,7 @@ not run a build-supplied script. Every build string still goes through `_e`.
 from __future__ import annotations
 
 import math
+import re
 from html import escape
 
 from fuzzer.plan import Perturbation
@@ -21,6 +22,7 @@ CHART_AXES = (("jobs", "jobs"), ("cpus", "CPUs"), ("jitter", "jitter"))
 ROW, COL, TOP, LEFT, BOTTOM, GAP = 30, 36, 34, 40, 24, 28
 CAPTION = ("Each bubble: the runs with that axis value that produced that variant (the number says how many; "
            "hover for run numbers). ✓ marks an axis whose every value gives a single variant.")
+FAVICON = re.compile(r"<link\b[^>]*\brel=[\"']?icon[^>]*>", re.IGNORECASE)
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
 STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d2330;margin:0;background:#f6f7f9}
@@ -36,6 +38,7 @@ section.card{background:#fff;border:1px solid #d0d5dd;border-radius:6px;padding:
 table{border-collapse:collapse;background:#fff;margin:6px 0}
 th,td{border:1px solid #d0d5dd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#eef0f3}tr.failed td{background:#fdecec}
+iframe.diffoscope{width:100%;height:480px;border:1px solid #d0d5dd;background:#fff}
 code,pre{font:.9em/1.4 ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace}
 pre{background:#f0f2f5;border:1px solid #d0d5dd;border-radius:4px;padding:8px;margin:6px 0;
 white-space:pre-wrap;overflow-wrap:anywhere}
@@ -133,6 +136,11 @@ def _artifact(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> str:
     if artifact.diff:
         pair = " and ".join(map(str, artifact.diff_runs))
         diff = f"<details open><summary>diff of runs {pair}</summary><pre>{_e(artifact.diff)}</pre></details>"
+    if artifact.diff_html:
+        # a sandboxed srcdoc frame: diffoscope's page keeps its styles, runs no script
+        page = FAVICON.sub("", artifact.diff_html)  # the page's CSP (inherited) would refuse it, noisily
+        diff += (f'<details><summary>diffoscope report</summary><iframe class="diffoscope" sandbox '
+                 f'title="diffoscope report" srcdoc="{_e(page)}"></iframe></details>')
     return (f'<section class="card"><h3>{_code(artifact.path)}: {artifact.variants} variants</h3>'
             f'{_table(["variant", "digest", "runs"], rows)}{separated}'
             f'<div class="chart">{_chart(artifact, runs)}</div><p class="caption">{CAPTION}</p>{diff}</section>')

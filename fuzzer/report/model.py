@@ -42,6 +42,7 @@ class ArtifactFinding:
     same_conditions: bool  # differs between runs with identical perturbation
     diff: str = ""
     diff_runs: list[int] = field(default_factory=list)
+    diff_html: str = ""  # diffoscope's HTML report, when diffoscope is installed
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,14 @@ def available() -> bool:
     return DIFFOSCOPE.available()
 
 
-def diff_text(a: str, b: str, timeout: float) -> str | None:
-    """diffoscope's text report, or None when it is missing, fails or runs out of time."""
+def report(a: str, b: str, fmt: str, timeout: float) -> str | None:
+    """diffoscope's `text` or `html` report, or None when it is missing, fails or runs
+    out of time (it is slow on large files: callers pass only files whose hashes differ)."""
     if not available():
         return None
     try:
-        proc = run(DIFFOSCOPE, ["--no-progress", "--text", "-", a, b], timeout=timeout)
+        proc = run(DIFFOSCOPE, ["--no-progress", f"--{fmt}", "-", a, b], timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
     # exit 1 means "differ", the expected answer here
     return proc.stdout.decode(errors="replace") if proc.returncode in (0, 1) else None
-
