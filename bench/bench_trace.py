@@ -175,6 +175,31 @@ def print_overhead(times: dict[str, list[float]], reps: int, functions: int) -> 
     print(f"  traced/untraced wall: median {median:.2f}, best {best:.2f} (target <= {TARGET_RATIO}); cpu: {cpu:.2f}")
 
 
+def bench_scenario(reps: int, tmp: Path) -> None:
+    """The issue's measure: one buildfuzz run of scenarios/clean-c, traced vs untraced,
+    through the real executor (same workspace path, fresh copy each run)."""
+    from fuzzer.execute.local import BuildSpec, LocalExecutor, RunOptions
+    from fuzzer.execute.workspace import Workspace
+    from fuzzer.plan import Perturbation
+
+    source = Path(__file__).resolve().parents[1] / "scenarios" / "clean-c"
+    spec = BuildSpec("make -j{jobs}", Workspace(source, tmp / "ws" / "clean-c"), tmp / "logs")
+    perturbation = Perturbation(2, tuple(sorted(os.sched_getaffinity(0))))
+    walls: dict[bool, list[float]] = {False: [], True: []}
+    with LocalExecutor(spec) as executor:
+        for rep in range(reps):
+            for traced in (False, True) if rep % 2 == 0 else (True, False):
+                record = executor.run(rep, perturbation, RunOptions(trace=traced, label=f"-{traced}"))
+                assert record.ok, record.log_tail
+                walls[traced].append(record.wall_s)
+    spec.workspace.remove()
+    ratio = statistics.median(walls[True]) / statistics.median(walls[False])
+    print(f"\nscenarios/clean-c through LocalExecutor (make -j2), {reps} reps interleaved")
+    for traced in (False, True):
+        print(f"  {'traced' if traced else 'plain':>6} wall s: {' '.join(f'{t:.2f}' for t in walls[traced])}")
+    print(f"  traced/untraced wall: median {ratio:.2f} (target <= {TARGET_RATIO})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repetitions")
@@ -204,6 +229,7 @@ def main() -> int:
         # bigger ones show how that cost amortizes
         for functions in (1,) if args.quick else (1, 300):
             print_overhead(bench_overhead(reps, tmp, functions), reps, functions)
+        bench_scenario(3 if args.quick else 7, tmp)
     return 0
 
 

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Callable
 
 from fuzzer.execute.local import RunRecord
@@ -18,6 +17,7 @@ from fuzzer.explain import stabilizers
 from fuzzer.explain.step_replay import REPLAYS, StepReplayer, Variation
 from fuzzer.report.model import Culprit
 from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
+from fuzzer.trace.steps import Step
 
 AXIS_REPLAYS = 2
 
@@ -28,7 +28,7 @@ class Context:
 
     reference: RunRecord
     divergent: RunRecord
-    replayer_for: Callable[[object, list[str]], StepReplayer]  # (step, outputs) → replayer
+    replayer_for: Callable[[Step, list[str]], StepReplayer]  # (step, its outputs) → replayer
 
 
 def classify(candidate: RootCandidate, context: Context) -> Culprit:
@@ -37,8 +37,10 @@ def classify(candidate: RootCandidate, context: Context) -> Culprit:
     if race:
         return _culprit(candidate, "race", evidence=_race_evidence(candidate, race), other=race[0].other)
     if candidate.failed:
-        return _culprit(candidate, "race", evidence=f"failed with exit {step.exit_code} in the divergent run "
-                        "and succeeded in the reference, with no input difference seen in the trace")
+        # no evidence of a race, and replaying a failing step tells nothing: say so
+        return _culprit(candidate, "unknown", evidence=f"failed with exit {step.exit_code} in the divergent run "
+                        "and succeeded in the reference, with no input difference seen in the trace "
+                        "(a resource limit, a flaky tool, or a race through something not traced)")
     replayer: StepReplayer = context.replayer_for(step, list(candidate.outputs))
     plain = replayer.replay(Variation("plain"), REPLAYS)
     if plain.varies:
@@ -57,7 +59,8 @@ def _intrinsic(candidate, replayer: StepReplayer, distinct: int) -> Culprit:
     tried = ", ".join(f"{name}: {n} distinct" for name, n in search.tried[:12])
     if search.stabilizers:
         how = " together" if search.joint else ""
-        found = f"it becomes stable with {' + '.join(search.stabilizers)} fixed{how}"
+        fixed = [f"{name} disabled" if name == "ASLR" else f"{name} fixed" for name in search.stabilizers]
+        found = f"it becomes stable with {' + '.join(fixed)}{how}"
     else:
         found = "no candidate stabiliser (alone or in pairs) made it stable"
     evidence = (f"its inputs are identical in both builds; replayed alone {REPLAYS} times it gave {distinct} "
