@@ -1,0 +1,36 @@
+import io
+
+from fuzzer.execute.local import RunRecord, Status
+from fuzzer.plan import Perturbation
+from fuzzer.report.progress import ConsoleEvents
+
+
+def record(index, status=Status.OK):
+    return RunRecord(index, Perturbation(4, (0, 1), 0.5, 9), status, 0 if status is Status.OK else 2, 1.5, None, "")
+
+
+def test_plain_lines_for_logs():
+    out = io.StringIO()
+    events = ConsoleEvents(out, bar=False)
+    events.run_finished(record(0), "A", 20)
+    events.run_finished(record(1, Status.FAILED), None, 20)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("run  0/20") and lines[0].endswith("group A  (reference)")
+    assert "jobs=4 cpus=0-1 jitter=0.50/seed=9" in lines[1] and lines[1].rstrip().endswith("FAILED")
+    assert "\r" not in out.getvalue() and "ETA" not in out.getvalue()
+
+
+def test_terminal_bar_with_eta():
+    out = io.StringIO()
+    ConsoleEvents(out, bar=True).run_finished(record(4), "B", 10)
+    assert "[" + "#" * 15 + "." * 15 + "] 5/10" in out.getvalue()
+    assert "ETA     8s" in out.getvalue()  # 5 runs left at the mean 1.5 s
+
+
+def test_quiet_prints_nothing():
+    out = io.StringIO()
+    events = ConsoleEvents(out, quiet=True)
+    events.started(1, 2, "/ws", 0)
+    events.run_finished(record(0), "A", 3)
+    events.phase("explore")
+    assert out.getvalue() == ""
