@@ -1,0 +1,1 @@
+"""buildfuzz: a parallel-build nondeterminism fuzzer (plan → execute → observe → compare → explain → report)."""

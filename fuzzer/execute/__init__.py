@@ -1,0 +1,1 @@
+"""execute: one build under one perturbation (workspace, guard, jitter, local executor)."""

@@ -1,0 +1,1 @@
+"""trace: strace output → processes → steps → provenance, hazards and root divergent steps."""
