@@ -15,7 +15,7 @@ from pathlib import Path
 
 from fuzzer.execute.guard import Guard
 from fuzzer.execute.jitter import Jitter, JitterEvent
-from fuzzer.execute.parallelism import parallel_env, render_command
+from fuzzer.execute.parallelism import command_argv, parallel_env, render_command
 from fuzzer.execute.workspace import Workspace
 from fuzzer.observe import Manifest, take_manifest
 from fuzzer.plan import Perturbation
@@ -98,7 +98,7 @@ class LocalExecutor:
         log_path = spec.logs / f"{stem}.log"
         spec.logs.mkdir(parents=True, exist_ok=True)
         cwd = spec.workspace.prepare()
-        argv = ["/bin/sh", "-c", render_command(spec.command, perturbation.jobs)]
+        argv = command_argv(render_command(spec.command, perturbation.jobs))
         trace_path = None
         if options.trace:
             trace_path = str(spec.logs / f"{stem}.strace")
