@@ -289,3 +289,16 @@ def test_real_missing_dependency(tmp_path):
 def test_real_correct_dependency_has_no_hazard(tmp_path):
     need_strace()
     assert find_hazards([traced_make(tmp_path / "w", GOOD_DEP, "-j2")]) == []
+
+
+def test_listing_a_directory_while_an_unordered_step_fills_it_is_a_hazard():
+    from fuzzer.trace.synthetic import FakeStep, synthetic_trace
+
+    writer = FakeStep("python3 render.py b.html", 0.0, 2.0, writes={"html/b.html": 1.9})
+    lister = FakeStep("ls html | tar cf docs.tar -T -", 1.0, 1.5, lists={"html": 1.1}, writes={"docs.tar": 1.4})
+    (hazard,) = find_hazards([synthetic_trace([writer, lister])])
+    assert (hazard.type, hazard.file) == ("read-before-write", "html/b.html")
+    assert "listed html/" in hazard.detail
+    # the same listing after the writer ended is a correct build: no hazard
+    late = FakeStep("ls html | tar cf docs.tar -T -", 2.5, 3.0, lists={"html": 2.6}, writes={"docs.tar": 2.9})
+    assert find_hazards([synthetic_trace([writer, late])]) == []

@@ -6,6 +6,7 @@ temporaries private to one step.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -101,7 +102,7 @@ def find_hazards(traces: list[BuildTrace]) -> list[Hazard]:
     """Rattle-style conflicts between steps, from any traced runs, deduplicated."""
     found: dict[Hazard, Hazard] = {}
     for run, trace in enumerate(traces):
-        for hazard in [*_write_write(trace, run), *_read_before_write(trace, run)]:
+        for hazard in [*_write_write(trace, run), *_read_before_write(trace, run), *_listed_before_write(trace, run)]:
             found.setdefault(hazard, hazard)
     return sorted(found.values(), key=lambda h: (h.type, h.file, h.first, h.second))
 
@@ -145,13 +146,35 @@ def _read_before_write(trace: BuildTrace, run: int) -> list[Hazard]:
     return hazards
 
 
-def _ordered_after(trace: BuildTrace, reader: Step, writer: Step, path: str) -> bool:
+def _listed_before_write(trace: BuildTrace, run: int) -> list[Hazard]:
+    """A step listed a directory (a glob, `ls`, an archive of a directory) while a step not
+    ordered before it was creating files there: what it saw depended on timing."""
+    created: dict[str, list[tuple[str, Step]]] = {}
+    for writer in trace.steps:
+        for path in writer.writes:
+            if in_workspace(path):
+                created.setdefault(os.path.dirname(path) or ".", []).append((path, writer))
+    t0 = trace.start
+    hazards = []
+    for reader in trace.steps:
+        for directory, listed in reader.lists.items():
+            for path, writer in created.get(directory, ()):
+                if writer is reader or _ordered_after(trace, reader, writer, path, listed):
+                    continue
+                detail = (f"run {run}: `{reader.command}` listed {directory}/ at +{listed - t0:.3f}s, before "
+                          f"`{writer.command}` (creating {path}) ended at +{writer.end - t0:.3f}s")
+                hazards.append(Hazard(READ_BEFORE_WRITE, path, writer.command, reader.command, detail))
+    return hazards
+
+
+def _ordered_after(trace: BuildTrace, reader: Step, writer: Step, path: str, looked: float | None = None) -> bool:
     """Did the reader run after the writer was done? Nested steps (a step running a sub-make)
     are sequential inside, so for them the access times decide."""
     if reader.start >= writer.end:
         return True
     if _encloses(trace, reader, writer) or _encloses(trace, writer, reader):
-        return reader.first_look(path) >= writer.writes.get(path, writer.end)
+        looked = reader.first_look(path) if looked is None else looked
+        return looked >= writer.writes.get(path, writer.end)
     return False
 
 

@@ -21,6 +21,7 @@ class FakeStep:
     probes: dict[str, tuple[float, bool]] = field(default_factory=dict)  # file → (time, found)
     writes: dict[str, float] = field(default_factory=dict)  # file → write time
     deletes: dict[str, float] = field(default_factory=dict)
+    lists: dict[str, float] = field(default_factory=dict)  # directory → listing time
     exit_code: int = 0
     cwd: str = "."
 
@@ -57,4 +58,5 @@ def _accesses(step: FakeStep) -> tuple[Access, ...]:
     accesses += [Access("probe", p, t, t, found) for p, (t, found) in step.probes.items()]
     accesses += [Access("write", p, t, t) for p, t in step.writes.items()]
     accesses += [Access("delete", p, t, t) for p, t in step.deletes.items()]
+    accesses += [Access("list", p, t, t) for p, t in step.lists.items()]
     return tuple(accesses)
