@@ -88,9 +88,12 @@ def _tracked_axis(replayer: StepReplayer, stable_digest: str, context: Context) 
 
 def _race_evidence(candidate, differences) -> str:
     lines = []
-    for d in differences[:4]:
-        other = f" (concurrent step: {d.other})" if d.other else ""
-        lines.append(f"{d.file}: {d.detail or d.how}{other}")
+    for d in differences[:3]:
+        text = d.detail or d.how
+        other = f" (concurrent step: {d.other})" if d.other and d.other not in text else ""
+        lines.append(f"{d.file}: {text}{other}")
+    if len(differences) > 3:
+        lines.append(f"and {len(differences) - 3} more")
     failed = f"it failed with exit {candidate.div.exit_code} in the divergent run; " if candidate.failed else ""
     return failed + "it observed different inputs in the two builds: " + "; ".join(lines)
 
