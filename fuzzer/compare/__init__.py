@@ -56,6 +56,11 @@ class Comparison:
     def reproducible(self) -> bool:
         return not self.divergent and not self.failed
 
+    def telling_runs(self) -> list[int]:
+        """Failed runs first, then runs whose digest group is not the reference's."""
+        reference = self.groups.get(self.reference)
+        return [*self.failed, *(i for i, g in sorted(self.groups.items()) if g != reference)]
+
 
 def compare(runs: Sequence[RunRecord]) -> Comparison:
     """`runs[0]` is the reference; only successful runs' manifests are compared."""

@@ -24,10 +24,8 @@ class TracedPair:
 
 def divergent_perturbations(campaign, comparison) -> list[Perturbation]:
     """Perturbations worth tracing, most telling first: failures, then divergent runs."""
-    reference_group = comparison.groups.get(0)
-    indices = list(comparison.failed) + [i for i, g in sorted(comparison.groups.items()) if g != reference_group]
     seen: list[Perturbation] = []
-    for index in indices:
+    for index in comparison.telling_runs():
         p = campaign.runs[index].perturbation
         if p not in seen:
             seen.append(p)

@@ -102,11 +102,7 @@ def variant_file(campaign: "Campaign", index: int, path: str) -> Path | None:
 
 
 def _reproduce(campaign: "Campaign", comparison: Comparison) -> str:
-    """A replay command for the most telling run: the first failure or divergent run."""
-    interesting = list(comparison.failed)
-    reference_group = comparison.groups.get(0)
-    interesting += [i for i, g in sorted(comparison.groups.items()) if g != reference_group]
-    index = min(interesting) if interesting else 0
-    return " ".join(
-        ["buildfuzz replay", "--store", shlex.quote(str(campaign.config.store)), "--campaign", str(campaign.id), "--run", str(index)]
-    )
+    """A replay command for the first run that failed or diverged."""
+    index = min(comparison.telling_runs(), default=0)
+    words = ["buildfuzz", "replay", "--store", str(campaign.config.store), "--campaign", str(campaign.id), "--run", str(index)]
+    return shlex.join(words)
