@@ -70,7 +70,8 @@ class CampaignRow:
 
 class Store:
     def __init__(self, root: Path):
-        self.root = root
+        # absolute: builds (and strace's -o) run with the workspace as their cwd
+        self.root = root.absolute()
         try:
             root.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(root / "buildfuzz.sqlite", timeout=30, isolation_level=None)

@@ -119,3 +119,15 @@ def test_all_formats_and_step_summary_are_written(tmp_path, clean_project):
     assert r.returncode == 0, r.stderr
     assert all(path.stat().st_size > 0 for path in out.values())
     assert summary.read_text() == out["r.md"].read_text()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2+ CPUs to vary nproc")
+def test_default_relative_store_with_localization(tmp_path, nproc_project):
+    """The README's way: no --store, so .buildfuzz in the current directory."""
+    r = buildfuzz("run", "--source", nproc_project, "--runs", "3", "--seed", "1", "--report-json", "r.json", "--",
+                  "make", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    culprit = json.loads((tmp_path / "r.json").read_text())["culprits"][0]
+    assert (culprit["kind"], culprit["axis"]) == ("parallelism-level", "cpus")
+    assert not list(nproc_project.rglob("*.strace")), "a trace was written into the source tree"
