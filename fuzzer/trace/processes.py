@@ -4,15 +4,14 @@ Every process gets its exec chain, its working directory at start, its lifetime,
 status and the files it touched, each access classified as:
 
   read    opened for reading (or executed)
-  probe   existence check: stat/access (readlink too, when traced), or a call that failed
-          with ENOENT
-          (`found` tells which way it went; a missing file matters for races)
+  probe   existence check: stat/access (readlink too, when traced), or a call failing with
+          ENOENT (`found` tells which way it went; a missing file matters for races)
   write   opened for writing, created, truncated, renamed or linked onto
   mkdir   directory created (kept apart: two steps `mkdir -p` the same dir harmlessly)
   delete  unlinked, removed, or renamed away
   list    directory read with getdents64
-  stdout  fd 1 or 2 is this file (seen when the program fstats it, as stdio does): tells
-          which program's output a shell redirect (`gen.py > x`) captured
+  stdout  fd 1 or 2 is this file (when the program fstats it, as stdio does): whose output
+          a shell redirect (`gen.py > x`) captured
 
 Paths inside the workspace are relative to it; others stay absolute; /proc, /sys and
 /dev are dropped. Threads are folded into their process (their children are the
@@ -21,6 +20,7 @@ process's children), so a multithreaded driver still owns the jobs it spawns.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable
@@ -33,7 +33,6 @@ NOT_FOUND = frozenset({"ENOENT", "ENOTDIR"})
 WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 OPENAT2_FLAGS = re.compile(r"flags=([A-Z_0-9|]+)")
 PATH_CACHE_LIMIT = 200_000
-UNCACHED = object()
 STDOUT_FDS = ("1", "2")
 
 
@@ -100,7 +99,8 @@ class ProcessTracker:
         self.live: dict[int, _Live] = {}
         self.thread_leader: dict[int, int] = {}
         self.orphans: dict[int, list[Record]] = {}
-        self.paths: dict[str, str | None] = {}
+        # paths repeat endlessly in a trace (headers, libraries): classify each once
+        self._relative = functools.lru_cache(PATH_CACHE_LIMIT)(lambda path: self._classify(os.path.normpath(path)))
 
     def feed(self, record: Record) -> None:
         pid = self.thread_leader.get(record.pid, record.pid)
@@ -160,18 +160,8 @@ class ProcessTracker:
 
     # --- paths -------------------------------------------------------------------------
 
-    def _relative(self, path: str) -> str | None:
-        """Absolute path → workspace-relative (or absolute outside it); None if ignored."""
-        cached = self.paths.get(path, UNCACHED)
-        if cached is not UNCACHED:
-            return cached
-        result = self._classify(os.path.normpath(path))
-        if len(self.paths) > PATH_CACHE_LIMIT:
-            self.paths.clear()
-        self.paths[path] = result
-        return result
-
     def _classify(self, norm: str) -> str | None:
+        """Normalised absolute path → workspace-relative (or absolute outside); None if ignored."""
         for root in self.roots:
             if norm == root:
                 return "."
