@@ -26,8 +26,14 @@ def slow_project(tmp_path):
 
 
 def stored_runs(store):
+    """Run indices stored so far ([] while buildfuzz is still creating the database)."""
+    if not (store / "buildfuzz.sqlite").exists():
+        return []
     with sqlite3.connect(store / "buildfuzz.sqlite") as db:
-        return [row[0] for row in db.execute("SELECT idx FROM runs WHERE label = '' ORDER BY idx")]
+        try:
+            return [row[0] for row in db.execute("SELECT idx FROM runs WHERE label = '' ORDER BY idx")]
+        except sqlite3.OperationalError:  # the file exists, the schema not yet
+            return []
 
 
 def run_with_budget(tmp_path, source, budget_s, runs):
@@ -59,7 +65,7 @@ def test_resume_after_sigkill_neither_repeats_nor_loses_runs(tmp_path, slow_proj
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if (store / "buildfuzz.sqlite").exists() and len(stored_runs(store)) >= 3:
+            if len(stored_runs(store)) >= 3:
                 break
             time.sleep(0.05)
         before = stored_runs(store)
@@ -139,7 +145,7 @@ def test_interrupt_stops_cleanly_and_still_reports(tmp_path, slow_project, signu
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if (store / "buildfuzz.sqlite").exists() and len(stored_runs(store)) >= 2:
+        if len(stored_runs(store)) >= 2:
             break
         time.sleep(0.05)
     build = {p.pid: p for p in _all_descendants(psutil.Process(proc.pid))}
