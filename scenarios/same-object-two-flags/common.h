@@ -1,0 +1,2 @@
+const char *variant_name(void);
+unsigned long checksum(const char *s);
