@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fuzzer.plan import AXES
+
+MAX_RUNS = 100_000  # an overnight campaign of 1-second builds runs ~30,000
+MAX_INT = 2**63 - 1  # SQLite's INTEGER: seeds and campaign ids are stored there
+MIN_SUCCESSFUL = 2  # a verdict compares at least two successful builds
+PATH_MAX, NAME_MAX = 4096, 255  # Linux limits, in bytes
 
 
 class UsageError(Exception):
@@ -78,21 +85,105 @@ def stored_config(source: str, command: str, seed: int, store: Path, data: dict)
     )
 
 
+def max_jobs() -> int:
+    """A job count beyond this only hangs the machine (make -j100000 forks until it stalls)."""
+    return max(256, 4 * len(available_cpus()))
+
+
 def validate(config: FuzzConfig) -> FuzzConfig:
-    if not config.source.is_dir():
-        raise UsageError(f"source directory {str(config.source)!r} does not exist or is not a directory")
+    """Every check that needs no build, so bad input fails before the store is touched."""
+    _check_text(config)
+    _check_path(config.source, "--source")
+    _check_path(config.store, "--store")
+    _check_source(config.source)
     if not config.command.strip():
         raise UsageError("no build command given (put it after --, e.g. buildfuzz run -- make -j{jobs})")
-    unknown = [a for a in config.axes if a not in AXES]
-    if unknown:
-        raise UsageError(f"unknown axis {unknown[0]!r}; known axes: {', '.join(AXES)}")
-    if config.runs < 1:
-        raise UsageError("--runs must be at least 1")
+    _check_axes(config.axes)
+    check_range("--runs", config.runs, MIN_SUCCESSFUL, MAX_RUNS)
+    check_range("--seed", config.seed, 0, MAX_INT)
+    check_jobs(config.jobs)
+    for name, seconds in (("--timeout", config.timeout), ("--budget", config.budget_s),
+                          ("--diff-timeout", config.diff_timeout)):
+        if seconds is not None:
+            check_seconds(name, seconds)
+    if any(not glob for glob in config.artifacts + config.ignore):
+        raise UsageError("--artifact and --ignore need a non-empty GLOB")
     if config.in_place and not config.clean:
         raise UsageError("--in-place needs --clean CMD, so every run starts from the same tree")
-    if config.timeout is not None and config.timeout <= 0:
-        raise UsageError("--timeout must be a positive number of seconds")
+    if config.clean is not None and not config.in_place:
+        raise UsageError("--clean is only for --in-place builds (other builds start from a fresh copy)")
+    if config.resume and not config.store.is_dir():
+        raise UsageError(f"--resume: there is no store at {shown(config.store)}")
     return config
+
+
+def check_range(name: str, value: int, lo: int, hi: int) -> int:
+    if not lo <= value <= hi:
+        raise UsageError(f"{name} must be between {lo} and {hi}, got {shown(value)}")
+    return value
+
+
+def check_seconds(name: str, value: float) -> float:
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{name} must be a positive, finite number of seconds, got {value}")
+    return value
+
+
+def check_jobs(jobs: tuple[int, int]) -> tuple[int, int]:
+    lo, hi = jobs
+    if not 1 <= lo <= hi <= max_jobs():
+        raise UsageError(f"--jobs range must satisfy 1 <= LO <= HI <= {max_jobs()} (max(256, 4 x CPUs)), "
+                         f"got {shown(lo)}-{shown(hi)}")
+    return jobs
+
+
+def _check_axes(axes: tuple[str, ...]) -> None:
+    unknown = [a for a in axes if a not in AXES]
+    if unknown:
+        raise UsageError(f"unknown axis {shown(unknown[0])}; known axes: {', '.join(AXES)}")
+    if not axes:
+        raise UsageError(f"no axis left to vary; --axes takes a comma-separated list of {', '.join(AXES)}")
+
+
+def _check_text(config: FuzzConfig) -> None:
+    """Everything stored or reported must be valid UTF-8 (the store and the JSON report are)."""
+    texts = [("the build command", config.command), ("--source", str(config.source)),
+             ("--store", str(config.store)), ("--clean", config.clean or "")]
+    texts += [("--artifact", glob) for glob in config.artifacts] + [("--ignore", glob) for glob in config.ignore]
+    for name, text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(f"{name} is not valid UTF-8: {shown(text)}") from None
+
+
+def _check_path(path: Path, name: str) -> None:
+    """Too long a path makes every later file call fail with ENAMETOOLONG: say so once."""
+    data = os.fsencode(path)
+    longest = max((len(part) for part in data.split(b"/")), default=0)
+    if len(data) >= PATH_MAX or longest > NAME_MAX:
+        raise UsageError(f"{name} path is too long ({len(data)} bytes; Linux allows {PATH_MAX - 1}, "
+                         f"{NAME_MAX} per name): {shown(path)}")
+
+
+def _check_source(source: Path) -> None:
+    try:
+        is_dir = stat.S_ISDIR(source.stat().st_mode)
+    except FileNotFoundError:
+        is_dir = False
+    except OSError as e:
+        raise UsageError(f"source directory {shown(source)} cannot be used: {e.strerror}") from None
+    if not is_dir:
+        raise UsageError(f"source directory {shown(source)} does not exist or is not a directory")
+
+
+def shown(value: object, limit: int = 100) -> str:
+    """A value as safe to print on one terminal line: quoted, control characters and
+    undecodable bytes escaped (no forged lines or escape sequences), long ones shortened."""
+    text = str(value)
+    if len(text) > limit:
+        text = f"{text[:limit // 2]}...{text[-limit // 2:]} ({len(text)} characters)"
+    return repr(text) if isinstance(value, (str, Path)) else text
 
 
 def parse_duration(text: str) -> float:
@@ -102,7 +193,7 @@ def parse_duration(text: str) -> float:
         return float(text)
     parts = re.findall(r"(\d+(?:\.\d+)?)([hms])", text)
     if not parts or "".join(n + u for n, u in parts) != text:
-        raise UsageError(f"cannot read duration {text!r}; use e.g. 8h, 30m, 90s or 1h30m")
+        raise UsageError(f"cannot read duration {shown(text)}; use e.g. 8h, 30m, 90s or 1h30m")
     scale = {"h": 3600, "m": 60, "s": 1}
     return sum(float(n) * scale[u] for n, u in parts)
 

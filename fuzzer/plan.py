@@ -14,6 +14,7 @@ from typing import Iterator
 
 AXES = ("jobs", "cpus", "jitter")
 HEAVY_JITTER = 0.8
+MAX_CPU = 1 << 16  # far above any real CPU number; bounds the set a CPU range expands to
 
 
 @dataclass(frozen=True)
@@ -148,9 +149,12 @@ def format_cpus(cpus: tuple[int, ...]) -> str:
 
 
 def parse_cpus(text: str) -> tuple[int, ...]:
+    """`0-3,6` → (0, 1, 2, 3, 6); raises ValueError on anything else, an empty set included."""
     cpus: set[int] = set()
     for part in text.split(","):
-        lo, _, hi = part.strip().partition("-")
+        lo, sep, hi = part.strip().partition("-")
+        if not (lo.isdecimal() and (hi.isdecimal() or not sep)) or not int(lo) <= int(hi or lo) <= MAX_CPU:
+            raise ValueError(f"not a CPU list: {text!r}")
         cpus.update(range(int(lo), int(hi or lo) + 1))
     return tuple(sorted(cpus))
 
