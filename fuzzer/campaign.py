@@ -8,6 +8,7 @@ an interrupted campaign loses nothing and `--resume` continues it.
 from __future__ import annotations
 
 import itertools
+import json
 import shutil
 import statistics
 import time
@@ -25,7 +26,7 @@ from fuzzer.observe import DEFAULT_IGNORE, Manifest
 from fuzzer.plan import Space, schedule
 from fuzzer.report.build import build_report
 from fuzzer.report.model import Report
-from fuzzer.store import Store, StoreError
+from fuzzer.store import CampaignRow, Store
 
 BLOB_LIMIT = 64 << 20  # variants larger than this are not kept for diffs
 VARIANTS_KEPT = 3  # per path: enough to diff; an intrinsic build must not fill the disk overnight
@@ -113,15 +114,16 @@ class Campaign:
 
 def run_campaign(config: FuzzConfig, events: Events = SILENT) -> Outcome:
     config = validate(config)
-    try:
-        store = Store(config.store)
-    except StoreError as e:
-        raise UsageError(str(e)) from None
+    # held until the report is written: a second campaign on this store would build in the same workspace
+    store = Store(config.store, create=True, exclusive=True)
     try:
         campaign = _open(config, store)
-        events.started(campaign.id, campaign.seed, campaign.spec.workspace.path, len(campaign.runs))
-        with LocalExecutor(campaign.spec) as executor:
-            return _phases(campaign, executor, events)
+        try:
+            events.started(campaign.id, campaign.seed, campaign.spec.workspace.path, len(campaign.runs))
+            with LocalExecutor(campaign.spec) as executor:
+                return _phases(campaign, executor, events)
+        finally:
+            store.drop_if_empty(campaign.id)
     finally:
         store.close()
 
@@ -248,39 +250,89 @@ def _check_artifact_globs(campaign: Campaign, reference: RunRecord) -> None:
 
 
 def open_stored(store_path: Path, campaign_id: int | None) -> Campaign:
-    """A stored campaign, ready for replay or explain; the caller closes `campaign.store`."""
+    """A stored campaign, ready for replay or re-localization. It holds the store's lock
+    (both build in the store's workspace); the caller closes `campaign.store`."""
+    store = Store(store_path, exclusive=True)
     try:
-        store = Store(store_path)
-    except StoreError as e:
-        raise UsageError(str(e)) from None
-    row = store.campaign(campaign_id)
-    if row is None:
+        row = store.require_campaign(campaign_id)
+        config = stored_config(row.source, row.command, row.seed, store_path, row.config)
+        _check_rebuildable(row, config)
+        return _campaign(config, store, row.id, row.seed, store.runs(row.id))
+    except BaseException:
         store.close()
-        which = f"campaign {campaign_id}" if campaign_id is not None else "any campaign"
-        raise UsageError(f"store {store_path} holds no {which}")
-    config = stored_config(row.source, row.command, row.seed, store_path, row.config)
-    return _campaign(config, store, row.id, row.seed, store.runs(row.id))
+        raise
+
+
+def _check_rebuildable(row: CampaignRow, config: FuzzConfig) -> None:
+    """A replay must build the same source at the same path as the campaign's runs did."""
+    if not config.source.is_dir():
+        raise UsageError(f"campaign {row.id} built {row.source}, which is no longer a directory")
+    recorded = row.config.get("workspace")
+    if recorded is not None and recorded != str(_workspace_path(config)):
+        raise UsageError(f"campaign {row.id} built in {recorded}, this store would build in "
+                         f"{_workspace_path(config)} (the store moved): a build that records its path would differ")
 
 
 def _open(config: FuzzConfig, store: Store) -> Campaign:
-    source = config.source.resolve()
-    previous = store.campaign() if config.resume else None
-    if config.resume and (previous is None or previous.source != str(source) or previous.command != config.command):
+    # normalised through JSON, to compare with what the store gives back
+    settings = json.loads(json.dumps({**config.to_json(), "workspace": str(_workspace_path(config))}))
+    previous = _resumable(config, store) if config.resume else None
+    if previous is None:
+        cid = store.new_campaign(str(config.source.resolve()), config.command, config.seed, settings)
+        return _campaign(config, store, cid, config.seed, [])
+    _refuse_changed_settings(previous, settings)
+    store.update_config(previous.id, settings)  # what now runs: a changed --runs, settings older stores lack
+    return _campaign(config, store, previous.id, previous.seed, store.runs(previous.id))
+
+
+def _resumable(config: FuzzConfig, store: Store) -> CampaignRow | None:
+    """The latest campaign, for --resume to continue; None if it ran to its end (a new one starts)."""
+    previous = store.campaign()
+    if previous is None or previous.source != str(config.source.resolve()) or previous.command != config.command:
         raise UsageError(f"--resume: no campaign for this source and command in {config.store}")
-    if previous is not None and previous.finished is not None:
-        previous = None  # it ran to its end: --resume starts the next campaign
-    if previous is not None:
-        cid, seed, runs = previous.id, previous.seed, store.runs(previous.id)
-    else:
-        cid, seed, runs = store.new_campaign(str(source), config.command, config.seed, config.to_json()), config.seed, []
-    return _campaign(config, store, cid, seed, runs)
+    return previous if previous.finished is None else None
+
+
+RESUMABLE_CHANGES = {"runs"}  # a resumed campaign may plan more or fewer runs; nothing else may change
+SETTING_NAMES = {  # stored setting → how the user sets it
+    "axes": "--axes/--no-jitter/--no-affinity",
+    "artifacts": "--artifact",
+    "default_ignore": "default ignores (--no-default-ignore)",
+    "workspace": "workspace (the store moved)",
+}
+
+
+def _refuse_changed_settings(previous: CampaignRow, settings: dict) -> None:
+    """Runs made under other settings must not be compared as one campaign's runs."""
+    changed = [key for key, value in settings.items()
+               if key not in RESUMABLE_CHANGES and key in previous.config and previous.config[key] != value]
+    if changed:
+        differences = "; ".join(
+            f"{SETTING_NAMES.get(key, '--' + key.replace('_', '-'))} {_shown(key, previous.config[key])} "
+            f"→ {_shown(key, settings[key])}" for key in changed)
+        raise UsageError(f"--resume: campaign {previous.id} ran with other settings ({differences}); "
+                         "resume with its settings, or drop --resume to start a new campaign")
+
+
+def _shown(key: str, value) -> str:
+    if key == "jobs":
+        return f"{value[0]}-{value[1]}"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):
+        return ",".join(map(str, value)) or "none"
+    return "none" if value is None else str(value)
+
+
+def _workspace_path(config: FuzzConfig) -> Path:
+    """The one path every run of a campaign, and every replay of it, builds at."""
+    source = config.source.resolve()
+    return source if config.in_place else config.store.resolve() / "workspace" / (source.name or "tree")
 
 
 def _campaign(config: FuzzConfig, store: Store, cid: int, seed: int, runs: list[RunRecord]) -> Campaign:
-    source = config.source.resolve()
-    store_path = config.store.resolve()
-    tree = source if config.in_place else store_path / "workspace" / (source.name or "tree")
-    workspace = Workspace(source, tree, config.clean, frozenset({store_path}))
+    workspace = Workspace(config.source.resolve(), _workspace_path(config), config.clean,
+                          frozenset({config.store.resolve()}))
     spec = BuildSpec(config.command, workspace, store.campaign_dir(cid) / "logs", config.timeout)
     campaign = Campaign(config, store, cid, seed, spec, runs)
     for record in runs:

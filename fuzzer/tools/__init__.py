@@ -2,7 +2,7 @@
 
 A wrapper declares its tool with `register()`, so `buildfuzz doctor` can list what is
 missing and which Debian package brings it. Every caller degrades when a tool is
-missing; `ToolMissing` carries the hint for the message.
+missing; `ToolMissing` carries the hint for the message and means exit code 2.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 from dataclasses import dataclass
+
+from fuzzer.config import UsageError
 
 STDERR_LINES = 25
 
@@ -33,7 +35,11 @@ class Tool:
         return path
 
 
-class ToolMissing(Exception):
+class ToolMissing(UsageError):
+    """A tool the user asked for (or that this step needs) is not installed: exit 2 with
+    one line naming the Debian package, wherever it is raised. Callers that can do
+    without the tool catch it and degrade."""
+
     def __init__(self, tool: Tool):
         super().__init__(
             f"{tool.name} not found (needed for {tool.purpose}); install the Debian package {tool.package!r}"
