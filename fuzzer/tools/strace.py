@@ -42,6 +42,9 @@ QUIET_SIGNALS = "!SIGCHLD,SIGSTOP,SIGCONT,SIGTSTP,SIGTTIN,SIGTTOU,SIGWINCH"
 # Only these calls need structures decoded (argv, clone3 and openat2 flags); skipping the
 # others' saves strace a memory read per stat.
 DECODED = "execve,execveat,clone3,openat2"
+# A step is replayed with the environment it really had (make's `export`s, a wrapper's
+# PYTHONPATH): print execve's environment in full instead of `/* 38 vars */`.
+UNABBREVIATED = "!execve,execveat"
 # strace stats /etc/localtime twice per line when TZ is unset (its timestamps call
 # localtime). Give strace alone a TZ, and `-E TZ` removes it again for the build, so the
 # build sees exactly the environment it was started with.
@@ -68,6 +71,7 @@ def wrap(argv: list[str], trace_path: str) -> list[str]:
         "-o", trace_path,
         "-e", "signal=" + QUIET_SIGNALS,
         "-e", "verbose=" + DECODED,
+        "-e", "abbrev=" + UNABBREVIATED,
         "-e", "trace=" + ",".join(TRACED_SYSCALLS),
         "--",
         *argv,

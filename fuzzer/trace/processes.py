@@ -60,6 +60,7 @@ class Process:
     signal: str | None  # killed by this signal
     accesses: tuple[Access, ...]
     ppid: int | None = None  # the parent's pid
+    env: tuple[str, ...] | None = None  # environment of its first exec ("NAME=value"); None: not traced
 
     @property
     def failed(self) -> bool:
@@ -79,6 +80,7 @@ class _Live:
     start_cwd: str | None = None
     end: float = 0.0
     execs: list[tuple[str, ...]] = field(default_factory=list)
+    env: tuple[str, ...] | None = None
     exit_code: int | None = None
     exit_group_code: int | None = None
     signal: str | None = None
@@ -99,6 +101,7 @@ class ProcessTracker:
         self.live: dict[int, _Live] = {}
         self.thread_leader: dict[int, int] = {}
         self.orphans: dict[int, list[Record]] = {}
+        self.envs: dict[tuple[str, ...], tuple[str, ...]] = {}  # most processes share one environment: keep it once
         # paths repeat endlessly in a trace (headers, libraries): classify each once
         self._relative = functools.lru_cache(PATH_CACHE_LIMIT)(lambda path: self._classify(os.path.normpath(path)))
 
@@ -156,6 +159,7 @@ class ProcessTracker:
             signal=proc.signal,
             accesses=tuple(proc.accesses.values()),
             ppid=self.procs[proc.parent].pid if proc.parent is not None else None,
+            env=proc.env,
         )
 
     # --- paths -------------------------------------------------------------------------
@@ -270,6 +274,9 @@ class ProcessTracker:
             return
         proc.argv = tuple(decode_array(args[1]))
         proc.execs.append(proc.argv)
+        if proc.env is None and len(args) >= 3 and args[2].startswith("["):
+            env = tuple(decode_array(args[2]))
+            proc.env = self.envs.setdefault(env, env)
         self._record(proc, "read", path, call.time)
 
     def on_execveat(self, proc: _Live, call: Syscall) -> None:

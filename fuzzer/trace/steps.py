@@ -54,6 +54,7 @@ class Step:
     leaf: dict[str, tuple[str, ...]]  # written file → argv of the process that wrote it
     occurrence: int  # among earlier steps with the same command and cwd
     outer: int | None  # id of the step that launched the driver that launched this one
+    env: tuple[str, ...] | None = None  # the step root's environment as traced ("NAME=value")
 
     @property
     def key(self) -> StepKey:
@@ -222,6 +223,7 @@ def _step(
         leaf=seen.leaves(procs),
         occurrence=occurrence,
         outer=outer,
+        env=root.env,
     )
 
 
