@@ -1,4 +1,4 @@
-"""Hazards and root divergent steps: properties on synthetic traces, then real races."""
+"""Root divergent steps: properties on synthetic traces, then real races."""
 
 from __future__ import annotations
 
@@ -12,11 +12,8 @@ from fuzzer.tools import strace
 from fuzzer.trace.graph import (
     CO_WRITER,
     EXISTENCE,
-    READ_BEFORE_WRITE,
     READ_ORDER,
-    WRITE_WRITE,
     WRITER_TIMING,
-    find_hazards,
     find_roots,
 )
 from fuzzer.trace.processes import Access, Process
@@ -46,62 +43,6 @@ def serial(specs: list[dict]) -> list[FakeStep]:
         reads = {f: start + 1 for f in spec["sources"]} | {f"out{d}": start + 2 for d in spec["deps"]}
         steps.append(FakeStep(f"step{i}", start, start + 5, reads=reads, writes={f"out{i}": start + 3}))
     return steps
-
-
-@FAST
-@given(pipelines())
-def test_a_serial_pipeline_has_no_hazards(specs):
-    assert find_hazards([synthetic_trace(serial(specs))]) == []
-
-
-@FAST
-@given(st.floats(0, 10), st.floats(0.1, 10), st.floats(0, 10), st.floats(0.1, 10))
-def test_two_writers_of_one_file_always_conflict(start_a, len_a, start_b, len_b):
-    a = FakeStep("echo a >> log", start_a, start_a + len_a, writes={"log": start_a})
-    b = FakeStep("echo b >> log", start_b, start_b + len_b, writes={"log": start_b})
-    hazards = find_hazards([synthetic_trace([a, b])])
-    assert [(h.type, h.file, h.first, h.second) for h in hazards] == [
-        (WRITE_WRITE, "log", "echo a >> log", "echo b >> log")
-    ]
-
-
-@FAST
-@given(st.floats(0, 10), st.floats(0.1, 10), st.floats(0, 10), st.floats(0.1, 10), st.booleans())
-def test_a_reader_not_ordered_after_the_writer_conflicts(w_start, w_len, r_start, r_len, probe):
-    writer = FakeStep("gen > gen.h", w_start, w_start + w_len, writes={"gen.h": w_start})
-    looks = {"probes": {"gen.h": (r_start, False)}} if probe else {"reads": {"gen.h": r_start}}
-    reader = FakeStep("cc -c a.c", r_start, r_start + r_len, **looks)
-    hazards = find_hazards([synthetic_trace([writer, reader])])
-    ordered = r_start >= w_start + w_len
-    expected = [] if ordered else [(READ_BEFORE_WRITE, "gen.h", "gen > gen.h", "cc -c a.c")]
-    assert [(h.type, h.file, h.first, h.second) for h in hazards] == expected
-
-
-def test_hazards_are_deduplicated_across_runs():
-    runs = [
-        synthetic_trace([FakeStep("gen", 0, 2, writes={"g": 1}), FakeStep("use", 1, 3, reads={"g": 1.5})]),
-        synthetic_trace([FakeStep("gen", 0, 2, writes={"g": 1}), FakeStep("use", 0.5, 3, reads={"g": 0.6})]),
-        synthetic_trace([FakeStep("gen", 0, 2, writes={"g": 1}), FakeStep("use", 3, 4, reads={"g": 3.5})]),
-    ]
-    (hazard,) = find_hazards(runs)
-    assert hazard.to_json()["reader"] == "use" and hazard.to_json()["writer"] == "gen"
-    assert hazard.detail.startswith("run 0:")
-
-
-def test_drivers_are_not_steps():
-    """make stats and reads targets while jobs write them; that is no hazard."""
-    make = ("make", "-j2")
-    gen = ("sh", "-c", "gen > g")
-    accesses = (Access("probe", "g", 0.5, 3.0, False), Access("read", "g", 1.0, 1.0))
-    trace = build_trace(
-        [
-            Process(0, 1, None, make, (make,), ".", 0, 4, 0, None, accesses),
-            Process(1, 2, 0, gen, (gen,), ".", 0.2, 2, 0, None, (Access("write", "g", 0.3, 0.3),)),
-        ],
-        "/ws",
-    )
-    assert [s.command for s in trace.steps] == ["gen > g"]
-    assert find_hazards([trace]) == []
 
 
 @FAST
@@ -211,12 +152,6 @@ def nested_build(cc_exit: int, wrapper_reads_at: float):
     )
 
 
-def test_steps_nested_through_a_sub_make_are_ordered_by_their_accesses():
-    assert find_hazards([nested_build(0, wrapper_reads_at=8.5)]) == []
-    (hazard,) = find_hazards([nested_build(0, wrapper_reads_at=3.2)])
-    assert (hazard.type, hazard.second) == (READ_BEFORE_WRITE, "cd lib && make && cp lib/x.o .")
-
-
 def test_a_failure_inside_a_sub_make_blames_the_inner_step_only():
     (root,) = find_roots(nested_build(0, 8.5), nested_build(1, 8.5), set())
     assert root.command == "cc -c x.c" and root.failed
@@ -264,41 +199,11 @@ GOOD_DEP = "all: out.txt\ngen.h:\n\tsleep 0.1; echo '#define X 1' > gen.h\nout.t
 
 
 @pytest.mark.slow
-def test_real_append_race_is_a_write_write_hazard(tmp_path):
-    need_strace()
-    hazards = find_hazards([traced_make(tmp_path / "w", APPEND_RACE, "-j2")])
-    assert [(h.type, h.file) for h in hazards] == [(WRITE_WRITE, "log.txt")]
-
-
-@pytest.mark.slow
 def test_real_missing_dependency(tmp_path):
     need_strace()
     ref = traced_make(tmp_path / "ref", MISSING_DEP, "-j1")
     div = traced_make(tmp_path / "div", MISSING_DEP, "-j2")
-    hazards = find_hazards([ref, div])
-    assert [(h.type, h.file, h.second) for h in hazards] == [
-        (READ_BEFORE_WRITE, "gen.h", "cat gen.h > out.txt || true")
-    ]
     assert (tmp_path / "ref" / "out.txt").read_bytes() != (tmp_path / "div" / "out.txt").read_bytes()
     root = find_roots(ref, div, {"out.txt"})[0]
     assert root.command == "cat gen.h > out.txt || true"
     assert any(d.how == EXISTENCE and d.file == "gen.h" and d.other.endswith("> gen.h") for d in root.input_differences)
-
-
-@pytest.mark.slow
-def test_real_correct_dependency_has_no_hazard(tmp_path):
-    need_strace()
-    assert find_hazards([traced_make(tmp_path / "w", GOOD_DEP, "-j2")]) == []
-
-
-def test_listing_a_directory_while_an_unordered_step_fills_it_is_a_hazard():
-    from fuzzer.trace.synthetic import FakeStep, synthetic_trace
-
-    writer = FakeStep("python3 render.py b.html", 0.0, 2.0, writes={"html/b.html": 1.9})
-    lister = FakeStep("ls html | tar cf docs.tar -T -", 1.0, 1.5, lists={"html": 1.1}, writes={"docs.tar": 1.4})
-    (hazard,) = find_hazards([synthetic_trace([writer, lister])])
-    assert (hazard.type, hazard.file) == ("read-before-write", "html/b.html")
-    assert "listed html/" in hazard.detail
-    # the same listing after the writer ended is a correct build: no hazard
-    late = FakeStep("ls html | tar cf docs.tar -T -", 2.5, 3.0, lists={"html": 2.6}, writes={"docs.tar": 2.9})
-    assert find_hazards([synthetic_trace([writer, late])]) == []

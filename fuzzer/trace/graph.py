@@ -1,4 +1,5 @@
-"""Provenance reasoning over traced builds: latent hazards, and root divergent steps.
+"""Provenance reasoning over traced builds: the root divergent steps (hazards are in
+`fuzzer.trace.hazards`).
 
 Only workspace files count (relative paths); absolute paths are toolchain files or
 temporaries private to one step.
@@ -6,9 +7,7 @@ temporaries private to one step.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 from fuzzer.trace.differences import (
     CO_WRITER,
@@ -30,49 +29,12 @@ __all__ = [  # the evidence vocabulary is re-exported: callers need only this mo
     "EXISTENCE",
     "ONE_RUN",
     "RACE_EVIDENCE",
-    "READ_BEFORE_WRITE",
     "READ_ORDER",
     "WRITER_TIMING",
-    "WRITE_WRITE",
-    "Hazard",
     "InputDifference",
     "RootCandidate",
-    "find_hazards",
     "find_roots",
 ]
-
-WRITE_WRITE = "write-write"
-READ_BEFORE_WRITE = "read-before-write"
-
-
-@dataclass(frozen=True, slots=True)
-class Hazard:
-    """`first`/`second`: for read-before-write the writer and the reader; for
-    write-write the two writers (sorted). `detail` is the evidence from one run."""
-
-    type: str
-    file: str
-    first: str
-    second: str
-    detail: str = field(default="", compare=False)
-
-    def to_json(self) -> dict:
-        if self.type == READ_BEFORE_WRITE:
-            return {
-                "type": self.type,
-                "file": self.file,
-                "reader": self.second,
-                "writer": self.first,
-                "detail": self.detail,
-            }
-        return {
-            "type": self.type,
-            "file": self.file,
-            "writer": self.first,
-            "other_writer": self.second,
-            "detail": self.detail,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class RootCandidate:
@@ -93,98 +55,6 @@ class RootCandidate:
     @property
     def command(self) -> str:
         return self.step.command
-
-
-# --- hazards --------------------------------------------------------------------------
-
-
-def find_hazards(traces: list[BuildTrace]) -> list[Hazard]:
-    """Rattle-style conflicts between steps, from any traced runs, deduplicated."""
-    found: dict[Hazard, Hazard] = {}
-    for run, trace in enumerate(traces):
-        for hazard in [*_write_write(trace, run), *_read_before_write(trace, run), *_listed_before_write(trace, run)]:
-            found.setdefault(hazard, hazard)
-    return sorted(found.values(), key=lambda h: (h.type, h.file, h.first, h.second))
-
-
-def _write_write(trace: BuildTrace, run: int) -> list[Hazard]:
-    touched: dict[str, list[Step]] = {}
-    for step in trace.steps:
-        for path in step.writes.keys() | step.deletes.keys():
-            if in_workspace(path):
-                touched.setdefault(path, []).append(step)
-    hazards = []
-    for path, steps in touched.items():
-        if len(steps) < 2 or not any(path in s.writes for s in steps):
-            continue
-        # consecutive pairs by command: every writer named, linear in their number
-        ordered = sorted(steps, key=lambda s: (s.command, s.cwd, s.occurrence))
-        for a, b in pairwise(ordered):
-            # a step that runs a sub-build (cmake's try-compile) owns its inner steps' files
-            nested = _encloses(trace, a, b) or _encloses(trace, b, a)
-            if (path in a.writes or path in b.writes) and not nested:
-                detail = f"run {run}: `{a.command}` and `{b.command}` both wrote it"
-                hazards.append(Hazard(WRITE_WRITE, path, a.command, b.command, detail))
-    return hazards
-
-
-def _read_before_write(trace: BuildTrace, run: int) -> list[Hazard]:
-    t0 = trace.start
-    hazards = []
-    for reader in trace.steps:
-        for path in reader.inputs:
-            if not in_workspace(path):
-                continue
-            for writer in trace.writers(path):
-                if writer is reader or _ordered_after(trace, reader, writer, path):
-                    continue
-                detail = (
-                    f"run {run}: `{reader.command}` started at +{reader.start - t0:.3f}s, "
-                    f"before `{writer.command}` ended at +{writer.end - t0:.3f}s"
-                )
-                hazards.append(Hazard(READ_BEFORE_WRITE, path, writer.command, reader.command, detail))
-    return hazards
-
-
-def _listed_before_write(trace: BuildTrace, run: int) -> list[Hazard]:
-    """A step listed a directory (a glob, `ls`, an archive of a directory) while a step not
-    ordered before it was creating files there: what it saw depended on timing."""
-    created: dict[str, list[tuple[str, Step]]] = {}
-    for writer in trace.steps:
-        for path in writer.writes:
-            if in_workspace(path):
-                created.setdefault(os.path.dirname(path) or ".", []).append((path, writer))
-    t0 = trace.start
-    hazards = []
-    for reader in trace.steps:
-        for directory, listed in reader.lists.items():
-            for path, writer in created.get(directory, ()):
-                if writer is reader or _ordered_after(trace, reader, writer, path, listed):
-                    continue
-                detail = (f"run {run}: `{reader.command}` listed {directory}/ at +{listed - t0:.3f}s, before "
-                          f"`{writer.command}` (creating {path}) ended at +{writer.end - t0:.3f}s")
-                hazards.append(Hazard(READ_BEFORE_WRITE, path, writer.command, reader.command, detail))
-    return hazards
-
-
-def _ordered_after(trace: BuildTrace, reader: Step, writer: Step, path: str, looked: float | None = None) -> bool:
-    """Did the reader run after the writer was done? Nested steps (a step running a sub-make)
-    are sequential inside, so for them the access times decide."""
-    if reader.start >= writer.end:
-        return True
-    if _encloses(trace, reader, writer) or _encloses(trace, writer, reader):
-        looked = reader.first_look(path) if looked is None else looked
-        return looked >= writer.writes.get(path, writer.end)
-    return False
-
-
-def _encloses(trace: BuildTrace, outer: Step, inner: Step) -> bool:
-    sid = inner.outer
-    while sid is not None:
-        if sid == outer.id:
-            return True
-        sid = trace.steps[sid].outer
-    return False
 
 
 # --- roots ----------------------------------------------------------------------------

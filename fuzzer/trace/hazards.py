@@ -1,0 +1,260 @@
+"""Hazards: conflicts between steps that could have run at the same time (design.md).
+
+A conflict is two steps touching one file in a way whose outcome depends on their order:
+a read and a write, two writes (or a write and a delete), a directory created while
+another step writes into it, a listing while another step adds to the directory.
+
+Most conflicts are normal build behaviour: `ar` then `ranlib`, `rm -f x` then `ln -s`,
+a compile then `mv`. They are lines of one recipe, or steps the build graph orders, and
+they never run at once. So a conflict becomes a hazard only with evidence that its two
+steps were not ordered:
+
+- they overlapped in time in some traced run (a build tool starts a step only after
+  everything it is ordered after has finished), or
+- they ran in opposite orders in two traced runs.
+
+Steps nested in one another (a step that runs a sub-make) are ordered by ancestry.
+Each hazard carries that evidence, and hazards are grouped by file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from fuzzer.trace.differences import in_workspace
+from fuzzer.trace.steps import BuildTrace, Step
+
+READ_BEFORE_WRITE = "read-before-write"
+WRITE_WRITE = "write-write"
+DUPLICATE = "duplicate-execution"
+MKDIR_RACE = "mkdir-race"
+LISTING_RACE = "listing-race"
+
+OVERLAP = "overlap"  # both were running at once
+BEFORE = "before"  # the first step was done before the second started
+AFTER = "after"  # the second step was done before the first started
+
+
+@dataclass(frozen=True, slots=True)
+class Hazard:
+    """One file's unordered conflicts of one type.
+
+    `first`/`second`: the writer and the reader (read-before-write), the two writers
+    (write-write), the step and itself (duplicate-execution), the step creating the
+    directory and the step writing into it (mkdir-race), the step creating the file and
+    the step listing its directory (listing-race). `steps` names every step involved."""
+
+    type: str
+    file: str
+    first: str
+    second: str
+    detail: str  # what happened, in one traced run
+    evidence: str  # why the two steps were not ordered
+    steps: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Conflict:
+    type: str
+    file: str
+    first: Step
+    second: Step
+    relation: str
+    detail: str
+    used: bool = True  # listing: the lister went on to use the file
+
+    @property
+    def key(self) -> tuple:
+        return (self.type, self.file, self.first.command, self.first.cwd, self.second.command, self.second.cwd)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sighting:
+    run: str
+    conflict: _Conflict
+
+
+def find_hazards(traces: list[BuildTrace], labels: list[str] | None = None) -> list[Hazard]:
+    """Unordered conflicts over every traced run, grouped by (type, file)."""
+    labels = labels or [f"traced run {i + 1}" for i in range(len(traces))]
+    seen: dict[tuple, list[_Sighting]] = {}
+    for label, trace in zip(labels, traces):
+        for conflict in conflicts(trace):
+            seen.setdefault(conflict.key, []).append(_Sighting(label, conflict))
+    unordered = [(s, why) for s in seen.values() if any(x.conflict.used for x in s) and (why := _unordered(s))]
+    return _grouped(_most_specific(unordered))
+
+
+def conflicts(trace: BuildTrace) -> Iterator[_Conflict]:
+    yield from _write_write(trace)
+    yield from _read_write(trace)
+    yield from _mkdir_races(trace)
+    yield from _listing_races(trace)
+
+
+def relation(trace: BuildTrace, a: Step, b: Step) -> str | None:
+    """How two steps stood in time in one run; None when one runs inside the other."""
+    if _encloses(trace, a, b) or _encloses(trace, b, a):
+        return None
+    if a.end <= b.start:
+        return BEFORE
+    if b.end <= a.start:
+        return AFTER
+    return OVERLAP
+
+
+def _unordered(sightings: list[_Sighting]) -> str | None:
+    """The evidence that the pair was not ordered, or None."""
+    overlap = next((s for s in sightings if s.conflict.relation == OVERLAP), None)
+    if overlap is not None:
+        return f"not ordered: they ran at the same time in the {overlap.run}"
+    before = next((s for s in sightings if s.conflict.relation == BEFORE), None)
+    after = next((s for s in sightings if s.conflict.relation == AFTER), None)
+    if before and after:
+        c = before.conflict
+        return (f"not ordered: they ran in opposite orders (`{_short(c.first.command)}` first in the {before.run}, "
+                f"`{_short(c.second.command)}` first in the {after.run})")
+    return None
+
+
+def _most_specific(unordered: list[tuple[list[_Sighting], str]]) -> list[tuple[list[_Sighting], str]]:
+    """A lister reading the file it raced is one finding, the listing race, not two."""
+    listed = {key[1:] for s, _ in unordered if (key := s[0].conflict.key)[0] == LISTING_RACE}
+    return [(s, why) for s, why in unordered
+            if not (s[0].conflict.type == READ_BEFORE_WRITE and s[0].conflict.key[1:] in listed)]
+
+
+def _grouped(unordered: list[tuple[list[_Sighting], str]]) -> list[Hazard]:
+    groups: dict[tuple[str, str], list[tuple[_Sighting, str]]] = {}
+    for sightings, why in unordered:
+        shown = next((s for s in sightings if s.conflict.relation == OVERLAP), sightings[-1])
+        groups.setdefault((shown.conflict.type, shown.conflict.file), []).append((shown, why))
+    hazards = []
+    for (kind, path), members in sorted(groups.items()):
+        members.sort(key=lambda m: (m[0].conflict.first.command, m[0].conflict.second.command))
+        shown, why = members[0]
+        names = {c for m in members for c in (m[0].conflict.first.command, m[0].conflict.second.command)}
+        c = shown.conflict
+        hazards.append(Hazard(kind, path, c.first.command, c.second.command, f"{shown.run}: {c.detail}", why,
+                              tuple(sorted(names))))
+    return hazards
+
+
+# --- conflicts in one trace ---------------------------------------------------------------
+
+
+def _write_write(trace: BuildTrace) -> Iterator[_Conflict]:
+    """Two steps writing (or one writing, one deleting) a file; the same command twice is a
+    recipe executed twice."""
+    touched: dict[str, list[Step]] = {}
+    for step in trace.steps:
+        for path in step.writes.keys() | step.deletes.keys():
+            if in_workspace(path):
+                touched.setdefault(path, []).append(step)
+    for path, steps in touched.items():
+        for a, b in _pairs(steps):
+            if path not in a.writes and path not in b.writes:
+                continue
+            if (a.command, a.cwd) > (b.command, b.cwd):
+                a, b = b, a  # one orientation, so runs can be compared
+            how = relation(trace, a, b)
+            if how is None:
+                continue
+            if (a.command, a.cwd) == (b.command, b.cwd):
+                times = sum(1 for s in steps if (s.command, s.cwd) == (a.command, a.cwd))
+                detail = f"`{a.command}` ran {times} times, writing {path} each time ({_span(trace, a)}, {_span(trace, b)})"
+                yield _Conflict(DUPLICATE, path, a, b, how, detail)
+            else:
+                detail = f"`{a.command}` ({_span(trace, a)}) and `{b.command}` ({_span(trace, b)}) both changed it"
+                yield _Conflict(WRITE_WRITE, path, a, b, how, detail)
+
+
+def _pairs(steps: list[Step]) -> Iterator[tuple[Step, Step]]:
+    """Every overlapping pair, plus neighbours in start order (enough to see two runs
+    disagree on the order), without going quadratic on a file every step appends to."""
+    ordered = sorted(steps, key=lambda s: s.start)
+    seen = set()
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1 :]:
+            if b.start >= a.end and b is not ordered[i + 1]:
+                break
+            if (a.id, b.id) not in seen:
+                seen.add((a.id, b.id))
+                yield a, b
+
+
+def _read_write(trace: BuildTrace) -> Iterator[_Conflict]:
+    """A step looked at a file another step writes."""
+    for reader in trace.steps:
+        for path in reader.inputs:
+            if not in_workspace(path):
+                continue
+            for writer in trace.writers(path):
+                how = relation(trace, writer, reader) if writer is not reader else None
+                if how is not None:
+                    look = reader.first_look(path)
+                    detail = (f"`{reader.command}` looked at it at +{look - trace.start:.3f}s "
+                              f"({'found' if reader.found(path) else 'missing'}); `{writer.command}` wrote it "
+                              f"({_span(trace, writer)})")
+                    yield _Conflict(READ_BEFORE_WRITE, path, writer, reader, how, detail)
+
+
+def _mkdir_races(trace: BuildTrace) -> Iterator[_Conflict]:
+    """A step was already running when another created the directory it then wrote into.
+    A step that checks or creates the directory itself (`mkdir -p obj && cc -o obj/x.o`)
+    does not depend on the other."""
+    created = {d: (m, t) for m in trace.steps for d, t in m.mkdirs.items() if in_workspace(d)}
+    for step in trace.steps:
+        for path in step.writes.keys() | {p for p, probe in step.probes.items() if not probe.found}:
+            directory = os.path.dirname(path)
+            maker, made = created.get(directory, (None, 0.0))
+            if maker is None or maker is step or step.first_look(directory) is not None:
+                continue
+            if relation(trace, maker, step) is None:
+                continue
+            how = AFTER if step.end <= maker.start else OVERLAP if step.start < made else BEFORE
+            detail = (f"`{step.command}` started at +{step.start - trace.start:.3f}s; `{maker.command}` created "
+                      f"{directory}/ at +{made - trace.start:.3f}s")
+            yield _Conflict(MKDIR_RACE, directory + "/", maker, step, how, detail)
+
+
+def _listing_races(trace: BuildTrace) -> Iterator[_Conflict]:
+    """A step listed a directory (a glob, `ls`, an archive) while a step not ordered with
+    it created a file there; only files the lister then used count."""
+    created: dict[str, list[tuple[str, Step]]] = {}
+    for writer in trace.steps:
+        for path in writer.writes:
+            if in_workspace(path):
+                created.setdefault(os.path.dirname(path) or ".", []).append((path, writer))
+    for lister in trace.steps:
+        for directory, listed in lister.lists.items():
+            for path, writer in created.get(directory, ()):
+                if writer is lister or relation(trace, writer, lister) is None:
+                    continue
+                how = BEFORE if writer.end <= listed else AFTER if lister.end <= writer.start else OVERLAP
+                used = path in lister.reads or path in lister.probes
+                detail = (f"`{lister.command}` listed {directory}/ at +{listed - trace.start:.3f}s; "
+                          f"`{writer.command}` created {path} ({_span(trace, writer)})")
+                yield _Conflict(LISTING_RACE, path, writer, lister, how, detail, used)
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _encloses(trace: BuildTrace, outer: Step, inner: Step) -> bool:
+    sid = inner.outer
+    while sid is not None:
+        if sid == outer.id:
+            return True
+        sid = trace.steps[sid].outer
+    return False
+
+
+def _span(trace: BuildTrace, step: Step) -> str:
+    return f"+{step.start - trace.start:.3f}s to +{step.end - trace.start:.3f}s"
+
+
+def _short(command: str, limit: int = 80) -> str:
+    return command if len(command) <= limit else command[: limit - 1] + "…"

@@ -1,0 +1,182 @@
+"""Hazards: a conflict counts only between steps shown to be unordered (an overlap in some
+run, or opposite orders in two runs). Properties on synthetic traces, then real make."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fuzzer.trace.hazards import (
+    DUPLICATE,
+    LISTING_RACE,
+    MKDIR_RACE,
+    READ_BEFORE_WRITE,
+    WRITE_WRITE,
+    find_hazards,
+)
+from fuzzer.trace.processes import Access, Process
+from fuzzer.trace.steps import build_trace
+from fuzzer.trace.synthetic import FakeStep, synthetic_trace
+from test_trace_graph import need_strace, pipelines, serial, traced_make
+
+FAST = settings(max_examples=60, deadline=None)
+
+
+def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+@FAST
+@given(pipelines())
+def test_a_serial_pipeline_has_no_hazards(specs):
+    assert find_hazards([synthetic_trace(serial(specs))]) == []
+
+
+@FAST
+@given(st.floats(0, 10), st.floats(0.1, 10), st.floats(0, 10), st.floats(0.1, 10))
+def test_two_writers_conflict_exactly_when_they_overlap(start_a, len_a, start_b, len_b):
+    a = FakeStep("echo a >> log", start_a, start_a + len_a, writes={"log": start_a})
+    b = FakeStep("echo b >> log", start_b, start_b + len_b, writes={"log": start_b})
+    hazards = find_hazards([synthetic_trace([a, b])])
+    expected = [(WRITE_WRITE, "log")] if overlap((start_a, start_a + len_a), (start_b, start_b + len_b)) else []
+    assert [(h.type, h.file) for h in hazards] == expected
+
+
+@FAST
+@given(st.floats(0, 10), st.floats(0.1, 10), st.floats(0, 10), st.floats(0.1, 10), st.booleans())
+def test_a_reader_and_writer_conflict_exactly_when_they_overlap(w_start, w_len, r_start, r_len, probe):
+    writer = FakeStep("gen > gen.h", w_start, w_start + w_len, writes={"gen.h": w_start})
+    looks = {"probes": {"gen.h": (r_start, False)}} if probe else {"reads": {"gen.h": r_start}}
+    reader = FakeStep("cc -c a.c", r_start, r_start + r_len, **looks)
+    hazards = find_hazards([synthetic_trace([writer, reader])])
+    ran_together = overlap((w_start, w_start + w_len), (r_start, r_start + r_len))
+    expected = [(READ_BEFORE_WRITE, "gen.h", "gen > gen.h", "cc -c a.c")] if ran_together else []
+    assert [(h.type, h.file, h.first, h.second) for h in hazards] == expected
+
+
+def test_opposite_orders_in_two_runs_prove_a_missing_dependency():
+    """-j1 put the generator first; the parallel run compiled first and never overlapped."""
+    reference = synthetic_trace([FakeStep("gen > gen.h", 0, 1, writes={"gen.h": 0.5}),
+                                 FakeStep("cc -c a.c", 2, 3, reads={"gen.h": 2.1})])
+    parallel = synthetic_trace([FakeStep("cc -c a.c", 0, 0.2, probes={"gen.h": (0.1, False)}, exit_code=1),
+                                FakeStep("gen > gen.h", 0.5, 1, writes={"gen.h": 0.7})])
+    assert find_hazards([reference]) == [] and find_hazards([parallel]) == []
+    (hazard,) = find_hazards([reference, parallel], ["reference", "parallel run"])
+    assert (hazard.type, hazard.first, hazard.second) == (READ_BEFORE_WRITE, "gen > gen.h", "cc -c a.c")
+    assert "opposite orders" in hazard.evidence and "reference" in hazard.evidence
+
+
+def zlib_like(t0: float) -> list[FakeStep]:
+    """Lines of one recipe touching one file in turn: normal build behaviour."""
+    return [
+        FakeStep("ar rc libz.a a.o b.o", t0, t0 + 1, probes={"libz.a": (t0 + 0.1, False)}, writes={"libz.a": t0 + 0.5}),
+        FakeStep("ranlib libz.a", t0 + 1.1, t0 + 2, reads={"libz.a": t0 + 1.2}, writes={"libz.a": t0 + 1.5}),
+        FakeStep("rm -f libz.so libz.so.1", t0 + 2.1, t0 + 2.2, deletes={"libz.so": t0 + 2.15}),
+        FakeStep("ln -s libz.so.1.3 libz.so", t0 + 2.3, t0 + 2.4, writes={"libz.so": t0 + 2.35}),
+        FakeStep("gcc -c -o objs/x.o x.c", t0 + 3, t0 + 4, writes={"objs/x.o": t0 + 3.9}),
+        FakeStep("mv objs/x.o x.lo", t0 + 4.1, t0 + 4.2, reads={"objs/x.o": t0 + 4.15},
+                 deletes={"objs/x.o": t0 + 4.15}, writes={"x.lo": t0 + 4.15}),
+    ]
+
+
+@FAST
+@given(st.lists(st.floats(0, 100), min_size=1, max_size=4))
+def test_multi_line_recipes_are_never_hazards(starts):
+    assert find_hazards([synthetic_trace(zlib_like(t)) for t in starts]) == []
+
+
+def test_a_recipe_running_twice_at_once_is_a_duplicate():
+    twice = [FakeStep("python3 gen.py", 0, 1, writes={"a.h": 0.5, "a.c": 0.6}),
+             FakeStep("python3 gen.py", 0.2, 1.2, writes={"a.h": 0.7, "a.c": 0.8})]
+    hazards = find_hazards([synthetic_trace(twice)])
+    assert [(h.type, h.file) for h in hazards] == [(DUPLICATE, "a.c"), (DUPLICATE, "a.h")]
+    assert "ran 2 times" in hazards[0].detail and hazards[0].steps == ("python3 gen.py",)
+    # one after the other (-j1 runs the recipe for each target in turn): not a hazard
+    sequential = [FakeStep("python3 gen.py", 0, 1, writes={"a.h": 0.5}), FakeStep("python3 gen.py", 2, 3, writes={"a.h": 2.5})]
+    assert find_hazards([synthetic_trace(sequential)]) == []
+
+
+def test_hazards_are_grouped_by_file():
+    gen = FakeStep("gen > g.h", 0, 2, writes={"g.h": 1.9})
+    readers = [FakeStep(f"cc -c {n}.c", 0.5, 1, reads={"g.h": 0.6}) for n in "abc"]
+    (hazard,) = find_hazards([synthetic_trace([gen, *readers])])
+    assert hazard.file == "g.h" and set(hazard.steps) == {"gen > g.h", "cc -c a.c", "cc -c b.c", "cc -c c.c"}
+
+
+def test_a_step_running_before_its_directory_existed_is_a_mkdir_race():
+    mkdir = FakeStep("mkdir -p obj", 0.3, 0.4)
+    trace = build_trace(_with_mkdir(synthetic_trace([mkdir, FakeStep("cc -c a.c -o obj/a.o", 0.1, 1, writes={"obj/a.o": 0.9})])), "/ws")
+    (hazard,) = find_hazards([trace])
+    assert (hazard.type, hazard.file, hazard.first, hazard.second) == (MKDIR_RACE, "obj/", "mkdir -p obj", "cc -c a.c -o obj/a.o")
+    # a step that made sure of the directory itself depends on nobody
+    own = FakeStep("mkdir -p obj && cc -c b.c -o obj/b.o", 0.1, 1, probes={"obj": (0.35, True)}, writes={"obj/b.o": 0.9})
+    assert find_hazards([build_trace(_with_mkdir(synthetic_trace([mkdir, own])), "/ws")]) == []
+    # started after the directory existed: ordered as far as the trace can tell
+    late = FakeStep("cc -c c.c -o obj/c.o", 0.5, 1, writes={"obj/c.o": 0.9})
+    assert find_hazards([build_trace(_with_mkdir(synthetic_trace([mkdir, late])), "/ws")]) == []
+
+
+def _with_mkdir(trace) -> list[Process]:
+    """The `mkdir -p obj` step's process gets its mkdir access (FakeStep has no mkdirs)."""
+    procs = list(trace.processes)
+    for i, p in enumerate(procs):
+        if p.argv[-1] == "mkdir -p obj":
+            procs[i] = Process(p.index, p.pid, p.parent, p.argv, p.execs, p.cwd, p.start, p.end, p.exit_code,
+                               p.signal, (Access("mkdir", "obj", 0.35, 0.35),), p.ppid)
+    return procs
+
+
+def test_a_listing_races_only_the_files_it_then_used():
+    writer = FakeStep("python3 render.py b.html", 0.0, 2.0, writes={"html/b.html": 1.9})
+    lister = FakeStep("ls html | tar cf docs.tar -T -", 1.0, 1.5, lists={"html": 1.1},
+                      reads={"html/b.html": 1.2}, writes={"docs.tar": 1.4})
+    (hazard,) = find_hazards([synthetic_trace([writer, lister])])
+    assert (hazard.type, hazard.file) == (LISTING_RACE, "html/b.html") and "listed html/" in hazard.detail
+    unused = FakeStep("ls html > index.txt", 1.0, 1.5, lists={"html": 1.1}, writes={"index.txt": 1.4})
+    assert find_hazards([synthetic_trace([writer, unused])]) == []
+    late = FakeStep("ls html | tar cf docs.tar -T -", 2.5, 3.0, lists={"html": 2.6}, reads={"html/b.html": 2.7})
+    assert find_hazards([synthetic_trace([writer, late])]) == []
+
+
+def test_drivers_are_not_steps():
+    """make stats and reads targets while jobs write them; that is no hazard."""
+    make = ("make", "-j2")
+    gen = ("sh", "-c", "gen > g")
+    accesses = (Access("probe", "g", 0.5, 3.0, False), Access("read", "g", 1.0, 1.0))
+    trace = build_trace(
+        [
+            Process(0, 1, None, make, (make,), ".", 0, 4, 0, None, accesses),
+            Process(1, 2, 0, gen, (gen,), ".", 0.2, 2, 0, None, (Access("write", "g", 0.3, 0.3),)),
+        ],
+        "/ws",
+    )
+    assert find_hazards([trace]) == []
+
+
+# --- real make ------------------------------------------------------------------------
+
+APPEND_RACE = "all: a b\na:\n\techo a >> log.txt; sleep 0.1\nb:\n\techo b >> log.txt; sleep 0.1\n"
+GOOD_DEP = "all: out.txt\ngen.h:\n\tsleep 0.1; echo '#define X 1' > gen.h\nout.txt: gen.h\n\tcat gen.h > out.txt\n"
+RECIPE_LINES = (
+    "all: libx.a x.lo\n"
+    "libx.a: a.o b.o\n\tar rc libx.a a.o b.o\n\tranlib libx.a\n"
+    "%.o:\n\techo $@ > $@\n"
+    "x.lo: | objs\n\techo x > objs/x.o\n\tmv objs/x.o x.lo\n"
+    "objs:\n\tmkdir objs\n"
+)
+
+
+@pytest.mark.slow
+def test_real_append_race_is_a_write_write_hazard(tmp_path):
+    need_strace()
+    hazards = find_hazards([traced_make(tmp_path / "w", APPEND_RACE, "-j2")])
+    assert [(h.type, h.file) for h in hazards] == [(WRITE_WRITE, "log.txt")]
+
+
+@pytest.mark.slow
+def test_real_correct_dependencies_and_recipe_lines_have_no_hazard(tmp_path):
+    need_strace()
+    assert find_hazards([traced_make(tmp_path / "w", GOOD_DEP, "-j2")]) == []
+    traces = [traced_make(tmp_path / f"r{j}", RECIPE_LINES, f"-j{j}") for j in (1, 4)]
+    assert find_hazards(traces) == []
