@@ -1,25 +1,32 @@
 """Replay one step alone, on the reference build's final tree, and hash its outputs.
 
-Before every replay the step's outputs are restored to their reference state, so a
-step that appends (`>> list`) is not mistaken for one that varies. Replays are spread
-over more than a second, so a step that embeds the time in seconds does vary.
+A replay is faithful to the traced step: its own argv, cwd and environment (make's
+`export`s included), and before every replay each file the step wrote or deleted in
+the trace is put back as the reference tree had it, so a step that appends
+(`>> list`) or rewrites a counter it read is not mistaken for one that varies. A
+replay that exits differently from the traced step is no evidence of anything but
+itself: the outcome says so, with the first lines of its log. Replays are spread over
+more than a second, so a step that embeds the time in seconds does vary.
 """
 
 from __future__ import annotations
 
 import hashlib
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from fuzzer.execute.guard import Guard
+from fuzzer.execute.local import log_tail
 from fuzzer.observe import hash_file
 
 REPLAYS = 5
 SPREAD_S = 1.2  # replays span at least this long: second-resolution clocks must tick
 STEP_TIMEOUT_S = 120.0
+FAILURE_LINES = 3
 
 Wrapper = Callable[[list[str]], list[str]]
 
@@ -36,38 +43,65 @@ class Variation:
 
 @dataclass(frozen=True)
 class ReplayOutcome:
-    digests: tuple[str, ...]  # digest of all outputs, one per replay
+    digests: tuple[str, ...]  # digest of the compared outputs, one per replay
     exit_codes: tuple[int | None, ...]
+    expected_exit: int | None  # the traced step's exit code
+    failure: str = ""  # first lines of the log of the first replay that exited differently
 
     @property
     def distinct(self) -> int:
         return len(set(self.digests))
 
     @property
+    def failed(self) -> bool:
+        return any(code != self.expected_exit for code in self.exit_codes)
+
+    @property
     def varies(self) -> bool:
         return self.distinct > 1
 
+    @property
+    def stable(self) -> bool:
+        """Every replay ran as the traced step did and gave the same bytes."""
+        return not self.failed and not self.varies
 
-@dataclass
-class StepReplayer:
-    guard: Guard
-    tree: Path
-    argv: list[str]
+
+@dataclass(frozen=True)
+class StepCall:
+    """What the trace says the step was: enough to run it again."""
+
+    argv: tuple[str, ...]
     cwd: str  # relative to the tree
-    outputs: list[str]  # relative to the tree
     env: dict[str, str]
-    cpus: tuple[int, ...]
-    logs: Path
+    exit_code: int | None
+    restored: tuple[str, ...]  # every file it wrote or deleted, relative to the tree
+    compared: tuple[str, ...]  # the outputs whose bytes are compared across replays
 
-    def __post_init__(self) -> None:
-        self._backup = self.logs / "step-outputs"
-        shutil.rmtree(self._backup, ignore_errors=True)
-        for rel in self.outputs:
+
+class StepReplayer:
+    """Replays one step; a context manager, because it backs up the files it restores."""
+
+    def __init__(self, guard: Guard, tree: Path, call: StepCall, cpus: tuple[int, ...], logs: Path):
+        self.guard, self.tree, self.call, self.cpus, self.logs = guard, tree, call, cpus, logs
+        logs.mkdir(parents=True, exist_ok=True)
+        self._backup = Path(tempfile.mkdtemp(prefix="step-outputs-", dir=logs))
+        self._runs = 0
+        for rel in call.restored:
             src = self.tree / rel
-            if src.is_file():
+            if src.is_file() and not src.is_symlink():
                 dst = self._backup / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dst)
+
+    def __enter__(self) -> "StepReplayer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Backups can be as large as the step's outputs: never leave them behind."""
+        shutil.rmtree(self._backup, ignore_errors=True)
 
     def replay(self, variation: Variation = Variation("plain"), times: int = REPLAYS) -> ReplayOutcome:
         return self.replay_each([variation], times)[variation.name]
@@ -77,42 +111,63 @@ class StepReplayer:
         SPREAD_S: one pass over the clock serves every variation."""
         digests: dict[str, list[str]] = {v.name: [] for v in variations}
         codes: dict[str, list[int | None]] = {v.name: [] for v in variations}
+        failures: dict[str, str] = {}
         started = time.monotonic()
         for i in range(times):
             wait = started + SPREAD_S * i / max(times - 1, 1) - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
             for variation in variations:
-                codes[variation.name].append(self._run_once(variation, i))
+                code, log = self._run_once(variation)
+                codes[variation.name].append(code)
                 digests[variation.name].append(self._digest())
-        return {name: ReplayOutcome(tuple(digests[name]), tuple(codes[name])) for name in digests}
+                if code != self.call.exit_code and variation.name not in failures:
+                    failures[variation.name] = _failure(code, log)
+        return {
+            name: ReplayOutcome(tuple(digests[name]), tuple(codes[name]), self.call.exit_code, failures.get(name, ""))
+            for name in digests
+        }
 
-    def _run_once(self, variation: Variation, i: int) -> int | None:
+    def _run_once(self, variation: Variation) -> tuple[int | None, Path]:
         self._restore()
-        argv = list(self.argv)
+        argv = list(self.call.argv)
         for wrap in variation.wrappers:
             argv = wrap(argv)
-        env = {**self.env, **dict(variation.env)}
-        log = self.logs / f"step-{variation.name.replace(' ', '_').replace('+', '_')}-{i}.log"
-        self.guard.start(argv, cwd=str(self.tree / self.cwd), env=env, cpus=variation.cpus or self.cpus, log_path=str(log))
-        return self.guard.wait(STEP_TIMEOUT_S).exit_code
+        env = {**self.call.env, **dict(variation.env)}
+        self._runs += 1
+        log = self.logs / f"step-{self._runs:03d}-{_slug(variation.name)}.log"
+        self.guard.start(argv, cwd=str(self.tree / self.call.cwd), env=env, cpus=variation.cpus or self.cpus,
+                         log_path=str(log))
+        return self.guard.wait(STEP_TIMEOUT_S).exit_code, log
 
     def _restore(self) -> None:
-        for rel in self.outputs:
+        for rel in self.call.restored:
             saved, live = self._backup / rel, self.tree / rel
             if saved.is_file():
                 live.parent.mkdir(parents=True, exist_ok=True)
+                if live.is_symlink() or live.is_file():
+                    live.unlink()
                 shutil.copy2(saved, live)
-            elif live.is_file():
+            elif live.is_file() or live.is_symlink():
                 live.unlink()
 
     def _digest(self) -> str:
         h = hashlib.sha256()
-        for rel in sorted(self.outputs):
+        for rel in sorted(self.call.compared):
             path = self.tree / rel
             h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
             h.update((hash_file(str(path)) if path.is_file() else "absent").encode() + b"\n")
         return h.hexdigest()
+
+
+def _failure(code: int | None, log: Path) -> str:
+    lines = [line for line in log_tail(log, 50).splitlines() if line.strip()][:FAILURE_LINES]
+    status = "was killed (timeout)" if code is None else f"exited {code}"
+    return f"{status}: " + (" | ".join(lines) if lines else "(no output)")
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
 
 
 def umask_wrapper(mask: int) -> Wrapper:
@@ -120,4 +175,3 @@ def umask_wrapper(mask: int) -> Wrapper:
         return ["/bin/sh", "-c", f'umask {mask:03o} && exec "$@"', "sh", *argv]
 
     return wrap
-
