@@ -6,15 +6,16 @@ Pure functions over run records; nothing here touches the file system.
 from __future__ import annotations
 
 import string
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from fuzzer.execute.local import RunRecord
 from fuzzer.observe import Entry
 
 ABSENT = "absent"
 AXES = ("jobs", "cpus", "cpu set", "jitter")
+MIN_RUNS_PER_SIDE = 2  # one run per variant cannot tell an axis from chance
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class DivergentArtifact:
     variants: tuple[Variant, ...]
     factors: tuple[AxisFactor, ...]  # axes that separate the variants, best first
     same_conditions: bool  # two runs with identical perturbation (no jitter) differ
+    too_few_runs: tuple[str, ...] = ()  # axes that match the variants, on too few runs to claim it
 
 
 @dataclass(frozen=True)
@@ -101,12 +103,17 @@ def _variants(path: str, runs: Sequence[RunRecord]) -> tuple[Variant, ...]:
 def _divergent(path: str, variants: tuple[Variant, ...], runs: Sequence[RunRecord]) -> DivergentArtifact:
     variant_of = {i: v.label for v in variants for i in v.runs}
     by_index = {r.index: r for r in runs}
-    factors = tuple(f for axis in AXES if (f := axis_factor(axis, variant_of, by_index)) is not None)
-    return DivergentArtifact(path, variants, factors, _differs_under_same_conditions(variant_of, by_index))
+    matching = [f for axis in AXES if (f := axis_factor(axis, variant_of, by_index)) is not None]
+    sizes = Counter(variant_of.values())
+    supported = min(sizes.values()) >= MIN_RUNS_PER_SIDE
+    factors = tuple(matching) if supported else ()
+    thin = () if supported else tuple(f.axis for f in matching)
+    return DivergentArtifact(path, variants, factors, _differs_under_same_conditions(variant_of, by_index), thin)
 
 
 def axis_factor(axis: str, variant_of: dict[int, str], runs: dict[int, RunRecord]) -> AxisFactor | None:
-    """The axis separates the variants if each of its values maps to one variant."""
+    """The axis matches the variants if each of its values maps to one variant (whether
+    that is enough runs to claim it is the caller's question)."""
     values_of: dict[str, set] = defaultdict(set)
     variant_of_value: dict[object, str] = {}
     for index, label in variant_of.items():
@@ -139,14 +146,3 @@ def _labels(digests: dict[int, str]) -> dict[int, str]:
 def variant_label(i: int) -> str:
     letters = string.ascii_uppercase
     return letters[i] if i < len(letters) else f"V{i}"
-
-
-def separating_summary(artifacts: Iterable[DivergentArtifact]) -> list[str]:
-    """Human lines like 'cpus in {1} → A; cpus in {2} → B' for the report."""
-    lines = []
-    for artifact in artifacts:
-        for factor in artifact.factors[:1]:
-            lines.append(f"{artifact.path}: {factor.describe()}")
-        if artifact.same_conditions:
-            lines.append(f"{artifact.path}: differs between runs with identical perturbation (not parallelism alone)")
-    return lines

@@ -1,27 +1,34 @@
 """explain: from traced runs, the step that introduced a divergence, its kind, and what
 stabilises it (design.md, "Localization").
 
-Phases: trace a divergent run and the reference → find root divergent steps and
-hazards from the two traces → classify the top roots by replaying them alone →
-shrink the divergent perturbation to a minimal reproducer. A reproducible campaign
-still gets one traced parallel run, for latent hazards.
+Phases: trace divergent reruns and the reference → find root divergent steps and the
+hazards over every trace → classify the top roots (trace evidence first, then faithful
+replays alone) → shrink the divergent perturbation to a minimal reproducer. When no
+traced rerun diverges, a failed run's log is read against the reference trace. A
+reproducible campaign still gets one traced parallel run, for latent hazards.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fuzzer.execute.local import RunOptions, build_env
 from fuzzer.explain.ablation import minimal_reproducer
 from fuzzer.explain.classify import Context, classify
-from fuzzer.explain.step_replay import StepReplayer
+from fuzzer.explain.from_log import explain_failure, read_log
+from fuzzer.explain.step_replay import StepCall, StepReplayer
 from fuzzer.explain.traced import trace_pair
 from fuzzer.report.model import Culprit, Hazard
 from fuzzer.tools import strace
-from fuzzer.trace.graph import find_hazards, find_roots
-from fuzzer.trace.steps import load_trace
+from fuzzer.trace import hazards as trace_hazards
+from fuzzer.trace.differences import in_workspace
+from fuzzer.trace.graph import RootCandidate, find_roots
+from fuzzer.trace.steps import BuildTrace, load_trace
 
 CLASSIFIED = 3  # roots classified by replay; the rest are listed by the trace alone
+# When one step is found twice, the stronger evidence wins: a kind drawn from the traces
+# or from replays beats "unknown".
+STRENGTH = {"race": 0, "intrinsic": 1, "parallelism-level": 2, "order": 3, "unknown": 4}
 
 
 @dataclass(frozen=True)
@@ -40,35 +47,92 @@ def localize(campaign, comparison, executor) -> Localization:
     pair = trace_pair(campaign, comparison, executor)
     tree = str(campaign.spec.workspace.path)
     reference_trace = load_trace(pair.reference.trace_path, tree)
+    attempts = [(a, load_trace(a.trace_path, tree)) for a in pair.attempts]
+    found = trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)],
+                                       ["traced reference", *(_label(a) for a, _ in attempts)])
     if pair.divergent is None:
-        note = f"the divergence did not reappear in {pair.attempts} traced runs; hazards come from the reference trace"
-        return Localization(hazards=_hazards(find_hazards([reference_trace])), notes=(note,), traced=True)
-    divergent_trace = load_trace(pair.divergent.trace_path, tree)
+        return _from_logs(campaign, comparison, pair, reference_trace, found)
+    divergent_trace = next(t for a, t in attempts if a is pair.divergent)
     roots = find_roots(reference_trace, divergent_trace, _differing(campaign, pair))
-    hazards = find_hazards([reference_trace, divergent_trace])
-
-    def replayer_for(step, outputs):
-        env = build_env(pair.reference.perturbation.jobs)
-        return StepReplayer(executor.guard, campaign.spec.workspace.path, list(step.argv), step.cwd, outputs, env,
-                            pair.reference.perturbation.cpus, campaign.spec.logs / "replays")
-
-    context = Context(pair.reference, pair.divergent, replayer_for)
-    culprits = [classify(candidate, context) for candidate in roots[:CLASSIFIED]]
+    context = Context(pair.reference, pair.divergent, _replayer_factory(campaign, executor, pair), tuple(found))
+    culprits = _one_per_step([classify(candidate, context) for candidate in roots[:CLASSIFIED]])
     notes = () if roots else ("no step could be named: the differing files were written by no traced step",)
     minimal = minimal_reproducer(campaign, executor, pair.divergent.perturbation) if culprits else None
-    return Localization(tuple(culprits), _hazards(hazards), notes, minimal, traced=True)
+    return Localization(tuple(culprits), _hazards(found), notes, minimal, traced=True)
 
 
 def scan_hazards(campaign, executor) -> Localization:
-    """One traced run at the campaign's most parallel perturbation: races that did not
-    change the output this time are still races."""
+    """One traced run at the campaign's most parallel perturbation, read together with a
+    traced reference: races that did not change the output this time are still races."""
     unusable = strace.available()
     if unusable:
         return Localization(notes=(f"hazard scan disabled: {unusable}",))
     perturbation = max((r.perturbation for r in campaign.runs), key=lambda p: (p.jobs, p.ncpus, -p.jitter))
-    record = executor.run(1000, perturbation, RunOptions(trace=True, label="-trace-hazards"))
-    trace = load_trace(record.trace_path, str(campaign.spec.workspace.path))
-    return Localization(hazards=_hazards(find_hazards([trace])), traced=True)
+    tree = str(campaign.spec.workspace.path)
+    parallel = executor.run(1000, perturbation, RunOptions(trace=True, label="-trace-hazards"))
+    traces = [load_trace(parallel.trace_path, tree)]
+    labels = [_label(parallel)]
+    if campaign.runs[0].perturbation != perturbation:
+        reference = executor.run(1000, campaign.runs[0].perturbation, RunOptions(trace=True, label="-trace-ref"))
+        traces.append(load_trace(reference.trace_path, tree))
+        labels.append("traced reference")
+    return Localization(hazards=_hazards(trace_hazards.find_hazards(traces, labels)), traced=True)
+
+
+def _from_logs(campaign, comparison, pair, reference_trace: BuildTrace, found) -> Localization:
+    """No traced rerun diverged: read the failed runs' logs against the reference trace."""
+    tried = len(pair.attempts)
+    for index in comparison.failed:
+        run = campaign.runs[index]
+        finding = explain_failure(read_log(run.log_path), index, reference_trace)
+        if finding is not None:
+            note = (f"the failure did not reappear in {tried} traced reruns; the culprit comes from run {index}'s "
+                    "log read against the traced reference build")
+            return Localization((finding.culprit,), _hazards(found) + (finding.hazard,), (note,), traced=True)
+    note = (f"not enough evidence to name a step: the divergence did not reappear in {tried} traced reruns"
+            + (" and the failed runs' logs name no file the build generates" if comparison.failed else ""))
+    return Localization(hazards=_hazards(found), notes=(note,), traced=True)
+
+
+def _replayer_factory(campaign, executor, pair):
+    def replayer_for(candidate: RootCandidate) -> StepReplayer:
+        step = candidate.ref or candidate.div
+        touched = {p for s in (candidate.ref, candidate.div) if s is not None
+                   for p in (*s.writes, *s.deletes) if in_workspace(p)}
+        call = StepCall(
+            argv=step.argv,
+            cwd=step.cwd,
+            env=_environment(step.env, pair.reference.perturbation.jobs),
+            exit_code=step.exit_code,
+            restored=tuple(sorted(touched)),
+            compared=tuple(candidate.outputs) or tuple(sorted(step.outputs)),
+        )
+        return StepReplayer(executor.guard, campaign.spec.workspace.path, call, pair.reference.perturbation.cpus,
+                            campaign.spec.logs / "replays")
+
+    return replayer_for
+
+
+def _environment(traced: tuple[str, ...] | None, jobs: int) -> dict[str, str]:
+    """The step's environment as traced; a build's environment when the trace has none."""
+    if traced is None:
+        return build_env(jobs)
+    return dict(item.partition("=")[::2] for item in traced)
+
+
+def _one_per_step(culprits: list[Culprit]) -> list[Culprit]:
+    """A step found twice (two roots, two runs) is one culprit: the strongest evidence wins,
+    and it keeps every differing output."""
+    best: dict[tuple[str, str], Culprit] = {}
+    for culprit in culprits:
+        key = (culprit.command, culprit.cwd)
+        kept = best.get(key)
+        if kept is None:
+            best[key] = culprit
+            continue
+        stronger, weaker = sorted((kept, culprit), key=lambda c: STRENGTH.get(c.kind, len(STRENGTH)))
+        best[key] = replace(stronger, outputs=sorted(set(stronger.outputs) | set(weaker.outputs)))
+    return list(best.values())
 
 
 def _differing(campaign, pair) -> set[str]:
@@ -81,11 +145,10 @@ def _differing(campaign, pair) -> set[str]:
     return {path for m in references for path in campaign.select_ignored(m).differing(divergent)}
 
 
+def _label(record) -> str:
+    return f"traced rerun ({record.perturbation.describe()})"
+
+
 def _hazards(found) -> tuple[Hazard, ...]:
-    """Contract keys: for write-write, `reader` holds the second writer."""
-    hazards = []
-    for h in found:
-        data = h.to_json()
-        other = data.get("reader") or data.get("other_writer", "")
-        hazards.append(Hazard(h.type, h.file, other, data["writer"], h.detail))
-    return tuple(hazards)
+    """Contract keys: `reader` and `writer` (for write-write, `reader` is the second writer)."""
+    return tuple(Hazard(h.type, h.file, h.second, h.first, h.detail, h.evidence, list(h.steps)) for h in found)

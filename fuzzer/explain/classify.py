@@ -1,6 +1,10 @@
 """Kinds of cause, decided by evidence (design.md, "Localization"):
 
 - different inputs observed, with a concurrent writer on the timeline → race;
+- a file it read is written by a step not ordered with it (a hazard: read-modify-write
+  of shared state), even when the final contents match → race;
+- a replay that exits differently from the traced step → no kind ("unknown"), and the
+  report quotes the replay's failure;
 - replayed alone on identical inputs it varies → intrinsic (then: what stabilises it);
 - stable alone, but its output follows the CPU set or the job count → parallelism-level;
 - stable alone, same input contents, yet different output → order (say what differed).
@@ -17,7 +21,7 @@ from fuzzer.explain import stabilizers
 from fuzzer.explain.step_replay import REPLAYS, StepReplayer, Variation
 from fuzzer.report.model import Culprit
 from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
-from fuzzer.trace.steps import Step
+from fuzzer.trace.hazards import READ_BEFORE_WRITE, Hazard
 
 AXIS_REPLAYS = 2
 
@@ -28,7 +32,8 @@ class Context:
 
     reference: RunRecord
     divergent: RunRecord
-    replayer_for: Callable[[Step, list[str]], StepReplayer]  # (step, its outputs) → replayer
+    replayer_for: Callable[[RootCandidate], StepReplayer]  # a replayer of the candidate's reference step
+    hazards: tuple[Hazard, ...] = ()  # unordered conflicts seen in the traces
 
 
 def classify(candidate: RootCandidate, context: Context) -> Culprit:
@@ -36,15 +41,28 @@ def classify(candidate: RootCandidate, context: Context) -> Culprit:
     race = [d for d in candidate.input_differences if d.how in RACE_EVIDENCE or (d.how == ONE_RUN and d.other)]
     if race:
         return _culprit(candidate, "race", evidence=_race_evidence(candidate, race), other=race[0].other)
+    shared = _shared_state(candidate, context.hazards)
+    if shared is not None:
+        return _culprit(candidate, "race", other=_other(shared, step.command), evidence=(
+            f"it reads {shared.file}, which a step not ordered with it also writes "
+            f"({shared.evidence}; {shared.detail}): what it read depended on which ran first"))
     if candidate.failed:
         # no evidence of a race, and replaying a failing step tells nothing: say so
         return _culprit(candidate, "unknown", evidence=f"failed with exit {step.exit_code} in the divergent run "
                         "and succeeded in the reference, with no input difference seen in the trace "
                         "(a resource limit, a flaky tool, or a race through something not traced)")
-    replayer: StepReplayer = context.replayer_for(step, list(candidate.outputs))
+    with context.replayer_for(candidate) as replayer:
+        return _by_replay(candidate, replayer, context)
+
+
+def _by_replay(candidate: RootCandidate, replayer: StepReplayer, context: Context) -> Culprit:
     plain = replayer.replay(Variation("plain"), REPLAYS)
+    if plain.failed:
+        return _culprit(candidate, "unknown", evidence=(
+            f"replay failed: replayed alone with its traced argv, cwd and environment it {plain.failure}; "
+            "no kind is drawn from a replay that did not run as the traced step did"))
     if plain.varies:
-        return _intrinsic(candidate, replayer, plain.distinct)
+        return _intrinsic(candidate, replayer, plain)
     axis = _tracked_axis(replayer, plain.digests[0], context)
     if axis:
         name, value = axis
@@ -54,18 +72,28 @@ def classify(candidate: RootCandidate, context: Context) -> Culprit:
     return _culprit(candidate, "order", evidence=_order_evidence(candidate, context))
 
 
-def _intrinsic(candidate, replayer: StepReplayer, distinct: int) -> Culprit:
-    search = stabilizers.search(replayer)
-    tried = ", ".join(f"{name}: {n} distinct" for name, n in search.tried[:12])
-    if search.stabilizers:
-        how = " together" if search.joint else ""
-        fixed = [f"{name} disabled" if name == "ASLR" else f"{name} fixed" for name in search.stabilizers]
-        found = f"it becomes stable with {' + '.join(fixed)}{how}"
-    else:
-        found = "no candidate stabiliser (alone or in pairs) made it stable"
-    evidence = (f"its inputs are identical in both builds; replayed alone {REPLAYS} times it gave {distinct} "
-                f"distinct outputs; {found} (replays per variation: {tried})")
-    return _culprit(candidate, "intrinsic", evidence=evidence, stabilized_by=list(search.stabilizers))
+def _shared_state(candidate: RootCandidate, hazards: tuple[Hazard, ...]) -> Hazard | None:
+    """An unordered conflict on a file the step read: it read another step's writes, or
+    rewrote a file another step rewrites (a counter, a cache, a log it appends to)."""
+    step = candidate.ref or candidate.div
+    read = {p for s in (candidate.ref, candidate.div) if s is not None for p in s.inputs}
+    for hazard in hazards:
+        involved = step.command in hazard.steps and hazard.file in read
+        if involved and (hazard.type != READ_BEFORE_WRITE or hazard.second == step.command):
+            return hazard
+    return None
+
+
+def _other(hazard: Hazard, command: str) -> str | None:
+    return next((s for s in hazard.steps if s != command), None)
+
+
+def _intrinsic(candidate, replayer: StepReplayer, plain) -> Culprit:
+    search = stabilizers.search(replayer, plain)
+    evidence = (f"its inputs are identical in both builds; replayed alone {REPLAYS} times with its traced argv, "
+                f"cwd and environment it gave {plain.distinct} distinct outputs; {search.describe()}")
+    return _culprit(candidate, "intrinsic", evidence=evidence, stabilized_by=list(search.stabilizers),
+                    alternatives=[list(a) for a in search.alternatives])
 
 
 def _tracked_axis(replayer: StepReplayer, stable_digest: str, context: Context) -> tuple[str, str] | None:
@@ -81,7 +109,7 @@ def _tracked_axis(replayer: StepReplayer, stable_digest: str, context: Context) 
     trials.append(("jobs", Variation("jobs", env=tuple(parallel_env(jobs).items())), f"-j{ref.jobs} → -j{jobs}"))
     for name, variation, change in trials:
         outcome = replayer.replay(variation, AXIS_REPLAYS)
-        if not outcome.varies and outcome.digests[0] != stable_digest:
+        if outcome.stable and outcome.digests[0] != stable_digest:
             return name, change
     return None
 
@@ -124,8 +152,8 @@ def _mtime_differences(step, context: Context) -> list[str]:
     return [f for f, g in zip(rank(ref), rank(div)) if f != g]
 
 
-def _culprit(candidate, kind: str, *, evidence: str, axis: str | None = None,
-             stabilized_by: list[str] | None = None, other: str | None = None) -> Culprit:
+def _culprit(candidate, kind: str, *, evidence: str, axis: str | None = None, stabilized_by: list[str] | None = None,
+             alternatives: list[list[str]] | None = None, other: str | None = None) -> Culprit:
     step = candidate.div or candidate.ref
     outputs = list(candidate.outputs)
     writer = list(step.leaf.get(outputs[0], ())) if outputs else []
@@ -139,6 +167,7 @@ def _culprit(candidate, kind: str, *, evidence: str, axis: str | None = None,
         kind=kind,
         axis=axis,
         stabilized_by=stabilized_by or [],
+        stabilizer_alternatives=alternatives or [],
         evidence=full,
         chain=list(candidate.chain),
         writer=writer,

@@ -1,8 +1,9 @@
 """Trace a divergent run and the reference, so their steps can be compared.
 
-The divergent perturbation is re-run under strace until it diverges again (tracing
-changes timing, and races are probabilistic); the reference is traced last, so its
-final tree is left in the workspace for step replays.
+The divergent perturbations are re-run under strace until one diverges again (tracing
+changes timing, and races are probabilistic), cycling through the telling runs, for as
+long as the budget allows. Every traced run is kept: each is evidence for hazards. The
+reference is traced last, so its final tree is left in the workspace for step replays.
 """
 
 from __future__ import annotations
@@ -12,14 +13,16 @@ from dataclasses import dataclass
 from fuzzer.execute.local import LocalExecutor, RunOptions, RunRecord
 from fuzzer.plan import Perturbation
 
-ATTEMPTS = 4
+MIN_ATTEMPTS = 2  # traced reruns of divergent perturbations, whatever the budget
+MAX_ATTEMPTS = 8
+TRACE_SLOWDOWN = 4.0  # a traced build takes up to this many untraced builds' time
 
 
 @dataclass(frozen=True)
 class TracedPair:
     reference: RunRecord
     divergent: RunRecord | None  # None when no traced run diverged
-    attempts: int
+    attempts: tuple[RunRecord, ...]  # every traced rerun of a divergent perturbation
 
 
 def divergent_perturbations(campaign, comparison) -> list[Perturbation]:
@@ -34,15 +37,21 @@ def divergent_perturbations(campaign, comparison) -> list[Perturbation]:
 
 def trace_pair(campaign, comparison, executor: LocalExecutor) -> TracedPair:
     candidates = divergent_perturbations(campaign, comparison)
-    reference = campaign.runs[0]
-    divergent, attempts = None, 0
-    for attempt in range(ATTEMPTS):
-        perturbation = candidates[attempt % len(candidates)]
-        attempts += 1
-        record = executor.run(1000 + attempt, perturbation, RunOptions(trace=True, label="-trace"))
+    attempts: list[RunRecord] = []
+    divergent = None
+    while len(attempts) < MAX_ATTEMPTS and (len(attempts) < MIN_ATTEMPTS or _affordable(campaign)):
+        perturbation = candidates[len(attempts) % len(candidates)]
+        record = executor.run(1000 + len(attempts), perturbation, RunOptions(trace=True, label="-trace"))
+        attempts.append(record)
         if campaign.differs_from_reference(record):
             divergent = record
             break
+    reference = campaign.runs[0]
     traced_reference = executor.run(1000, reference.perturbation, RunOptions(trace=True, label="-trace-ref"))
-    return TracedPair(traced_reference, divergent, attempts)
+    return TracedPair(traced_reference, divergent, tuple(attempts))
 
+
+def _affordable(campaign) -> bool:
+    """One more traced build, and the reference's, still fit in the budget."""
+    typical = max(r.wall_s for r in campaign.runs)
+    return campaign.seconds_left() > 2 * TRACE_SLOWDOWN * typical

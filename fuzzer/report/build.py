@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.compare.diff import diff_files
-from fuzzer.report.model import ArtifactFinding, Report, RunSummary, VariantSummary
+from fuzzer.config import MIN_SUCCESSFUL
+from fuzzer.report.model import (INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, ArtifactFinding,
+                                 Report, RunSummary, VariantSummary)
 from fuzzer.tools import diffoscope
 
 if TYPE_CHECKING:
@@ -19,25 +21,40 @@ DIFFED_ARTIFACTS = 5  # diffs are for reading; the first few divergent artifacts
 HTML_DIFF_LIMIT = 4 << 20  # a larger diffoscope page would swamp the report
 
 
-def build_report(campaign: "Campaign", comparison: Comparison, localization: "Localization | None") -> Report:
+def verdict(campaign: "Campaign", comparison: Comparison | None) -> str:
+    """A verdict stands on evidence: `reproducible` needs an uninterrupted campaign with at
+    least two successful builds that all agree; a difference or a perturbed failure is
+    `unreproducible` (design.md); anything less is `inconclusive`."""
+    if campaign.runs and not campaign.runs[0].ok:
+        return REFERENCE_FAILED
+    if comparison is None or campaign.exit_reason == "interrupted":
+        return INCONCLUSIVE
+    if not comparison.reproducible:
+        return UNREPRODUCIBLE
+    if sum(r.ok for r in campaign.runs) < MIN_SUCCESSFUL:
+        return INCONCLUSIVE
+    return REPRODUCIBLE
+
+
+def build_report(campaign: "Campaign", comparison: Comparison | None, localization: "Localization | None") -> Report:
+    """`comparison` is None when no run finished (the campaign was interrupted in run 0)."""
     runs = [_summary(campaign, r) for r in campaign.runs]
-    artifacts = [
-        _artifact(campaign, a, with_diff=i < DIFFED_ARTIFACTS) for i, a in enumerate(comparison.divergent)
-    ]
+    divergent = comparison.divergent if comparison else ()
+    artifacts = [_artifact(campaign, a, with_diff=i < DIFFED_ARTIFACTS) for i, a in enumerate(divergent)]
     notes = list(localization.notes) if localization else []
     return Report(
         command=campaign.config.command,
-        verdict="reproducible" if comparison.reproducible and campaign.runs[0].ok else "unreproducible",
+        verdict=verdict(campaign, comparison),
         runs=runs,
-        failed_runs=len(comparison.failed),
+        failed_runs=len(comparison.failed) if comparison else 0,
         divergent_artifacts=artifacts,
         culprits=list(localization.culprits) if localization else [],
         hazards=list(localization.hazards) if localization else [],
-        reproduce=_reproduce(campaign, comparison),
+        reproduce=_reproduce(campaign, comparison) if comparison else "",
         source=str(campaign.config.source),
         seed=campaign.seed,
         campaign=campaign.id,
-        artifacts_checked=comparison.checked,
+        artifacts_checked=comparison.checked if comparison else 0,
         notes=notes,
         exit_reason=campaign.exit_reason,
         phases=dict(campaign.phases),
@@ -73,13 +90,20 @@ def _artifact(campaign: "Campaign", artifact: DivergentArtifact, with_diff: bool
         path=artifact.path,
         variants=len(artifact.variants),
         groups=[VariantSummary(v.label, v.identity, list(v.runs)) for v in artifact.variants],
-        separated_by=[f.describe() for f in artifact.factors],
+        separated_by=[f.describe() for f in artifact.factors] or _too_few(artifact),
         axes=[f.axis for f in artifact.factors],
         same_conditions=artifact.same_conditions,
         diff=diff,
         diff_runs=pair,
         diff_html=diff_html if len(diff_html) <= HTML_DIFF_LIMIT else "",
     )
+
+
+def _too_few(artifact: DivergentArtifact) -> list[str]:
+    if not artifact.too_few_runs:
+        return []
+    return [f"too few runs to separate: {', '.join(artifact.too_few_runs)} matched the variants, "
+            "but some variant came from a single run"]
 
 
 def _diff(campaign: "Campaign", path: str, pair: list[int], files: list[Path | None]) -> str:
@@ -102,7 +126,11 @@ def variant_file(campaign: "Campaign", index: int, path: str) -> Path | None:
 
 
 def _reproduce(campaign: "Campaign", comparison: Comparison) -> str:
-    """A replay command for the first run that failed or diverged."""
-    index = min(comparison.telling_runs(), default=0)
-    words = ["buildfuzz", "replay", "--store", str(campaign.config.store), "--campaign", str(campaign.id), "--run", str(index)]
+    """A replay command for the first run that failed or diverged, or the failed reference;
+    none when every build agreed."""
+    telling = comparison.telling_runs() or ([] if campaign.runs[0].ok else [0])
+    if not telling:
+        return ""
+    words = ["buildfuzz", "replay", "--store", str(campaign.config.store), "--campaign", str(campaign.id),
+             "--run", str(min(telling))]
     return shlex.join(words)

@@ -10,6 +10,12 @@ from dataclasses import asdict, dataclass, field, fields
 
 SCHEMA = 1
 
+REPRODUCIBLE = "reproducible"
+UNREPRODUCIBLE = "unreproducible"
+REFERENCE_FAILED = "reference-failed"  # nothing to compare
+INCONCLUSIVE = "inconclusive"  # no verdict: interrupted, or fewer than two successful builds
+EXIT_CODES = {REPRODUCIBLE: 0, UNREPRODUCIBLE: 1, REFERENCE_FAILED: 3, INCONCLUSIVE: 4}  # design.md
+
 
 @dataclass(frozen=True)
 class RunSummary:
@@ -53,26 +59,30 @@ class Culprit:
     outputs: list[str]
     kind: str  # intrinsic | race | order | parallelism-level | unknown
     axis: str | None = None
-    stabilized_by: list[str] = field(default_factory=list)
+    stabilized_by: list[str] = field(default_factory=list)  # a minimal set, fixed together
     evidence: str = ""
     chain: list[str] = field(default_factory=list)  # artifact → … → this step's output
     writer: list[str] = field(default_factory=list)  # leaf process that wrote the output
     other_step: str | None = None  # the concurrent step, for races
+    stabilizer_alternatives: list[list[str]] = field(default_factory=list)  # other minimal sets that work too
 
 
 @dataclass(frozen=True)
 class Hazard:
-    type: str  # read-before-write | write-write
+    type: str  # read-before-write | write-write | duplicate-execution | mkdir-race | listing-race
     file: str
-    reader: str  # for write-write: the second writer
-    writer: str
-    detail: str = ""  # the evidence from one traced run
+    reader: str  # write-write: the second writer; mkdir-race: the step writing into the directory
+    writer: str  # mkdir-race: the step creating the directory; listing-race: the step creating the file
+    detail: str = ""  # what happened, in one traced run
+    evidence: str = ""  # why the two steps were not ordered
+    steps: list[str] = field(default_factory=list)  # every step involved in this file's conflicts
+    status: str = "latent"  # latent | confirmed (a targeted schedule made it manifest)
 
 
 @dataclass(frozen=True)
 class Report:
     command: str
-    verdict: str  # reproducible | unreproducible
+    verdict: str  # reproducible | unreproducible | reference-failed | inconclusive
     runs: list[RunSummary]
     failed_runs: int
     divergent_artifacts: list[ArtifactFinding]
@@ -92,7 +102,12 @@ class Report:
 
     @property
     def reproducible(self) -> bool:
-        return self.verdict == "reproducible"
+        return self.verdict == REPRODUCIBLE
+
+    @property
+    def exit_code(self) -> int:
+        """What `buildfuzz run` exits with for this report."""
+        return EXIT_CODES[self.verdict]
 
     def to_json(self) -> dict:
         data = asdict(self)

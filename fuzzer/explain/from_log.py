@@ -1,0 +1,91 @@
+"""When no traced rerun fails again: a failed run's own log, read against the reference trace.
+
+A build that failed under one perturbation usually says why: `lexer.c:1:10: fatal error:
+parser.h: No such file or directory`. The traced reference build knows every file:
+which step wrote `parser.h`, and which step read it after. The step that read it in the
+reference and found it missing in the failed run ran before its writer there: a race,
+a missing dependency. The evidence is named as what it is: a log line and a trace.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from fuzzer.report.model import Culprit, Hazard
+from fuzzer.trace.hazards import READ_BEFORE_WRITE
+from fuzzer.trace.steps import BuildTrace, Step
+
+MISSING = re.compile(r"no such file or directory|not found|cannot find|can't open|cannot open|does not exist",
+                     re.IGNORECASE)
+WORD = re.compile(r"[\w.+/-]+")
+LOG_BYTES = 256 << 10
+
+
+@dataclass(frozen=True)
+class LogFinding:
+    culprit: Culprit
+    hazard: Hazard
+
+
+def explain_failure(log_text: str, run: int, reference: BuildTrace) -> LogFinding | None:
+    """The first missing file the log names that the reference build generated."""
+    for line in log_text.splitlines():
+        if not MISSING.search(line):
+            continue
+        for path in _generated_files(line, reference):
+            finding = _finding(line.strip(), path, run, reference)
+            if finding is not None:
+                return finding
+    return None
+
+
+def read_log(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read(LOG_BYTES).decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _generated_files(line: str, trace: BuildTrace) -> list[str]:
+    """Workspace files a step wrote whose name (or path suffix) the line mentions."""
+    words = {w.strip("./'\"`:") for w in WORD.findall(line)}
+    words = {w for w in words if "." in w or "/" in w}
+    found = []
+    for path in trace.writers_of:
+        if path.startswith("/"):
+            continue
+        if any(path == w or path.endswith("/" + w) or os.path.basename(path) == w for w in words):
+            found.append(path)
+    return sorted(found)
+
+
+def _finding(line: str, path: str, run: int, trace: BuildTrace) -> LogFinding | None:
+    writer = trace.writers(path)[0]
+    readers = [s for s in trace.steps if path in s.inputs and s is not writer and s.start >= writer.end]
+    reader = _named_in(line, path, readers) or (readers[0] if readers else None)
+    if reader is None:
+        return None
+    evidence = (f"from run {run}'s log (the traced reruns did not fail again): \"{line}\". In the traced reference "
+                f"build `{writer.command}` wrote {path} before `{reader.command}` read it; in run {run} the reader "
+                f"ran before {path} existed, so nothing orders it after its writer: a missing dependency")
+    culprit = Culprit(command=reader.command, argv=list(reader.argv), cwd=reader.cwd, outputs=sorted(reader.outputs),
+                      kind="race", evidence=evidence, other_step=writer.command)
+    hazard = Hazard(READ_BEFORE_WRITE, path, reader.command, writer.command,
+                    detail=f"run {run}: {line}",
+                    evidence="not ordered: the reference trace ran the writer first, the log of "
+                             f"run {run} shows the reader running without {path}",
+                    steps=sorted({reader.command, writer.command}))
+    return LogFinding(culprit, hazard)
+
+
+def _named_in(line: str, missing: str, readers: list[Step]) -> Step | None:
+    """The reader whose source file or output the error line names (`lexer.c:1:10: ...`)."""
+    words = set(WORD.findall(line))
+    for step in readers:
+        names = {os.path.basename(p) for p in (*step.inputs, *step.outputs) if p != missing}
+        if any(os.path.basename(w.strip(":")) in names for w in words):
+            return step
+    return None
