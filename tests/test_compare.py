@@ -68,3 +68,17 @@ def test_groups_partition_the_runs_and_factors_are_consistent(specs):
             # every value of a separating axis maps to exactly one variant
             values = [v for _, vs in factor.groups for v in vs]
             assert len(values) == len(set(values))
+
+
+def test_an_axis_needs_two_runs_on_each_side():
+    runs = [run(0, {"o": "x"}), run(1, {"o": "x"}, jobs=2), run(2, {"o": "y"}, jobs=5), run(3, {"o": "x"}, jobs=3)]
+    (artifact,) = compare(runs).divergent
+    assert artifact.factors == () and "jobs" in artifact.too_few_runs
+
+
+@given(run_lists)
+def test_every_claimed_separation_has_two_runs_per_variant(specs):
+    runs = [run(i, {"out": d}, jobs=j, cpus=c) for i, (j, c, d) in enumerate(specs)]
+    for artifact in compare(runs).divergent:
+        if artifact.factors:
+            assert all(len(v.runs) >= 2 for v in artifact.variants)

@@ -1,0 +1,64 @@
+"""Evidence rules of `explain` that need no build: a failed run's log read against the
+reference trace, one culprit per step, shared state as a race."""
+
+from __future__ import annotations
+
+from fuzzer.explain import _one_per_step
+from fuzzer.explain.classify import _shared_state
+from fuzzer.explain.from_log import explain_failure
+from fuzzer.report.model import Culprit
+from fuzzer.trace.graph import RootCandidate
+from fuzzer.trace.hazards import find_hazards
+from fuzzer.trace.synthetic import FakeStep, synthetic_trace
+
+REFERENCE = synthetic_trace([
+    FakeStep("python3 gen_parser.py parser.y", 0, 1, reads={"parser.y": 0.1},
+             writes={"parser.c": 0.8, "parser.h": 0.9}),
+    FakeStep("gcc -c parser.c -o parser.o", 1.1, 2, reads={"parser.c": 1.2, "parser.h": 1.3}, writes={"parser.o": 1.9}),
+    FakeStep("gcc -c lexer.c -o lexer.o", 2.1, 3, reads={"lexer.c": 2.2, "parser.h": 2.3}, writes={"lexer.o": 2.9}),
+])
+FAILED_LOG = """gcc -c lexer.c -o lexer.o
+lexer.c:2:10: fatal error: parser.h: No such file or directory
+compilation terminated.
+make: *** [Makefile:9: lexer.o] Error 1
+"""
+
+
+def test_a_failed_runs_log_names_the_reader_and_the_reference_trace_its_writer():
+    finding = explain_failure(FAILED_LOG, 3, REFERENCE)
+    assert finding is not None
+    culprit = finding.culprit
+    assert (culprit.command, culprit.kind, culprit.other_step) == (
+        "gcc -c lexer.c -o lexer.o", "race", "python3 gen_parser.py parser.y")
+    assert "run 3's log" in culprit.evidence and "parser.h: No such file" in culprit.evidence
+    assert (finding.hazard.file, finding.hazard.writer) == ("parser.h", "python3 gen_parser.py parser.y")
+
+
+def test_a_log_naming_no_generated_file_is_not_enough_evidence():
+    assert explain_failure("cc1: out of memory\nmake: *** [all] Error 1\n", 1, REFERENCE) is None
+    assert explain_failure("stdio.h: No such file or directory\n", 1, REFERENCE) is None
+
+
+def culprit(kind: str, outputs: list[str]) -> Culprit:
+    return Culprit(command="gen > x", argv=["sh", "-c", "gen > x"], cwd=".", outputs=outputs, kind=kind)
+
+
+def test_a_step_found_twice_is_one_culprit_with_the_strongest_evidence():
+    merged = _one_per_step([culprit("unknown", []), culprit("race", ["x"]), culprit("order", ["y"])])
+    assert [(c.kind, c.outputs) for c in merged] == [("race", ["x", "y"])]
+
+
+def test_a_root_rewriting_a_counter_an_unordered_step_rewrites_is_a_race():
+    def alloc(name: str, start: float) -> FakeStep:
+        return FakeStep(f"python3 alloc_ids.py {name}", start, start + 1, reads={"ids.next": start + 0.1},
+                        writes={"ids.next": start + 0.9, f"msg_{name}.h": start + 0.9})
+
+    trace = synthetic_trace([alloc("io", 0), alloc("net", 0.5)])
+    hazards = tuple(find_hazards([trace]))
+    step = trace.steps[1]
+    candidate = RootCandidate(step, step, ("msg_net.h",), ("msg_net.h",), (), ("msg_net.h",), False)
+    found = _shared_state(candidate, hazards)
+    assert found is not None and found.file == "ids.next"
+    # the same steps one after the other, in one order every time: no hazard, no race claimed
+    serial = synthetic_trace([alloc("io", 0), alloc("net", 2)])
+    assert _shared_state(candidate, tuple(find_hazards([serial, serial]))) is None
