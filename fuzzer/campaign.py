@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Protocol
 
 from fuzzer import explain
-from fuzzer.compare import compare, variant_label
-from fuzzer.config import FuzzConfig, UsageError, available_cpus, stored_config, validate
+from fuzzer.compare import Comparison, compare, variant_label
+from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig, UsageError, available_cpus, stored_config, validate
 from fuzzer.execute.local import BuildSpec, LocalExecutor, RunRecord
 from fuzzer.execute.workspace import Workspace
 from fuzzer.explain.step_replay import SPREAD_S
 from fuzzer.observe import DEFAULT_IGNORE, Manifest
 from fuzzer.plan import Space, schedule
-from fuzzer.report.build import build_report
-from fuzzer.report.model import Report
+from fuzzer.report.build import build_report, verdict
+from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
 from fuzzer.store import CampaignRow, Store
 
 BLOB_LIMIT = 64 << 20  # variants larger than this are not kept for diffs
@@ -141,31 +141,49 @@ def _phases(campaign: Campaign, executor: LocalExecutor, events: Events) -> Outc
 
 
 def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
-    """Compare the stored runs, localize when they differ, and write the report."""
-    reference = campaign.runs[0] if campaign.runs else None
-    if reference is None:
-        raise UsageError("no reference build finished; nothing to report")
-    if not reference.ok:
-        report = build_report(campaign, compare(campaign.runs), None)
-        tail = reference.log_tail or "(no output)"
-        return Outcome(report, 3, f"the reference build failed (exit {reference.exit_code}); last lines:\n{tail}")
-    comparison = compare([_selected(campaign, r) for r in campaign.runs])
+    """Compare the stored runs, localize when they differ, and write the report. A campaign
+    with no verdict (interrupted, too few successful builds) is neither saved nor marked
+    finished: `--resume` continues it."""
+    comparison = compare([_selected(campaign, r) for r in campaign.runs]) if campaign.runs else None
     localization = None
-    if campaign.config.localize and campaign.exit_reason != "interrupted":
-        phase = "hazards" if comparison.reproducible else "localize"
-        try:
-            with _timed(campaign, phase, events), LocalExecutor(campaign.spec) as localizer:
-                localization = (explain.scan_hazards(campaign, localizer) if comparison.reproducible
-                                else explain.localize(campaign, comparison, localizer))
-        except KeyboardInterrupt:
-            campaign.exit_reason = "interrupted"
-        finally:
-            campaign.spec.workspace.remove()
+    if campaign.config.localize and verdict(campaign, comparison) in (REPRODUCIBLE, UNREPRODUCIBLE):
+        localization = _localize(campaign, comparison, events)
     report = build_report(campaign, comparison, localization)
-    campaign.store.save_report(campaign.id, report.to_json())
-    if campaign.exit_reason != "interrupted":
+    if report.verdict != INCONCLUSIVE:
+        campaign.store.save_report(campaign.id, report.to_json())
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed
-    return Outcome(report, 0 if comparison.reproducible else 1)
+    return Outcome(report, report.exit_code, _why(campaign, report))
+
+
+def _localize(campaign: Campaign, comparison: Comparison, events: Events) -> explain.Localization | None:
+    """Localize a divergence, or scan a reproducible build for latent hazards."""
+    phase = "hazards" if comparison.reproducible else "localize"
+    try:
+        with _timed(campaign, phase, events), LocalExecutor(campaign.spec) as localizer:
+            if comparison.reproducible:
+                return explain.scan_hazards(campaign, localizer)
+            return explain.localize(campaign, comparison, localizer)
+    except KeyboardInterrupt:
+        campaign.exit_reason = "interrupted"
+        return None
+    finally:
+        campaign.spec.workspace.remove()
+
+
+def _why(campaign: Campaign, report: Report) -> str:
+    """What the user needs to know beyond the report when there is no verdict."""
+    if report.verdict == REFERENCE_FAILED:
+        reference = campaign.runs[0]
+        tail = reference.log_tail or "(no output)"
+        return f"the reference build failed (exit {reference.exit_code}); last lines:\n{tail}"
+    if report.verdict != INCONCLUSIVE:
+        return ""
+    resume = "`buildfuzz run --resume` with the same options continues this campaign"
+    if campaign.exit_reason == "interrupted":
+        return f"interrupted after {len(campaign.runs)} runs: no verdict; {resume}"
+    succeeded = sum(r.ok for r in campaign.runs)
+    return (f"no verdict: {succeeded} successful build(s), a verdict needs at least {MIN_SUCCESSFUL} "
+            f"({campaign.exit_reason}); {resume}")
 
 
 def _explore(campaign: Campaign, executor: LocalExecutor, events: Events) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import Report
+from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, Report
 
 DIFF_LINES = 20
+HEADLINES = {REFERENCE_FAILED: "REFERENCE BUILD FAILED", INCONCLUSIVE: "INCONCLUSIVE, no verdict"}
 
 
 def render(report: Report) -> str:
@@ -46,7 +47,7 @@ def render(report: Report) -> str:
         lines += ["", f"note: {note}"]
     if report.minimal_reproducer:
         lines += ["", f"minimal reproducer: {report.minimal_reproducer}"]
-    if not report.reproducible:
+    if report.reproduce and not report.reproducible:
         lines += ["", f"replay: {report.reproduce}"]
     return "\n".join(lines)
 
@@ -54,7 +55,8 @@ def render(report: Report) -> str:
 def _verdict(report: Report) -> str:
     ok = sum(1 for r in report.runs if r.status == "ok")
     reason = f", {report.exit_reason}" if report.exit_reason else ""
-    return f"verdict: {report.verdict.upper()} ({len(report.runs)} runs, {ok} succeeded{reason})"
+    headline = HEADLINES.get(report.verdict, report.verdict.upper())
+    return f"verdict: {headline} ({len(report.runs)} runs, {ok} succeeded{reason})"
 
 
 def _runs(indices: list[int]) -> str:
