@@ -1,7 +1,8 @@
 """The command line: click options → a frozen config → one pipeline call → exit code.
 
 Exit codes (design.md): 0 reproducible · 1 unreproducible · 2 bad usage or input ·
-3 the reference build failed.
+3 the reference build failed · 4 no verdict (interrupted, fewer than two successful
+builds) · 5 internal error (one line here, the traceback in a log file).
 """
 
 from __future__ import annotations
@@ -11,14 +12,43 @@ import random
 import shlex
 import signal
 import sys
+import tempfile
+import traceback
 from pathlib import Path
 
 import click
 
-from fuzzer.config import FuzzConfig, Outputs, UsageError, parse_duration
-from fuzzer.plan import AXES, Perturbation, parse_cpus, parse_jobs_range
+from fuzzer.config import (MAX_INT, MAX_RUNS, MIN_SUCCESSFUL, FuzzConfig, Outputs, UsageError, available_cpus,
+                           check_range, max_jobs, parse_duration, shown)
+from fuzzer.plan import AXES, Perturbation, format_cpus, parse_cpus, parse_jobs_range
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 4
+EXIT_INTERNAL = 5
+
+
+class _Path(click.Path):
+    """A path option that refuses '': Path('') would silently mean the current directory."""
+
+    def convert(self, value, param, ctx):
+        if value == "":
+            self.fail("must not be empty", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+PATH = _Path(path_type=Path)
+ID = click.IntRange(0, MAX_INT)  # run and campaign numbers: SQLite integers
+
+
+def _remember_store(ctx: click.Context, param, value: Path) -> Path:
+    """An internal error's traceback goes into the store, where the user looks for logs."""
+    if isinstance(ctx.obj, dict):
+        ctx.obj["store"] = value
+    return value
+
+
+store_option = click.option("--store", type=PATH, default=".buildfuzz", show_default=True,
+                            callback=_remember_store, help="Store directory.")
 
 
 def _command(words: tuple[str, ...]) -> str:
@@ -45,30 +75,32 @@ def cli() -> None:
     hash every output, and name the step that makes the build unreproducible."""
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
-@click.option("--source", type=click.Path(path_type=Path), default=".", show_default=True, help="Source tree to build.")
+@cli.command()
+@click.option("--source", type=PATH, default=".", show_default=True, help="Source tree to build.")
 @click.option("--runs", type=int, default=20, show_default=True, help="Upper bound on builds.")
 @click.option("--budget", help="Time budget (8h, 30m, 90s): plan runs to end inside it.")
 @click.option("--seed", type=int, help="Campaign seed (random by default; printed and stored).")
 @click.option("--artifact", "artifacts", multiple=True, help="Only compare files matching GLOB (repeatable).")
 @click.option("--ignore", "ignores", multiple=True, help="Never compare files matching GLOB (repeatable).")
 @click.option("--no-default-ignore", is_flag=True, help="Also compare build tools' logs (.ninja_log, ...).")
-@click.option("--jobs", "jobs_text", default=None, help="Job count range, e.g. 1-16 [default: 1-max(8, 2×CPUs)].")
+@click.option("--jobs", "jobs_text", default=None,
+              help="Job count range, e.g. 1-16, at most max(256, 4×CPUs) [default: 1-max(8, 2×CPUs)].")
 @click.option("--axes", default=",".join(AXES), show_default=True, help="Axes to vary (comma-separated).")
 @click.option("--no-jitter", is_flag=True, help="Do not perturb timing.")
 @click.option("--no-affinity", is_flag=True, help="Do not vary the CPU set.")
-@click.option("--timeout", type=float, help="Kill a build after SECONDS (counts as a failed run).")
+@click.option("--timeout", type=float, help="Kill a build after SECONDS (counts as a failed run). Default: none for "
+              "the reference build, max(10 x its wall time, 300 s) for every later run.")
 @click.option("--in-place", is_flag=True, help="Build in the source tree itself (needs --clean).")
 @click.option("--clean", help="Command that restores the source tree between in-place runs.")
 @click.option("--resume", is_flag=True, help="Continue the latest campaign in the store.")
 @click.option("--stop-on-first", is_flag=True, help="Stop at the first divergence or perturbed failure.")
 @click.option("--no-localize", is_flag=True, help="Skip step localization.")
 @click.option("--diff-timeout", type=float, default=30.0, show_default=True, help="Seconds for diffoscope per artifact.")
-@click.option("--report-json", type=click.Path(path_type=Path), help="Write the JSON report here.")
-@click.option("--junit", type=click.Path(path_type=Path), help="Write JUnit XML here.")
-@click.option("--markdown", type=click.Path(path_type=Path), help="Write a Markdown summary here.")
-@click.option("--html", type=click.Path(path_type=Path), help="Write a self-contained HTML report here.")
-@click.option("--store", type=click.Path(path_type=Path), default=".buildfuzz", show_default=True, help="Store directory.")
+@click.option("--report-json", type=PATH, help="Write the JSON report here.")
+@click.option("--junit", type=PATH, help="Write JUnit XML here.")
+@click.option("--markdown", type=PATH, help="Write a Markdown summary here.")
+@click.option("--html", type=PATH, help="Write a self-contained HTML report here.")
+@store_option
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def run(command, source, runs, budget, seed, artifacts, ignores, no_default_ignore, jobs_text, axes, no_jitter,
@@ -85,12 +117,12 @@ def run(command, source, runs, budget, seed, artifacts, ignores, no_default_igno
         command=_command(command),
         store=store,
         runs=runs,
-        budget_s=parse_duration(budget) if budget else None,
+        budget_s=parse_duration(budget) if budget is not None else None,
         seed=seed if seed is not None else random.SystemRandom().randrange(1 << 31),
         artifacts=artifacts,
         ignore=ignores,
         default_ignore=not no_default_ignore,
-        jobs=_jobs(jobs_text or _default_jobs()),
+        jobs=_jobs(jobs_text if jobs_text is not None else _default_jobs()),
         axes=axes_list,
         timeout=timeout,
         in_place=in_place,
@@ -110,9 +142,9 @@ def run(command, source, runs, budget, seed, artifacts, ignores, no_default_igno
 
 
 @cli.command()
-@click.option("--store", type=click.Path(path_type=Path), default=".buildfuzz", show_default=True)
-@click.option("--campaign", type=int, help="Campaign id (default: the latest).")
-@click.option("--run", "index", type=int, help="Run index to replay.")
+@store_option
+@click.option("--campaign", type=ID, help="Campaign id (default: the latest).")
+@click.option("--run", "index", type=ID, help="Run index to replay.")
 @click.option("--jobs", type=int, help="Instead of --run: replay this job count ...")
 @click.option("--cpus", help="... on this CPU list (e.g. 0-1,3) ...")
 @click.option("--jitter", type=float, default=0.0, help="... with this jitter intensity ...")
@@ -124,21 +156,19 @@ def replay(store, campaign, index, jobs, cpus, jitter, jitter_seed, trace) -> No
 
     if (index is None) == (jobs is None):
         raise UsageError("replay needs either --run N or --jobs N [--cpus LIST --jitter X --jitter-seed S]")
-    perturbation = None
-    if jobs is not None:
-        perturbation = Perturbation(jobs, _cpus(cpus), jitter, jitter_seed if jitter else 0)
+    perturbation = _given_perturbation(jobs, cpus, jitter, jitter_seed)
     result = replay_run(store, campaign, index, perturbation, trace=trace)
     click.echo(result.summary)
     sys.exit(0 if result.same else 1)
 
 
 @cli.command()
-@click.option("--store", type=click.Path(path_type=Path), default=".buildfuzz", show_default=True)
-@click.option("--campaign", type=int, help="Campaign id (default: the latest).")
-@click.option("--report-json", type=click.Path(path_type=Path))
-@click.option("--junit", type=click.Path(path_type=Path))
-@click.option("--markdown", type=click.Path(path_type=Path))
-@click.option("--html", type=click.Path(path_type=Path))
+@store_option
+@click.option("--campaign", type=ID, help="Campaign id (default: the latest).")
+@click.option("--report-json", type=PATH)
+@click.option("--junit", type=PATH)
+@click.option("--markdown", type=PATH)
+@click.option("--html", type=PATH)
 def explain(store, campaign, report_json, junit, markdown, html) -> None:
     """Localize and classify the divergence of a stored campaign."""
     from fuzzer.replay import explain_campaign
@@ -156,14 +186,18 @@ def scenarios() -> None:
 
 
 @scenarios.command("check")
-@click.argument("dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("dirs", nargs=-1, required=True, type=PATH)
 @click.option("--runs", type=int, default=None, help="Runs per scenario (default: the scenario's own, or 8).")
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--report-json", type=click.Path(path_type=Path), help="Write every scenario's score here.")
+@click.option("--report-json", type=PATH, help="Write every scenario's score here.")
 def scenarios_check(dirs, runs, seed, report_json) -> None:
     """Run scenario directories and score them against their [expect]."""
     from fuzzer.scenarios import check_scenarios, find_scenarios, render_table
 
+    if runs is not None:
+        check_range("--runs", runs, MIN_SUCCESSFUL, MAX_RUNS)
+    check_range("--seed", seed, 0, MAX_INT)
+    _check_outputs(Outputs(report_json=report_json))
     found = find_scenarios(dirs)
     scores = check_scenarios(found, runs=runs, seed=seed, progress=lambda line: click.echo(line, err=True))
     click.echo(render_table(scores))
@@ -191,19 +225,49 @@ def _jobs(text: str) -> tuple[int, int]:
         raise UsageError(str(e)) from None
 
 
+def _given_perturbation(jobs: int | None, cpus: str | None, jitter: float, jitter_seed: int) -> Perturbation | None:
+    """replay's --jobs/--cpus/--jitter/--jitter-seed as one perturbation, each value checked."""
+    if jobs is None:
+        if cpus is not None or jitter or jitter_seed:
+            raise UsageError("--cpus, --jitter and --jitter-seed go with --jobs N, not with --run N")
+        return None
+    check_range("--jobs", jobs, 1, max_jobs())
+    if not 0 <= jitter <= 1:  # also refuses nan
+        raise UsageError(f"--jitter must be an intensity between 0 and 1, got {jitter}")
+    check_range("--jitter-seed", jitter_seed, 0, MAX_INT)
+    return Perturbation(jobs, _cpus(cpus), jitter, jitter_seed if jitter else 0)
+
+
 def _cpus(text: str | None) -> tuple[int, ...]:
     if text is None:
-        return tuple(sorted(os.sched_getaffinity(0)))
+        return available_cpus()
     try:
-        return parse_cpus(text)
+        cpus = parse_cpus(text)
     except ValueError:
-        raise UsageError(f"--cpus expects a CPU list such as 0-3,6, got {text!r}") from None
+        raise UsageError(f"--cpus expects a CPU list such as 0-3,6, got {shown(text)}") from None
+    missing = sorted(set(cpus) - set(available_cpus()))
+    if missing:
+        raise UsageError(f"--cpus {shown(text)}: CPU {missing[0]} is not available here "
+                         f"(available: {format_cpus(available_cpus())})")
+    return cpus
 
 
 def _check_outputs(outputs: Outputs) -> None:
+    """Fail before the campaign, not after it: every report path must be writable."""
     for path in (outputs.report_json, outputs.junit, outputs.markdown, outputs.html):
-        if path is not None and not path.parent.resolve().is_dir():
-            raise UsageError(f"cannot write {path}: directory {path.parent} does not exist")
+        if path is not None:
+            _check_writable(path)
+
+
+def _check_writable(path: Path) -> None:
+    # a report replaces its file by rename: a directory, /dev/null or a FIFO must not be replaced
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise UsageError(f"cannot write a report to {shown(path)}: it exists and is not a regular file")
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".probe"):
+            pass  # the real write goes through a temporary file in the same directory
+    except OSError as e:
+        raise UsageError(f"cannot write a report to {shown(path)}: {e.strerror}") from None
 
 
 def _emit(report, outputs: Outputs) -> None:
@@ -220,17 +284,51 @@ def _terminate(signum, frame):
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
+    sys.exit(run_cli(sys.argv[1:]))
+
+
+def run_cli(args: list[str]) -> int:
+    """The exit code for one command line; a command that decides its own ends with sys.exit."""
+    state: dict[str, Path] = {}  # filled while parsing: where an internal error is logged
     try:
-        cli.main(standalone_mode=False, prog_name="buildfuzz")
-    except click.exceptions.Abort:
-        click.echo("buildfuzz: interrupted", err=True)
-        sys.exit(130)
+        result = cli.main(args=args, standalone_mode=False, prog_name="buildfuzz", obj=state)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        return _fail(EXIT_INTERRUPTED, "interrupted: no verdict")
     except click.ClickException as e:
-        e.show()
-        sys.exit(EXIT_USAGE)
+        return _fail(EXIT_USAGE, "error: " + _click_message(e))
     except UsageError as e:
-        click.echo(f"buildfuzz: error: {e}", err=True)
-        sys.exit(EXIT_USAGE)
-    except KeyboardInterrupt:
-        click.echo("buildfuzz: interrupted", err=True)
-        sys.exit(130)
+        return _fail(EXIT_USAGE, f"error: {e}")
+    except Exception as e:  # a bug: one line for the user, the traceback for the bug report
+        return _fail(EXIT_INTERNAL, f"internal error: {type(e).__name__}: {e} ({_log_traceback(state.get('store'))})")
+    return result if isinstance(result, int) else 0
+
+
+def _click_message(e: click.ClickException) -> str:
+    message = e.format_message()
+    if isinstance(e, click.NoSuchOption) and e.ctx is not None and e.ctx.command is run:
+        message += " (the build command goes after --, e.g. buildfuzz run --runs 8 -- make -j{jobs})"
+    return message
+
+
+def _log_traceback(store: Path | None) -> str:
+    """Write the current exception's traceback into the store if it exists, else a temp file."""
+    directory = store.absolute() if store is not None and os.path.isdir(store) else None
+    prefix = "internal-error-" if directory else "buildfuzz-internal-error-"
+    try:
+        fd, path = tempfile.mkstemp(prefix=prefix, suffix=".log", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as log:
+            log.write(traceback.format_exc())
+    except OSError as e:
+        return f"no log written: {e.strerror}"
+    return f"details in {path}"
+
+
+def _fail(code: int, message: str) -> int:
+    click.echo(f"buildfuzz: {_one_line(message)}", err=True)
+    return code
+
+
+def _one_line(text: str) -> str:
+    """Errors are one line: no forged lines, no terminal escape sequences from user input."""
+    joined = " | ".join(line.strip() for line in text.splitlines() if line.strip())
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in joined)

@@ -146,7 +146,8 @@ def _check_axes(axes: tuple[str, ...]) -> None:
 
 
 def _check_text(config: FuzzConfig) -> None:
-    """Everything stored or reported must be valid UTF-8 (the store and the JSON report are)."""
+    """Everything stored or reported must be valid UTF-8 (the store and the JSON report are)
+    and free of NUL characters."""
     texts = [("the build command", config.command), ("--source", str(config.source)),
              ("--store", str(config.store)), ("--clean", config.clean or "")]
     texts += [("--artifact", glob) for glob in config.artifacts] + [("--ignore", glob) for glob in config.ignore]
@@ -155,6 +156,8 @@ def _check_text(config: FuzzConfig) -> None:
             text.encode("utf-8")
         except UnicodeEncodeError:
             raise UsageError(f"{name} is not valid UTF-8: {shown(text)}") from None
+        if "\0" in text:  # argv cannot hold one, a scenario file can; exec and open refuse it
+            raise UsageError(f"{name} contains a NUL character: {shown(text)}")
 
 
 def _check_path(path: Path, name: str) -> None:
