@@ -2,7 +2,9 @@
 
 Every regular file and symlink under the workspace, path → `Entry`. Symlinks are
 recorded by their target text and never followed, so nothing outside the workspace is
-read. Files are hashed on a thread pool: hashlib releases the GIL on large buffers, so
+read. FIFOs, sockets and device nodes are recorded by their type (a device also by its
+number) and never opened: reading a copy of /dev/zero never ends, opening a FIFO blocks.
+Files are hashed on a thread pool: hashlib releases the GIL on large buffers, so
 big files hash in parallel, and small files overlap their open/read latency.
 """
 
@@ -23,6 +25,7 @@ BUFFER = 1 << 20
 WORKERS = max(2, min(8, os.cpu_count() or 2))
 BATCH_BYTES = 8 << 20
 BATCH_FILES = 256
+SPECIAL_KINDS = {stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFCHR: "char-device", stat.S_IFBLK: "block-device"}
 
 # Build tools' own bookkeeping, which differs between identical builds by design
 # (timing logs). Users can turn this off with --no-default-ignore.
@@ -37,8 +40,8 @@ DEFAULT_IGNORE = (
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    kind: str  # "file" or "symlink"
-    digest: str  # content digest, or the link target for a symlink
+    kind: str  # "file", "symlink", or one of SPECIAL_KINDS
+    digest: str  # content digest, the link target for a symlink, the type (and number) of a special file
     executable: bool = False
     size: int = 0
     mtime_ns: int = 0  # not part of identity; evidence for order-dependent steps
@@ -114,6 +117,8 @@ def take_manifest(root: Path, skip: Iterable[str] = ()) -> Manifest:
             entries[rel] = Entry("symlink", os.readlink(os.path.join(root, rel)), size=0, mtime_ns=st.st_mtime_ns)
         elif stat.S_ISREG(st.st_mode):
             files.append((rel, st))
+        elif kind := special_kind(st.st_mode):
+            entries[rel] = Entry(kind, _special_identity(kind, st), mtime_ns=st.st_mtime_ns)
     batches = list(_batches(files))
     hash_batch = lambda batch: [hash_file(os.path.join(root, rel)) for rel, _ in batch]  # noqa: E731
     if len(batches) > 1:
@@ -124,6 +129,17 @@ def take_manifest(root: Path, skip: Iterable[str] = ()) -> Manifest:
     for (rel, st), digest in zip(files, digests, strict=True):
         entries[rel] = Entry("file", digest, bool(st.st_mode & 0o111), st.st_size, st.st_mtime_ns)
     return Manifest(entries)
+
+
+def special_kind(mode: int) -> str | None:
+    """"fifo", "socket", "char-device" or "block-device": files never to be opened; else None."""
+    return SPECIAL_KINDS.get(stat.S_IFMT(mode))
+
+
+def _special_identity(kind: str, st: os.stat_result) -> str:
+    if kind.endswith("-device"):
+        return f"{kind} {os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    return kind
 
 
 def _batches(files: list[tuple[str, os.stat_result]]) -> Iterator[list[tuple[str, os.stat_result]]]:
