@@ -7,6 +7,7 @@ here knows any scenario: it must score directories it has never seen.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -16,11 +17,12 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from fuzzer.campaign import run_campaign
-from fuzzer.config import FuzzConfig, UsageError
+from fuzzer.config import MAX_RUNS, MIN_SUCCESSFUL, FuzzConfig, UsageError, max_jobs, shown
 from fuzzer.report.model import Report
 
 DEFAULT_RUNS = 8
 KINDS = ("intrinsic", "race", "order", "parallelism-level")
+VERDICTS = ("reproducible", "unreproducible")
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,8 @@ class Expect:
     culprit: str | None = None
     kind: str | None = None
     axis: str | None = None
-    stabilized_by: str | None = None
+    stabilized_by: str | tuple[str, ...] | None = None  # one of the culprit's stabilisers, or its exact joint set
+    hazards: int | None = None  # at most this many
     failures: bool | None = None
 
 
@@ -81,50 +84,164 @@ def find_scenarios(dirs: Iterable[Path]) -> list[Scenario]:
     """Each DIR is a scenario (has scenario.toml) or holds scenario subdirectories."""
     found = []
     for directory in dirs:
-        if (directory / "scenario.toml").is_file():
+        # os.path's tests answer False for any OSError (a name too long, a loop), not raise
+        if os.path.isfile(directory / "scenario.toml"):
             found.append(load_scenario(directory))
-        elif directory.is_dir():
-            subdirs = sorted(d for d in directory.iterdir() if (d / "scenario.toml").is_file())
+        elif os.path.isdir(directory):
+            subdirs = sorted(d for d in directory.iterdir() if os.path.isfile(d / "scenario.toml"))
             if not subdirs:
-                raise UsageError(f"{directory} holds no scenario.toml (neither itself nor a subdirectory)")
+                raise UsageError(f"{shown(directory)} holds no scenario.toml (neither itself nor a subdirectory)")
             found += [load_scenario(d) for d in subdirs]
         else:
-            raise UsageError(f"scenario directory {str(directory)!r} does not exist")
+            raise UsageError(f"scenario directory {shown(directory)} does not exist")
     return found
 
 
 def load_scenario(directory: Path) -> Scenario:
+    """Read and check `scenario.toml`: a wrong type, an unknown key or a missing one is
+    the author's error, named with its file and key, never a guess."""
     path = directory / "scenario.toml"
     try:
-        data = tomllib.loads(path.read_text())
-        expect = data["expect"]
-        run = data.get("run", {})
-        scenario = Scenario(
-            name=directory.name,
-            path=directory,
-            description=data.get("description", ""),
-            command=data["command"],
-            expect=Expect(
-                verdict=expect["verdict"],
-                artifacts=tuple(expect.get("artifacts", ())),
-                culprit=expect.get("culprit"),
-                kind=expect.get("kind"),
-                axis=expect.get("axis"),
-                stabilized_by=expect.get("stabilized_by"),
-                failures=expect.get("failures"),
-            ),
-            runs=run.get("runs"),
-            artifacts=tuple(run.get("artifacts", ())),
-            ignore=tuple(run.get("ignore", ())),
-            jobs=tuple(run["jobs"]) if "jobs" in run else None,
-        )
-    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
-        raise UsageError(f"{path}: not a valid scenario ({type(e).__name__}: {e})") from None
-    if scenario.expect.verdict not in ("reproducible", "unreproducible"):
-        raise UsageError(f"{path}: verdict must be reproducible or unreproducible")
-    if scenario.expect.kind is not None and scenario.expect.kind not in KINDS:
-        raise UsageError(f"{path}: unknown kind {scenario.expect.kind!r}")
-    return scenario
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except OSError as e:
+        raise UsageError(f"{shown(path)}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{shown(path)}: not UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start})") from None
+    except (tomllib.TOMLDecodeError, ValueError) as e:  # ValueError: an integer too long to read
+        raise UsageError(f"{shown(path)}: not valid TOML: {e}") from None
+    try:
+        top = _fields(data, TOP, "")
+        expect = _fields(top["expect"], EXPECT, "expect.")
+        run = _fields(top.get("run", {}), RUN, "run.")
+    except _Bad as e:
+        raise UsageError(f"{shown(path)}: {e}") from None
+    return Scenario(
+        name=directory.name,
+        path=directory,
+        description=top.get("description", ""),
+        command=top["command"],
+        expect=Expect(**expect),
+        runs=run.get("runs"),
+        artifacts=run.get("artifacts", ()),
+        ignore=run.get("ignore", ()),
+        jobs=run.get("jobs"),
+    )
+
+
+class _Bad(Exception):
+    """One problem with one key of a scenario file."""
+
+
+def _fields(table: dict, schema: dict, prefix: str) -> dict:
+    """`table` checked against `schema` (key → (required, reader)); the values as read."""
+    unknown = sorted(set(table) - set(schema))
+    if unknown:
+        raise _Bad(f"unknown key {shown(prefix + unknown[0])}; known keys: {', '.join(prefix + k for k in schema)}")
+    values = {}
+    for key, value in table.items():
+        try:
+            values[key] = schema[key][1](value)
+        except _Bad as e:
+            raise _Bad(f"{prefix + key} {e}, got {_toml(value)}") from None
+    missing = [key for key, (required, _) in schema.items() if required and key not in table]
+    if missing:
+        raise _Bad(f"missing key {prefix + missing[0]!r}")
+    return values
+
+
+def _toml(value: object) -> str:
+    """A value as the author wrote it, shortened: `5`, `"abc"`, `[5]`."""
+    text = str(value).lower() if isinstance(value, bool) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_text(value: object) -> bool:
+    # a NUL ("\u0000" in TOML) cannot reach a command line or a file name
+    return isinstance(value, str) and bool(value.strip()) and "\0" not in value
+
+
+def _text(value: object) -> str:
+    if not _is_text(value):
+        raise _Bad("must be a non-empty string without NUL characters")
+    return value
+
+
+def _texts(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(_is_text(v) for v in value):
+        raise _Bad('must be a list of non-empty strings, e.g. ["bin/x"]')
+    return tuple(value)
+
+
+def _one_or_joint(value: object) -> str | tuple[str, ...]:
+    """A string: one stabiliser among the culprit's; a list: its exact joint set."""
+    if isinstance(value, list) and value:
+        return _texts(value)
+    if isinstance(value, str):
+        return _text(value)
+    raise _Bad('must be a string or a non-empty list of strings, e.g. ["ASLR", "PYTHONHASHSEED"]')
+
+
+def _choice(*choices: str):
+    def read(value: object) -> str:
+        if value not in choices:
+            raise _Bad(f"must be one of {', '.join(choices)}")
+        return value
+    return read
+
+
+def _whole(lo: int, hi: int):
+    def read(value: object) -> int:
+        # TOML booleans are Python ints: `runs = true` is not a count
+        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+            raise _Bad(f"must be a whole number from {lo} to {hi}")
+        return value
+    return read
+
+
+def _flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise _Bad("must be true or false")
+    return value
+
+
+def _job_range(value: object) -> tuple[int, int]:
+    read = _whole(1, max_jobs())
+    if not isinstance(value, list) or len(value) != 2:
+        raise _Bad(f"must be [LO, HI] with 1 <= LO <= HI <= {max_jobs()}")
+    lo, hi = read(value[0]), read(value[1])
+    if lo > hi:
+        raise _Bad("must be [LO, HI] with LO <= HI")
+    return lo, hi
+
+
+def _table(value: object) -> dict:
+    if not isinstance(value, dict):
+        raise _Bad("must be a table ([section])")
+    return value
+
+
+TOP = {  # key → (required, reader)
+    "description": (False, _text),
+    "command": (True, _text),
+    "expect": (True, _table),
+    "run": (False, _table),
+}
+EXPECT = {
+    "verdict": (True, _choice(*VERDICTS)),
+    "artifacts": (False, _texts),
+    "culprit": (False, _text),
+    "kind": (False, _choice(*KINDS)),
+    "axis": (False, _choice("jobs", "cpus")),
+    "stabilized_by": (False, _one_or_joint),
+    "hazards": (False, _whole(0, 1_000_000)),
+    "failures": (False, _flag),
+}
+RUN = {
+    "runs": (False, _whole(MIN_SUCCESSFUL, MAX_RUNS)),
+    "artifacts": (False, _texts),
+    "ignore": (False, _texts),
+    "jobs": (False, _job_range),
+}
 
 
 def check_scenarios(
@@ -170,23 +287,43 @@ def score(expect: Expect, report: Report) -> tuple[Check, ...]:
     top = report.culprits[0] if report.culprits else None
     if expect.culprit is None and expect.verdict == "reproducible":
         checks.append(_check("no culprit", top is None, top.command if top else ""))
-    for name, want, got in (
-        ("culprit", expect.culprit, top.command if top else None),
-        ("kind", expect.kind, top.kind if top else None),
-        ("axis", expect.axis, top.axis if top else None),
-        ("stabilized_by", expect.stabilized_by, top.stabilized_by if top else None),
-    ):
+    for name in LOCALIZED_EXPECTATIONS:
+        want = getattr(expect, name)
         if want is None:
             continue
         if not report.localized:
             checks.append(Check(name, "pending", "not localized: " + "; ".join(report.notes)[:120]))
-        elif name == "culprit":
-            checks.append(_check(name, got is not None and want in got, str(got)))
-        elif name == "stabilized_by":
-            checks.append(_check(name, got is not None and want in got, ", ".join(got or []) or "none"))
         else:
-            checks.append(_check(name, got == want, str(got)))
+            got = _found(name, report)
+            checks.append(_check(name, got is not None and _meets(name, want, got), _detail(name, want, got)))
     return tuple(checks)
+
+
+LOCALIZED_EXPECTATIONS = ("culprit", "kind", "axis", "stabilized_by", "hazards")  # need a traced build
+
+
+def _found(name: str, report: Report) -> object:
+    """What the report says for expectation `name`: the top culprit's field, or the hazard count."""
+    if name == "hazards":
+        return len(report.hazards)
+    top = report.culprits[0] if report.culprits else None
+    return getattr(top, "command" if name == "culprit" else name) if top else None
+
+
+def _meets(name: str, want: object, got: object) -> bool:
+    if name == "culprit":
+        return want in got  # a substring of the command line
+    if name == "stabilized_by":  # a string: one of them; a list: exactly this joint set
+        return want in got if isinstance(want, str) else set(want) == set(got)
+    if name == "hazards":
+        return got <= want  # at most
+    return got == want
+
+
+def _detail(name: str, want: object, got: object) -> str:
+    if name == "hazards":
+        return f"{got} hazards, at most {want}"
+    return ", ".join(got) or "none" if isinstance(got, list) else str(got)
 
 
 def _check(name: str, ok: bool, detail: str) -> Check:
@@ -199,7 +336,7 @@ def _missing(expected: Iterable[str], found: set[str]) -> str:
 
 
 def render_table(scores: list[Score]) -> str:
-    names = ["verdict", "artifacts", "failures", "no culprit", "culprit", "kind", "axis", "stabilized_by"]
+    names = ["verdict", "artifacts", "failures", "no culprit", *LOCALIZED_EXPECTATIONS]
     header = ["scenario", *names, "time", "result"]
     rows = [header]
     for s in scores:

@@ -1,5 +1,7 @@
 """The truth set: every bundled scenario must meet every expectation, end to end."""
 
+import re
+
 import pytest
 
 from conftest import SCENARIOS, buildfuzz
@@ -57,15 +59,64 @@ def test_clean_scenario_must_name_no_culprit():
     assert checks["no culprit"] == "FAIL"
 
 
+def test_stabilized_by_string_is_one_of_them_and_list_is_the_exact_joint_set():
+    joint = Culprit("python3 gen.py", ["python3"], ".", ["x"], "intrinsic", stabilized_by=["ASLR", "PYTHONHASHSEED"])
+    single = Culprit("python3 gen.py", ["python3"], ".", ["x"], "intrinsic", stabilized_by=["ASLR"])
+
+    def status(want, culprit):
+        checks = score(Expect("unreproducible", stabilized_by=want), report(culprits=[culprit]))
+        return {c.name: c.status for c in checks}["stabilized_by"]
+
+    assert status("ASLR", joint) == "pass" and status("ASLR", single) == "pass"
+    assert status(("PYTHONHASHSEED", "ASLR"), joint) == "pass"
+    assert status(("ASLR", "PYTHONHASHSEED"), single) == "FAIL", "a joint set is not met by a part of it"
+    assert status(("ASLR",), joint) == "FAIL", "nor by a superset"
+    assert status("TZ", joint) == "FAIL"
+
+
+def test_hazards_expectation_is_an_upper_bound():
+    from fuzzer.report.model import Hazard
+
+    found = [Hazard("write-write", f"f{i}", "a", "b") for i in range(3)]
+
+    def status(at_most, localized=True):
+        checks = score(Expect("unreproducible", hazards=at_most),
+                       Report("make", "unreproducible", [], 0, [], [], found, localized=localized))
+        return {c.name: (c.status, c.detail) for c in checks}["hazards"]
+
+    assert status(3) == ("pass", "3 hazards, at most 3") and status(5)[0] == "pass"
+    assert status(2) == ("FAIL", "3 hazards, at most 2")
+    assert status(0, localized=False)[0] == "pending", "untraced: hazards were not looked for"
+
+
+def test_a_scenario_file_with_every_key(tmp_path):
+    (tmp_path / "scenario.toml").write_text(
+        'description = "d"\ncommand = "make -j{jobs}"\n'
+        '[expect]\nverdict = "unreproducible"\nartifacts = ["bin/x"]\nculprit = "gen.py"\nkind = "intrinsic"\n'
+        'stabilized_by = ["ASLR", "PYTHONHASHSEED"]\nhazards = 0\nfailures = false\n'
+        '[run]\nruns = 6\nartifacts = ["bin/*"]\nignore = ["*.log"]\njobs = [1, 4]\n')
+    scenario = load_scenario(tmp_path)
+    assert scenario.expect == Expect("unreproducible", ("bin/x",), "gen.py", "intrinsic", None,
+                                     ("ASLR", "PYTHONHASHSEED"), 0, False)
+    assert (scenario.runs, scenario.artifacts, scenario.ignore, scenario.jobs) == (6, ("bin/*",), ("*.log",), (1, 4))
+
+
 @pytest.mark.parametrize("text, message", [
-    ("command = 'make'\n", "not a valid scenario"),
-    ("command = 'make'\n[expect]\nverdict = 'maybe'\n", "verdict must be"),
-    ("command = 'make'\n[expect]\nverdict = 'unreproducible'\nkind = 'cosmic'\n", "unknown kind"),
-    ("this is not toml", "not a valid scenario"),
+    ("command = 'make'\n", "missing key 'expect'"),
+    ("command = 'make'\n[expect]\nverdict = 'maybe'\n", "expect.verdict must be one of reproducible, unreproducible"),
+    ("command = 'make'\n[expect]\nverdict = 'unreproducible'\nkind = 'cosmic'\n", "expect.kind must be one of"),
+    ("this is not toml", "not valid TOML"),
+    ("command = 'make'\n[expect]\nverdict = 'reproducible'\nartifacts = 'bin/x'\n",
+     "expect.artifacts must be a list of non-empty strings, e.g. [\"bin/x\"], got 'bin/x'"),
+    ("command = 'make'\n[expect]\nverdict = 'reproducible'\ncolour = 1\n", "unknown key 'expect.colour'"),
+    ("command = 5\n[expect]\nverdict = 'reproducible'\n", "command must be a non-empty string"),
+    ("command = 'make'\n[expect]\nverdict = 'reproducible'\n[run]\nruns = -3\n",
+     "run.runs must be a whole number from 2 to"),
+    ('command = "make\\u0000"\n[expect]\nverdict = "reproducible"\n', "without NUL"),
 ])
 def test_bad_scenario_files(tmp_path, text, message):
     (tmp_path / "scenario.toml").write_text(text)
-    with pytest.raises(UsageError, match=message):
+    with pytest.raises(UsageError, match=re.escape(message)):
         load_scenario(tmp_path)
 
 
