@@ -79,7 +79,8 @@ def test_reproducible_build_exit_0_and_json_contract(tmp_path, clean_project):
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2+ CPUs to vary nproc")
 def test_unreproducible_exit_1_names_the_axis(tmp_path, nproc_project):
     report = tmp_path / "r.json"
-    r = buildfuzz("run", "--source", nproc_project, "--store", tmp_path / "s", "--runs", "4", "--seed", "1",
+    # 6 runs: two or more on each side of the CPU count, so the axis can be claimed
+    r = buildfuzz("run", "--source", nproc_project, "--store", tmp_path / "s", "--runs", "6", "--seed", "1",
                   "--no-localize", "--report-json", report, "--", "make")
     assert r.returncode == 1, r.stdout + r.stderr
     data = json.loads(report.read_text())
