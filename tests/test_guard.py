@@ -4,13 +4,20 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from fuzzer.execute.guard import BuildExit, Guard, GuardError
+from fuzzer.execute import guard as guard_module
+from fuzzer.execute import jitter as jitter_module
+from fuzzer.execute.guard import BuildExit, FreezeWatch, Guard, GuardError, _members, _Sample
+from fuzzer.execute.jitter import Jitter
+from fuzzer.execute.local import BuildSpec, LocalExecutor, Status
+from fuzzer.execute.workspace import Workspace
+from fuzzer.plan import Perturbation
 
 HELPERS = Path(__file__).parent / "helpers"
 ENV = {"PATH": os.environ["PATH"]}
@@ -118,7 +125,9 @@ def test_timeout_kills_the_tree_including_a_daemon_and_stopped_processes(guard, 
     processes[0].suspend()
     processes[-1].suspend()
     started = time.monotonic()
-    assert guard.wait(0.3) == BuildExit(exit_code=None, timed_out=True, stragglers=0)
+    end = guard.wait(0.3)
+    assert end == BuildExit(exit_code=None, timed_out=True, stragglers=0, note=end.note)
+    assert "timeout of 0.3 s" in end.note
     assert time.monotonic() - started < 1.3
     assert survivors(processes) == []
 
@@ -194,9 +203,69 @@ def test_if_the_guard_itself_is_killed_the_fuzzer_kills_what_it_last_saw(guard, 
     start(guard, f"sleep 30 & {DAEMON}; sleep 30", tmp_path)
     processes = wait_for_tree(guard, 4, daemon=True)
     os.kill(guard._proc.pid, signal.SIGKILL)
-    with pytest.raises(GuardError):
+    with pytest.raises(GuardError, match=r"killed by SIGKILL\); buildfuzz killed the 4 build process"):
         guard.wait(5)
-    assert wait_for(lambda: survivors(processes) == [], timeout=2)
+    assert survivors(processes) == []
+    assert not guard.alive
+
+
+def by_command(text):
+    """Processes on the machine whose command line is exactly `text` (the tests' markers)."""
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if " ".join(p.cmdline()) == text:
+                found.append(p)
+        except psutil.Error:
+            pass
+    return found
+
+
+def test_guard_sigkilled_mid_run_is_a_failed_run_and_no_build_process_outlives_it(tmp_path):
+    # the daemon leads its own session and has a child of its own; nothing of it may survive
+    markers = ["sleep 3141", "sleep 3142", "sleep 3143", "sleep 3144"]
+    script = "( setsid sh -c 'sleep 3141 & sleep 3142' & ); sleep 3143 & sleep 3144"
+    source = tmp_path / "src"
+    source.mkdir()
+    spec = BuildSpec(f"sh -c \"{script}\"", Workspace(source, tmp_path / "ws"), tmp_path / "logs")
+    build: list[psutil.Process] = []
+
+    def tree_up():
+        found = [p for marker in markers for p in by_command(marker)]
+        return len(found) == len(markers) and found
+
+    def kill_the_guard_once_the_tree_is_up():
+        build.extend(wait_for(tree_up, timeout=10))
+        time.sleep(guard_module.WATCH_TICK * 2)  # the fuzzer has listed the tree by now
+        os.kill(guard_pid, signal.SIGKILL)
+
+    with LocalExecutor(spec) as executor:
+        guard_pid = executor.guard._proc.pid
+        killer = threading.Thread(target=kill_the_guard_once_the_tree_is_up)
+        killer.start()
+        record = executor.run(1, Perturbation(1, None, 0.0, 0))
+        killer.join()
+        assert record.status is Status.FAILED and record.exit_code is None
+        assert "the guard process died (killed by SIGKILL)" in record.log_tail
+        assert survivors(build) == []
+        executor.spec = BuildSpec("true", spec.workspace, spec.logs)
+        assert executor.run(2, Perturbation(1, None, 0.0, 0)).ok  # a fresh guard runs builds again
+        assert executor.guard._proc.pid != guard_pid
+
+
+def test_the_sweep_finds_seen_processes_session_members_and_their_descendants():
+    table = {  # pid: (ppid, session, state)
+        1: (0, 1, b"S"),  # init
+        10: (1, 10, b"S"),  # a stranger
+        11: (10, 10, b"S"),  # its child
+        20: (1, 20, b"S"),  # seen build process, orphaned
+        21: (20, 21, b"S"),  # its child in a session of its own, never seen
+        22: (21, 21, b"Z"),  # a zombie: already dead
+        30: (1, 30, b"T"),  # in a build session, never seen, stopped
+        31: (1, 30, b"S"),  # ditto, orphaned
+    }
+    assert _members(table, seen={20}, sessions={30}) == {20, 21, 30, 31}
+    assert _members(table, seen=set(), sessions=set()) == set()
 
 
 # ---------------------------------------------------------------- the proof: the fuzzer dies
@@ -247,3 +316,104 @@ def test_when_the_fuzzer_dies_no_build_process_survives_or_stays_stopped(sig):
         fuzzer.kill()
         fuzzer.wait()
         fuzzer.stdout.close()
+
+
+# ---------------------------------------------------------------- builds that stop themselves
+
+
+def look(state="S", cpu=0, start=1):
+    return _Sample(state, (start, cpu))
+
+
+def test_a_frozen_tree_is_resumed_once_then_ended():
+    freeze, watch = guard_module.FREEZE_S, FreezeWatch()
+    tree = {1: look(), 2: look("T")}  # a driver waiting on a job that stopped itself
+    assert watch.look(0.0, tree, frozenset()) is None
+    assert watch.look(freeze - 0.01, tree, frozenset()) is None and watch.note == ""
+    assert watch.look(freeze, tree, frozenset()) == FreezeWatch.RESUME and watch.stopped == [2]
+    assert watch.note.endswith("resumed once")
+    assert watch.look(freeze + 1, tree, frozenset()) is None  # the clock starts again
+    assert watch.look(2 * freeze, tree, frozenset()) is None
+    assert watch.look(2 * freeze + 1, tree, frozenset()) == FreezeWatch.END
+    assert watch.note == "build stopped itself (SIGSTOP); resumed once, stopped again: ended"
+
+
+@pytest.mark.parametrize("change", ["cpu", "new process", "jitter", "nothing stopped"])
+def test_progress_or_jitter_stops_are_never_a_freeze(change):
+    watch = FreezeWatch()
+    for step in range(50):
+        now = step * guard_module.FREEZE_S / 10
+        tree = {1: look(cpu=step if change == "cpu" else 0), 2: look("S" if change == "nothing stopped" else "T")}
+        if change == "new process":
+            tree[100 + step] = look()
+        jitter_stopped = frozenset({2}) if change == "jitter" else frozenset()
+        assert watch.look(now, tree, jitter_stopped) is None
+    assert watch.note == ""
+
+
+@pytest.fixture
+def quick_freeze(monkeypatch):
+    """Freezes noticed in 0.3 s instead of 2 s, so the tests below take about a second."""
+    monkeypatch.setattr(guard_module, "FREEZE_S", 0.3)
+    monkeypatch.setattr(guard_module, "WATCH_TICK", 0.05)
+
+
+@pytest.mark.parametrize("script", ["while :; do kill -STOP $$; done",
+                                    "sh -c 'while :; do kill -STOP $$; done'; echo unreachable"],
+                         ids=["root", "a job the root waits for"])
+def test_a_build_that_keeps_stopping_itself_is_ended_and_nothing_stays_stopped(guard, tmp_path, quick_freeze, script):
+    start(guard, script, tmp_path)
+    processes = wait_for(guard.processes)
+    end = guard.wait(30)
+    assert end == BuildExit(None, False, 0, "build stopped itself (SIGSTOP); resumed once, stopped again: ended")
+    assert survivors(processes) == []
+    assert "unreachable" not in (tmp_path / "log").read_text()
+
+
+def test_a_build_that_stopped_itself_once_is_resumed_and_finishes(guard, tmp_path, quick_freeze):
+    start(guard, "kill -STOP $$; echo resumed", tmp_path)
+    end = guard.wait(30)
+    assert (end.exit_code, end.timed_out, end.note) == (0, False, "build stopped itself (SIGSTOP) and nothing ran "
+                                                                  "for 0.3 s: resumed once")
+    assert (tmp_path / "log").read_text() == "resumed\n"
+
+
+def test_a_stopped_process_is_left_alone_while_the_rest_of_the_build_runs(guard, tmp_path, quick_freeze):
+    busy = f'"{sys.executable}" -c "import time; t = time.time() + 1.2\nwhile time.time() < t: pass"'
+    start(guard, f"sh -c 'kill -STOP $$; echo resumed' & {busy}; echo busy done; kill -CONT $!; wait", tmp_path)
+    end = guard.wait(30)
+    assert (end.exit_code, end.note) == (0, "")
+    assert (tmp_path / "log").read_text().split("\n") == ["busy done", "resumed", ""]
+
+
+def test_the_jitter_engines_own_stops_are_not_taken_for_a_self_stopped_build(guard, tmp_path, quick_freeze,
+                                                                              monkeypatch):
+    # every jitter stop lasts twice the freeze delay, on an otherwise idle tree: were the
+    # engine's stops not excluded, the watch would resume them (as the control below shows)
+    monkeypatch.setattr(jitter_module, "MIN_WINDOW", 0.6)
+    monkeypatch.setattr(jitter_module, "MAX_WINDOW", 0.6)
+
+    def build(excluded):
+        start(guard, "sleep 1.2", tmp_path)
+        with Jitter(1.0, 5, guard.processes) as jitter:
+            end = guard.wait(30, jitter.stopped_pids if excluded else frozenset)
+        assert any(e.action == "stop" for e in jitter.events)
+        return end
+
+    assert build(excluded=True) == BuildExit(0, False, 0, "")
+    assert "resumed once" in build(excluded=False).note  # the control: the setup does provoke the watch
+
+
+@pytest.mark.slow
+def test_a_perturbed_build_that_stops_itself_fails_that_run_with_the_reason(tmp_path):
+    from conftest import buildfuzz
+
+    source = tmp_path / "src"
+    source.mkdir()
+    # at -j1 (the reference) the build is fine; with more jobs it stops itself for good
+    command = "sh -c 'test {jobs} -gt 1 && while :; do kill -STOP $$; done; echo ok > out'"
+    result = buildfuzz("run", "--source", source, "--store", tmp_path / "store", "--runs", 2, "--jobs", "1-2",
+                       "--no-jitter", "--no-localize", "--", command, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert "build stopped itself (SIGSTOP); resumed once, stopped again: ended" in result.stdout
+    assert not [p for p in psutil.process_iter(["cmdline"]) if "kill -STOP" in " ".join(p.info["cmdline"] or [])]

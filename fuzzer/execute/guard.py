@@ -8,6 +8,15 @@ its stdin reaches EOF or its parent exits — which is how it learns the fuzzer 
 by SIGKILL. Killing means SIGKILL then SIGCONT to every descendant until none is left, so
 a process stopped by the jitter engine never survives in the stopped state.
 
+The fuzzer side covers the two ways the guard alone cannot:
+- the guard itself is killed (SIGKILL): its orphans reparent past it, so `Guard` sweeps
+  what it can still find of the build — the processes it last saw, every member of the
+  sessions the build ran in (a setsid'd daemon leads its own), and their descendants —
+  and raises `GuardError`;
+- the build stops itself (`kill -STOP $$`): nobody would ever resume it, so `wait` notices
+  a tree frozen with a process stopped by someone other than the jitter engine, resumes
+  it once, and ends the build if it freezes again (`FreezeWatch`).
+
 Protocol, one JSON object per line. Fuzzer → guard: `{"op": "start", argv, cwd, env,
 cpus, log_path}` and `{"op": "kill"}`; the guard answers each with `{"reply": op, ...}`.
 Once per build, when the root has exited and no descendant is left, the guard sends
@@ -18,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import os
 import select
 import selectors
@@ -25,14 +35,20 @@ import signal
 import subprocess
 import sys
 import time
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import psutil
 
 PR_SET_CHILD_SUBREAPER = 36
 KILL_PATIENCE = 30.0  # a process stuck in uninterruptible sleep cannot die; don't hang forever
 CLOSE_PATIENCE = 10.0
+SWEEP_PATIENCE = 5.0  # the fuzzer's own kill loop, once the guard is gone
+WATCH_TICK = 0.25  # how often wait() looks at the tree (self-stop check, processes last seen)
+FREEZE_S = 2.0  # a tree frozen this long around a process stopped outside the jitter engine is stuck
+STOPPED_STATES = ("T", "t")  # stopped, and stopped under ptrace (strace's tracees)
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")  # CONFIG_PROC_CHILDREN
 
@@ -46,6 +62,7 @@ class BuildExit:
     exit_code: int | None  # -N when the build died of signal N; None when we killed it
     timed_out: bool
     stragglers: int  # processes still alive after the root exited (daemons), killed by the guard
+    note: str = ""  # what the guard had to do besides waiting (a self-stopped build), for the log
 
 
 # ---------------------------------------------------------------- process tree (both sides)
@@ -84,8 +101,16 @@ def _children(pid: int) -> list[int]:
 
 
 def _is_zombie(pid: int) -> bool:
-    fields = _read(f"/proc/{pid}/stat").rpartition(b")")[2].split()
+    fields = _stat_fields(pid)
     return not fields or fields[0] == b"Z"  # gone already counts as dead too
+
+
+def _stat_fields(pid: int) -> list[bytes]:
+    """/proc/PID/stat from the state on (the command name before it may hold spaces); [] when gone.
+
+    Indices used: 0 state, 1 ppid, 3 session, 11 utime, 12 stime, 19 start time.
+    """
+    return _read(f"/proc/{pid}/stat").rpartition(b")")[2].split()
 
 
 def _read(path: str) -> bytes:
@@ -119,7 +144,13 @@ class Guard:
         self._root: int | None = None
         self._exit: dict | None = None  # the guard's "exited" message, not yet returned
         self._known: dict[int, psutil.Process] = {}
+        self._sessions: set[int] = set()  # every session the current build's processes were seen in
         self._closed = False
+
+    @property
+    def alive(self) -> bool:
+        """False once the guard process is gone (or closed): this Guard can run nothing more."""
+        return not self._closed and self._proc.poll() is None
 
     def __enter__(self) -> "Guard":
         return self
@@ -143,23 +174,44 @@ class Guard:
             errno, message, filename = reply["error"]
             raise OSError(errno, message, filename) if errno else ValueError(message)
         self._root = reply["pid"]
+        self._sessions = {self._root}  # the root leads its own session
         return self._root
 
-    def wait(self, timeout: float | None) -> BuildExit:
-        """Wait for the build's root to exit; on timeout kill the whole tree."""
+    def wait(self, timeout: float | None, jitter_stopped: Callable[[], frozenset[int]] = frozenset) -> BuildExit:
+        """Wait for the build's root to exit. Kill the whole tree on timeout, or when the
+        build stopped itself again after one resume; `jitter_stopped` gives the pids the
+        jitter engine holds stopped, which are not the build's doing."""
         if not self._active:
             raise RuntimeError("no build is running")
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
+        freeze = FreezeWatch()
         while self._exit is None:
-            message = self._receive(deadline)
+            message = self._receive(min(deadline, time.monotonic() + WATCH_TICK))
             if message is not None:
                 self._take(message)
-                continue
-            self._request({"op": "kill"})  # the exited message arrives before the reply
-            if self._exit is None:
-                raise GuardError("the guard reported no exit for the killed build")
+            elif self._must_end(deadline, freeze, jitter_stopped()):
+                self._request({"op": "kill"})  # the exited message arrives before the reply
+                if self._exit is None:
+                    raise GuardError("the guard reported no exit for the killed build")
         exited, self._exit, self._active = self._exit, None, False
-        return BuildExit(exited["exited"], exited["killed"], exited["stragglers"])
+        timed_out = exited["killed"] and not freeze.ended
+        note = f"still running after the timeout of {timeout:g} s: killed" if timed_out else freeze.note
+        return BuildExit(exited["exited"], timed_out, exited["stragglers"], note)
+
+    def _must_end(self, deadline: float, freeze: "FreezeWatch", jitter_stopped: frozenset[int]) -> bool:
+        """One look at the build between messages: past the deadline, or stuck for good?"""
+        now = time.monotonic()
+        if now >= deadline:
+            return True
+        action = freeze.look(now, self._look(), jitter_stopped)
+        if action == FreezeWatch.RESUME:
+            _signal(freeze.stopped, signal.SIGCONT)
+        return action == FreezeWatch.END
+
+    def _look(self) -> dict[int, "_Sample"]:
+        """The build's processes now, sampled (which also updates what `_sweep` knows)."""
+        samples = {process.pid: _Sample.of(process.pid) for process in self.processes()}
+        return {pid: sample for pid, sample in samples.items() if sample is not None}
 
     def processes(self) -> list[psutil.Process]:
         """Every process of the current build (zombies not yet reaped included); [] when idle.
@@ -174,11 +226,16 @@ class Guard:
         previous = self._known
         for pid in descendants(self._proc.pid):
             try:
-                known[pid] = previous.get(pid) or psutil.Process(pid)
-            except psutil.Error:
+                known[pid] = previous.get(pid) or self._first_sight(pid)
+            except (psutil.Error, OSError):
                 pass
         self._known = known
         return list(known.values())
+
+    def _first_sight(self, pid: int) -> psutil.Process:
+        process = psutil.Process(pid)
+        self._sessions.add(os.getsid(pid))  # for _sweep: a daemon's children may outlive it
+        return process
 
     def kill(self) -> None:
         """Resume and kill every process of the current build; returns when all are gone."""
@@ -201,7 +258,7 @@ class Guard:
         try:
             self._proc.wait(CLOSE_PATIENCE)
         except subprocess.TimeoutExpired:
-            self._kill_known()
+            self._sweep()
             self._proc.kill()
             self._proc.wait()
         self._proc.stdout.close()
@@ -213,8 +270,8 @@ class Guard:
         try:
             self._proc.stdin.write(json.dumps(message).encode() + b"\n")
             self._proc.stdin.flush()
-        except (OSError, ValueError) as e:
-            raise self._lost(str(e)) from None
+        except (OSError, ValueError):
+            raise self._lost() from None
         while (reply := self._receive(None)).get("reply") != message["op"]:
             self._take(reply)
         return reply
@@ -232,28 +289,140 @@ class Guard:
                 return None
             data = os.read(fd, 65536)
             if not data:
-                raise self._lost(f"exit status {self._proc.poll()}")
+                raise self._lost()
             self._buffer += data
         line, self._buffer = self._buffer.split(b"\n", 1)
         return json.loads(line)
 
-    def _lost(self, detail: str) -> GuardError:
-        self._kill_known()
-        return GuardError(f"the guard process died ({detail}); killed what was last seen of the build")
+    def _lost(self) -> GuardError:
+        """The guard is gone (or broke its pipe): kill what it left, and say so."""
+        self._active, self._exit = False, None  # first: the jitter engine then sees no build
+        how = _how_it_ended(self._proc)
+        killed = self._sweep()
+        return GuardError(f"the guard process died ({how}); buildfuzz killed the {killed} build process(es) it left")
 
-    def _kill_known(self) -> None:
-        """Last resort when the guard itself is gone: kill what we last saw of the build."""
-        if self._root is not None:
+    def _sweep(self) -> int:
+        """Without the guard, kill every build process still findable, until a pass finds
+        none alive: the ones last seen, the members of the build's sessions, and their
+        descendants. Only a process that escaped into a new session and lost its parent
+        since the tree was last listed (every few ms under jitter, else WATCH_TICK) can be
+        missed. Returns how many."""
+        killed: set[int] = set()
+        deadline = time.monotonic() + SWEEP_PATIENCE
+        while time.monotonic() < deadline:
+            seen = {pid for pid, process in list(self._known.items()) if process.is_running()}
+            alive = _members(_process_table(), seen, self._sessions)
+            if not alive:
+                break
+            _signal(alive, signal.SIGKILL, signal.SIGCONT)
+            killed |= alive
+            time.sleep(0.001)
+        return len(killed)
+
+
+def _signal(pids, *signals: int) -> None:
+    for pid in pids:
+        for sig in signals:
             try:
-                os.killpg(self._root, signal.SIGKILL)  # the root leads its own process group
-            except OSError:
+                os.kill(pid, sig)
+            except ProcessLookupError:
                 pass
-        for process in list(self._known.values()):
-            try:
-                process.send_signal(signal.SIGKILL)
-                process.send_signal(signal.SIGCONT)
-            except psutil.Error:
-                pass
+
+
+def _how_it_ended(proc: subprocess.Popen) -> str:
+    try:
+        code = proc.wait(CLOSE_PATIENCE)
+    except subprocess.TimeoutExpired:
+        proc.kill()  # alive but deaf: of no use any more
+        return "it stopped answering"
+    return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+
+
+def _process_table() -> dict[int, tuple[int, int, bytes]]:
+    """Every process on the machine: pid → (ppid, session, state)."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit() and (fields := _stat_fields(int(name))):
+            table[int(name)] = (int(fields[1]), int(fields[3]), fields[0])
+    return table
+
+
+def _members(table: dict[int, tuple[int, int, bytes]], seen: set[int], sessions: set[int]) -> set[int]:
+    """The live processes among `seen`, in `sessions`, or descending from either.
+
+    A session id stays allocated while any process is in it, so a live member of a session
+    the build ran in is the build's (sessions are never joined, only created).
+    """
+    found = {pid for pid, (_, session, _) in table.items() if session in sessions or pid in seen}
+    children = defaultdict(list)
+    for pid, (ppid, _, _) in table.items():
+        children[ppid].append(pid)
+    stack = list(found)
+    while stack:
+        for child in children[stack.pop()]:
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return {pid for pid in found if table[pid][2] != b"Z"}
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """One look at one process."""
+
+    state: str
+    activity: tuple[int, int]  # (start time, CPU ticks): changes when it runs, or its pid is reused
+
+    @classmethod
+    def of(cls, pid: int) -> "_Sample | None":
+        fields = _stat_fields(pid)
+        if len(fields) < 20:
+            return None
+        return cls(fields[0].decode(), (int(fields[19]), int(fields[11]) + int(fields[12])))
+
+
+class FreezeWatch:
+    """Notices a build that stopped itself, from samples of its tree taken now and then.
+
+    Frozen: some process is stopped (not by the jitter engine) and nothing in the tree ran
+    — no CPU time used, no process started or ended — for FREEZE_S. A build tool waiting
+    on a stopped job uses no CPU, so this catches `kill -STOP $$` in one recipe of a
+    parallel make too, while a build that makes progress elsewhere is left alone. The first
+    freeze asks for a resume (SIGCONT to `stopped`), the second for the end of the build.
+    """
+
+    RESUME, END = "resume", "end"
+
+    def __init__(self) -> None:
+        self.stopped: list[int] = []  # the stopped pids, when a freeze was found
+        self.resumed = False
+        self.ended = False
+        self._activity: dict[int, tuple[int, int]] | None = None  # as of the last change
+        self._since = 0.0  # monotonic time of the last change
+
+    @property
+    def note(self) -> str:
+        if self.ended:
+            return "build stopped itself (SIGSTOP); resumed once, stopped again: ended"
+        if self.resumed:
+            return f"build stopped itself (SIGSTOP) and nothing ran for {FREEZE_S:g} s: resumed once"
+        return ""
+
+    def look(self, now: float, samples: dict[int, _Sample], jitter_stopped: frozenset[int]) -> str | None:
+        """RESUME or END when the build is frozen for the first or second time, else None."""
+        activity = {pid: sample.activity for pid, sample in samples.items()}
+        stopped = [pid for pid, s in samples.items() if s.state in STOPPED_STATES and pid not in jitter_stopped]
+        if not stopped or activity != self._activity:
+            self._activity, self._since = activity, now
+            return None
+        if now - self._since < FREEZE_S:
+            return None
+        self.stopped, self._activity = stopped, None
+        if self.resumed:
+            self.ended = True
+            return self.END
+        self.resumed = True
+        return self.RESUME
 
 
 # ---------------------------------------------------------------- guard side

@@ -91,6 +91,9 @@ class Jitter:
         self._plans: dict[psutil.Process, _Plan] = {}
         self._seen: set[psutil.Process] = set()
         self._stopped: dict[psutil.Process, float] = {}  # → engine time to resume it
+        # what the engine holds stopped, for other threads: published before SIGSTOP and
+        # after SIGCONT, so a process stopped by the engine is never seen missing from it
+        self._stopped_pids: frozenset[int] = frozenset()
         self._max_stopped = 1 if intensity < 0.5 else 2
         self._share = SHARE * intensity
         self._stopped_seconds = 0.0  # committed stop time (actual, once resumed)
@@ -119,6 +122,11 @@ class Jitter:
     @property
     def events(self) -> tuple[JitterEvent, ...]:
         return tuple(self._events)
+
+    def stopped_pids(self) -> frozenset[int]:
+        """Pids the engine has stopped and not yet resumed (thread-safe): the guard's check
+        for self-stopped builds must not mistake these for a build that stopped itself."""
+        return self._stopped_pids
 
     # -- the engine thread
 
@@ -190,9 +198,11 @@ class Jitter:
             return
         if self._stopped_seconds >= self._share * (now + GRACE):
             return  # overdrawn: deferred until the build has run long enough to repay it
+        self._stopped_pids = self._stopped_pids | {process.pid}
         try:
             process.send_signal(signal.SIGSTOP)
         except psutil.Error:
+            self._stopped_pids = self._stopped_pids - {process.pid}
             return
         self._stopped[process] = now + plan.window
         self._stopped_seconds += plan.window
@@ -208,6 +218,7 @@ class Jitter:
                 process.send_signal(signal.SIGCONT)
         except psutil.Error:
             pass
+        self._stopped_pids = self._stopped_pids - {process.pid}
 
     def _renice(self, process: psutil.Process, nice: int, now: float) -> None:
         try:
