@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from fuzzer.execute.local import RunRecord
+from fuzzer.report.terminal import safe_name
 
 
 class ConsoleEvents:
@@ -26,7 +27,7 @@ class ConsoleEvents:
 
     def started(self, campaign: int, seed: int, workspace: Path, resumed: int) -> None:
         again = f", resuming after {resumed} runs" if resumed else ""
-        self._write(f"campaign {campaign} (seed {seed}{again}); builds run in {workspace}\n")
+        self._write(f"campaign {campaign} (seed {seed}{again}); builds run in {safe_name(str(workspace))}\n")
 
     def run_finished(self, record: RunRecord, group: str | None, planned: int) -> None:
         self.walls.append(record.wall_s)

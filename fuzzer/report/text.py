@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, Report
+from fuzzer.report.terminal import safe_line
 
 DIFF_LINES = 20
 HEADLINES = {REFERENCE_FAILED: "REFERENCE BUILD FAILED", INCONCLUSIVE: "INCONCLUSIVE, no verdict"}
@@ -49,7 +50,8 @@ def render(report: Report) -> str:
         lines += ["", f"minimal reproducer: {report.minimal_reproducer}"]
     if report.reproduce and not report.reproducible:
         lines += ["", f"replay: {report.reproduce}"]
-    return "\n".join(lines)
+    # names, commands, diffs and log tails come from the build: one inert line each
+    return "\n".join(map(safe_line, lines))
 
 
 def _verdict(report: Report) -> str:
