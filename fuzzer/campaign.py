@@ -19,7 +19,7 @@ from typing import Protocol
 from fuzzer import explain
 from fuzzer.compare import Comparison, compare, variant_label
 from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig, UsageError, available_cpus, stored_config, validate
-from fuzzer.execute.local import BuildSpec, LocalExecutor, RunRecord
+from fuzzer.execute.local import BuildSpec, LocalExecutor, RunRecord, with_default_timeout
 from fuzzer.execute.workspace import Workspace
 from fuzzer.explain.step_replay import SPREAD_S
 from fuzzer.observe import DEFAULT_IGNORE, Manifest
@@ -196,6 +196,8 @@ def _explore(campaign: Campaign, executor: LocalExecutor, events: Events) -> Non
     )
     plan = itertools.islice(schedule(space, campaign.seed), config.runs)
     for index, perturbation in enumerate(plan):
+        if index > 0:  # without --timeout, a default derived from the reference build applies
+            executor.spec = campaign.spec = with_default_timeout(campaign.spec, campaign.runs[0].wall_s)
         if index < len(campaign.runs):
             continue  # done before the campaign was resumed
         if index > 0 and not _within_budget(campaign):

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import os
 import select
@@ -11,11 +12,15 @@ from pathlib import Path
 import psutil
 import pytest
 
+from conftest import buildfuzz
 from fuzzer.execute import guard as guard_module
 from fuzzer.execute import jitter as jitter_module
 from fuzzer.execute.guard import BuildExit, FreezeWatch, Guard, GuardError, _members, _Sample
 from fuzzer.execute.jitter import Jitter
-from fuzzer.execute.local import BuildSpec, LocalExecutor, Status
+from fuzzer.campaign import run_campaign
+from fuzzer.config import FuzzConfig
+from fuzzer.execute import local as local_module
+from fuzzer.execute.local import BuildSpec, LocalExecutor, Status, with_default_timeout
 from fuzzer.execute.workspace import Workspace
 from fuzzer.plan import Perturbation
 
@@ -406,8 +411,6 @@ def test_the_jitter_engines_own_stops_are_not_taken_for_a_self_stopped_build(gua
 
 @pytest.mark.slow
 def test_a_perturbed_build_that_stops_itself_fails_that_run_with_the_reason(tmp_path):
-    from conftest import buildfuzz
-
     source = tmp_path / "src"
     source.mkdir()
     # at -j1 (the reference) the build is fine; with more jobs it stops itself for good
@@ -417,3 +420,26 @@ def test_a_perturbed_build_that_stops_itself_fails_that_run_with_the_reason(tmp_
     assert result.returncode == 1, result.stderr
     assert "build stopped itself (SIGSTOP); resumed once, stopped again: ended" in result.stdout
     assert not [p for p in psutil.process_iter(["cmdline"]) if "kill -STOP" in " ".join(p.info["cmdline"] or [])]
+
+
+# ---------------------------------------------------------------- the default timeout
+
+
+def test_the_default_timeout_follows_the_reference_and_never_overrides_a_given_one(tmp_path):
+    spec = BuildSpec("make", Workspace(tmp_path, tmp_path / "ws"), tmp_path / "logs")
+    assert with_default_timeout(spec, 45.0).timeout == 450.0
+    assert with_default_timeout(spec, 0.5).timeout == 300.0
+    assert with_default_timeout(dataclasses.replace(spec, timeout=7.0), 100.0).timeout == 7.0
+
+
+@pytest.mark.slow
+def test_without_timeout_a_run_that_hangs_is_ended_by_the_default_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(local_module, "TIMEOUT_FLOOR_S", 1.0)  # the rule stays; only the floor shrinks
+    source = tmp_path / "src"
+    source.mkdir()
+    # at -j1 (the reference) it ends at once; at -j2 it would sleep for a minute
+    config = FuzzConfig(source=source, command="sh -c 'test {jobs} -gt 1 && sleep 60; echo ok > out'",
+                        store=tmp_path / "store", runs=2, jobs=(1, 2), axes=("jobs",), localize=False)
+    reference, hung = run_campaign(config).report.runs
+    assert (reference.status, hung.status) == ("ok", "timeout")
+    assert "still running after the timeout of 1 s: killed" in hung.log_tail
