@@ -3,12 +3,16 @@ reference trace, one culprit per step, shared state as a race."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fuzzer.explain import _one_per_step
 from fuzzer.explain.classify import _shared_state
 from fuzzer.explain.from_log import explain_failure
 from fuzzer.report.model import Culprit
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.hazards import find_hazards
+from fuzzer.trace.processes import Access
+from fuzzer.trace.steps import build_trace
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 
 REFERENCE = synthetic_trace([
@@ -62,3 +66,16 @@ def test_a_root_rewriting_a_counter_an_unordered_step_rewrites_is_a_race():
     # the same steps one after the other, in one order every time: no hazard, no race claimed
     serial = synthetic_trace([alloc("io", 0), alloc("net", 2)])
     assert _shared_state(candidate, tuple(find_hazards([serial, serial]))) is None
+
+
+def test_a_missing_directory_in_the_log_names_the_step_that_raced_the_mkdir():
+    reference = synthetic_trace([FakeStep("mkdir -p obj", 0, 0.5),
+                                 FakeStep("gcc -MM src/a.c > obj/a.d", 1, 2, writes={"obj/a.d": 1.5})])
+    procs = list(reference.processes)
+    mkdir = next(p for p in procs if p.argv[-1] == "mkdir -p obj")
+    procs[mkdir.index] = replace(mkdir, accesses=(Access("mkdir", "obj", 0.2, 0.2),))
+    log = "/bin/sh: 1: cannot create obj/a.d: Directory nonexistent\nmake: *** [Makefile:3: obj/a.o] Error 2\n"
+    finding = explain_failure(log, 5, build_trace(procs, "/ws"))
+    assert finding is not None
+    assert (finding.culprit.command, finding.culprit.other_step) == ("gcc -MM src/a.c > obj/a.d", "mkdir -p obj")
+    assert (finding.hazard.type, finding.hazard.file) == ("mkdir-race", "obj/")

@@ -54,8 +54,11 @@ def localize(campaign, comparison, executor) -> Localization:
         return _from_logs(campaign, comparison, pair, reference_trace, found)
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
     roots = find_roots(reference_trace, divergent_trace, _differing(campaign, pair))
+    if not pair.divergent.ok:  # what a failed build never got to is a consequence, not a cause
+        roots = [r for r in roots if r.div is not None]
     context = Context(pair.reference, pair.divergent, _replayer_factory(campaign, executor, pair), tuple(found))
-    culprits = _one_per_step([classify(candidate, context) for candidate in roots[:CLASSIFIED]])
+    classified = [classify(candidate, context) for candidate in roots[:CLASSIFIED]]
+    culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in classified])
     notes = () if roots else ("no step could be named: the differing files were written by no traced step",)
     minimal = minimal_reproducer(campaign, executor, pair.divergent.perturbation) if culprits else None
     return Localization(tuple(culprits), _hazards(found), notes, minimal, traced=True)
@@ -118,6 +121,21 @@ def _environment(traced: tuple[str, ...] | None, jobs: int) -> dict[str, str]:
     if traced is None:
         return build_env(jobs)
     return dict(item.partition("=")[::2] for item in traced)
+
+
+def _blame_duplicates(culprit: Culprit, found, trace: BuildTrace) -> Culprit:
+    """A race against a writer that ran several times at once (one recipe for several
+    targets) is that recipe's fault: the reader only saw its half-written output."""
+    if culprit.kind != "race" or culprit.other_step is None:
+        return culprit
+    twice = [h for h in found if h.type == trace_hazards.DUPLICATE and h.first == culprit.other_step]
+    step = next((s for s in trace.steps if s.command == culprit.other_step), None)
+    if not twice or step is None:
+        return culprit
+    evidence = (f"{twice[0].detail} ({twice[0].evidence}); `{culprit.command}` read its output while another "
+                f"run of it was rewriting it: {culprit.evidence}")
+    return Culprit(command=step.command, argv=list(step.argv), cwd=step.cwd, outputs=sorted(h.file for h in twice),
+                   kind="race", evidence=evidence, chain=culprit.chain, other_step=culprit.command)
 
 
 def _one_per_step(culprits: list[Culprit]) -> list[Culprit]:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,7 +22,7 @@ from fuzzer.explain import stabilizers
 from fuzzer.explain.step_replay import REPLAYS, StepReplayer, Variation
 from fuzzer.report.model import Culprit
 from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
-from fuzzer.trace.hazards import READ_BEFORE_WRITE, Hazard
+from fuzzer.trace.hazards import DUPLICATE, MKDIR_RACE, WRITE_WRITE, Hazard
 
 AXIS_REPLAYS = 2
 
@@ -43,9 +44,10 @@ def classify(candidate: RootCandidate, context: Context) -> Culprit:
         return _culprit(candidate, "race", evidence=_race_evidence(candidate, race), other=race[0].other)
     shared = _shared_state(candidate, context.hazards)
     if shared is not None:
+        failed = f"it failed with exit {step.exit_code} in the divergent run; " if candidate.failed else ""
         return _culprit(candidate, "race", other=_other(shared, step.command), evidence=(
-            f"it reads {shared.file}, which a step not ordered with it also writes "
-            f"({shared.evidence}; {shared.detail}): what it read depended on which ran first"))
+            f"{failed}it depends on {shared.file}, which a step not ordered with it changes ({shared.type}: "
+            f"{shared.detail}; {shared.evidence}): what it found depended on which ran first"))
     if candidate.failed:
         # no evidence of a race, and replaying a failing step tells nothing: say so
         return _culprit(candidate, "unknown", evidence=f"failed with exit {step.exit_code} in the divergent run "
@@ -69,17 +71,30 @@ def _by_replay(candidate: RootCandidate, replayer: StepReplayer, context: Contex
         return _culprit(candidate, "parallelism-level", axis=name, evidence=(
             f"replayed alone it is stable ({REPLAYS}/{REPLAYS} identical) and its output changes when only "
             f"the {name} changes ({value}): a deterministic function of the {name}"))
-    return _culprit(candidate, "order", evidence=_order_evidence(candidate, context))
+    evidence = _order_evidence(candidate, context)
+    if evidence is None:
+        return _culprit(candidate, "unknown", evidence=(
+            f"replayed alone it is stable ({REPLAYS}/{REPLAYS}) on identical input contents, and neither the order "
+            "of its reads nor its inputs' mtimes differed between the builds: not enough evidence to name a kind"))
+    return _culprit(candidate, "order", evidence=evidence)
 
 
 def _shared_state(candidate: RootCandidate, hazards: tuple[Hazard, ...]) -> Hazard | None:
-    """An unordered conflict on a file the step read: it read another step's writes, or
-    rewrote a file another step rewrites (a counter, a cache, a log it appends to)."""
+    """An unordered conflict that touches what the step depended on: a file it read that
+    another step writes, a file it read and rewrote that another step rewrites (a counter,
+    a cache), or a directory it wrote into that another step creates."""
     step = candidate.ref or candidate.div
-    read = {p for s in (candidate.ref, candidate.div) if s is not None for p in s.inputs}
+    steps = [s for s in (candidate.ref, candidate.div) if s is not None]
+    read = {p for s in steps for p in s.inputs}
+    wrote_into = {os.path.dirname(p) + "/" for s in steps
+                  for p in (*s.writes, *(q for q, probe in s.probes.items() if not probe.found))}
     for hazard in hazards:
-        involved = step.command in hazard.steps and hazard.file in read
-        if involved and (hazard.type != READ_BEFORE_WRITE or hazard.second == step.command):
+        if step.command not in hazard.steps:
+            continue
+        if hazard.type in (WRITE_WRITE, DUPLICATE) and hazard.file in read:
+            return hazard
+        victim = step.command != hazard.first
+        if victim and hazard.file in (wrote_into if hazard.type == MKDIR_RACE else read):
             return hazard
     return None
 
@@ -126,17 +141,18 @@ def _race_evidence(candidate, differences) -> str:
     return failed + "it observed different inputs in the two builds: " + "; ".join(lines)
 
 
-def _order_evidence(candidate, context: Context) -> str:
+def _order_evidence(candidate, context: Context) -> str | None:
+    """What differed in the order or timing of its identical inputs; None: nothing seen."""
     order = [d for d in candidate.input_differences if d.how == READ_ORDER]
     step = candidate.div or candidate.ref
     stale = _mtime_differences(step, context)
+    if not order and not stale:
+        return None
     parts = [f"replayed alone it is stable ({REPLAYS}/{REPLAYS}) on identical input contents"]
     if order:
         parts.append(f"it read its inputs in a different order ({order[0].detail or order[0].file})")
     if stale:
         parts.append(f"input mtimes differed between the builds ({', '.join(stale[:3])}) and their order decides the output")
-    if not order and not stale:
-        parts.append("the output depends on when or in which order its inputs appeared")
     return "; ".join(parts)
 
 

@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass
 
 from fuzzer.report.model import Culprit, Hazard
-from fuzzer.trace.hazards import READ_BEFORE_WRITE
+from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE
 from fuzzer.trace.steps import BuildTrace, Step
 
-MISSING = re.compile(r"no such file or directory|not found|cannot find|can't open|cannot open|does not exist",
-                     re.IGNORECASE)
+MISSING = re.compile(r"no such file or directory|not found|cannot find|can't open|cannot open|cannot create|"
+                     r"does not exist|directory nonexistent", re.IGNORECASE)
 WORD = re.compile(r"[\w.+/-]+")
 LOG_BYTES = 256 << 10
 
@@ -63,6 +63,11 @@ def _generated_files(line: str, trace: BuildTrace) -> list[str]:
 
 
 def _finding(line: str, path: str, run: int, trace: BuildTrace) -> LogFinding | None:
+    return _missing_input(line, path, run, trace) or _missing_directory(line, path, run, trace)
+
+
+def _missing_input(line: str, path: str, run: int, trace: BuildTrace) -> LogFinding | None:
+    """The file one step writes was not there yet when another read it."""
     writer = trace.writers(path)[0]
     readers = [s for s in trace.steps if path in s.inputs and s is not writer and s.start >= writer.end]
     reader = _named_in(line, path, readers) or (readers[0] if readers else None)
@@ -78,6 +83,25 @@ def _finding(line: str, path: str, run: int, trace: BuildTrace) -> LogFinding | 
                     evidence="not ordered: the reference trace ran the writer first, the log of "
                              f"run {run} shows the reader running without {path}",
                     steps=sorted({reader.command, writer.command}))
+    return LogFinding(culprit, hazard)
+
+
+def _missing_directory(line: str, path: str, run: int, trace: BuildTrace) -> LogFinding | None:
+    """The step writing the file found its directory missing: another step creates it."""
+    directory = os.path.dirname(path)
+    writer = trace.writers(path)[0]
+    maker = next((s for s in trace.steps if directory in s.mkdirs and s is not writer), None)
+    if maker is None:
+        return None
+    evidence = (f"from run {run}'s log (the traced reruns did not fail again): \"{line}\". In the traced reference "
+                f"build `{maker.command}` created {directory}/ before `{writer.command}` wrote {path} into it; in run "
+                f"{run} the writer ran before the directory existed, so nothing orders it after the mkdir")
+    culprit = Culprit(command=writer.command, argv=list(writer.argv), cwd=writer.cwd, outputs=sorted(writer.outputs),
+                      kind="race", evidence=evidence, other_step=maker.command)
+    hazard = Hazard(MKDIR_RACE, directory + "/", writer.command, maker.command, detail=f"run {run}: {line}",
+                    evidence="not ordered: the reference trace ran the mkdir first, the log of "
+                             f"run {run} shows the writer running without {directory}/",
+                    steps=sorted({writer.command, maker.command}))
     return LogFinding(culprit, hazard)
 
 

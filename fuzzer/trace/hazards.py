@@ -31,6 +31,7 @@ WRITE_WRITE = "write-write"
 DUPLICATE = "duplicate-execution"
 MKDIR_RACE = "mkdir-race"
 LISTING_RACE = "listing-race"
+PRIORITY = (DUPLICATE, WRITE_WRITE, MKDIR_RACE, LISTING_RACE, READ_BEFORE_WRITE)  # most specific first
 
 OVERLAP = "overlap"  # both were running at once
 BEFORE = "before"  # the first step was done before the second started
@@ -84,7 +85,7 @@ def find_hazards(traces: list[BuildTrace], labels: list[str] | None = None) -> l
         for conflict in conflicts(trace):
             seen.setdefault(conflict.key, []).append(_Sighting(label, conflict))
     unordered = [(s, why) for s in seen.values() if any(x.conflict.used for x in s) and (why := _unordered(s))]
-    return _grouped(_most_specific(unordered))
+    return _grouped(unordered)
 
 
 def conflicts(trace: BuildTrace) -> Iterator[_Conflict]:
@@ -119,25 +120,21 @@ def _unordered(sightings: list[_Sighting]) -> str | None:
     return None
 
 
-def _most_specific(unordered: list[tuple[list[_Sighting], str]]) -> list[tuple[list[_Sighting], str]]:
-    """A lister reading the file it raced is one finding, the listing race, not two."""
-    listed = {key[1:] for s, _ in unordered if (key := s[0].conflict.key)[0] == LISTING_RACE}
-    return [(s, why) for s, why in unordered
-            if not (s[0].conflict.type == READ_BEFORE_WRITE and s[0].conflict.key[1:] in listed)]
-
-
 def _grouped(unordered: list[tuple[list[_Sighting], str]]) -> list[Hazard]:
-    groups: dict[tuple[str, str], list[tuple[_Sighting, str]]] = {}
+    """One hazard per file: its most specific conflict is shown (a recipe running twice
+    explains the reads of its half-written output), and every step involved is named."""
+    by_file: dict[str, list[tuple[_Sighting, str]]] = {}
     for sightings, why in unordered:
         shown = next((s for s in sightings if s.conflict.relation == OVERLAP), sightings[-1])
-        groups.setdefault((shown.conflict.type, shown.conflict.file), []).append((shown, why))
+        by_file.setdefault(shown.conflict.file, []).append((shown, why))
     hazards = []
-    for (kind, path), members in sorted(groups.items()):
-        members.sort(key=lambda m: (m[0].conflict.first.command, m[0].conflict.second.command))
+    for path, members in sorted(by_file.items()):
+        members.sort(key=lambda m: (PRIORITY.index(m[0].conflict.type), m[0].conflict.first.command,
+                                    m[0].conflict.second.command))
         shown, why = members[0]
-        names = {c for m in members for c in (m[0].conflict.first.command, m[0].conflict.second.command)}
         c = shown.conflict
-        hazards.append(Hazard(kind, path, c.first.command, c.second.command, f"{shown.run}: {c.detail}", why,
+        names = {n for m in members for n in (m[0].conflict.first.command, m[0].conflict.second.command)}
+        hazards.append(Hazard(c.type, path, c.first.command, c.second.command, f"{shown.run}: {c.detail}", why,
                               tuple(sorted(names))))
     return hazards
 
