@@ -134,11 +134,7 @@ def run(command, source, runs, budget, seed, artifacts, ignores, no_default_igno
         outputs=Outputs(report_json, junit, markdown, html),
     )
     _check_outputs(config.outputs)
-    outcome = run_campaign(config, ConsoleEvents(quiet=quiet))
-    _emit(outcome.report, config.outputs)
-    if outcome.message:
-        click.echo(f"buildfuzz: {outcome.message}", err=True)
-    sys.exit(outcome.exit_code)
+    _finish(run_campaign(config, ConsoleEvents(quiet=quiet)), config.outputs)
 
 
 @cli.command()
@@ -169,15 +165,15 @@ def replay(store, campaign, index, jobs, cpus, jitter, jitter_seed, trace) -> No
 @click.option("--junit", type=PATH)
 @click.option("--markdown", type=PATH)
 @click.option("--html", type=PATH)
-def explain(store, campaign, report_json, junit, markdown, html) -> None:
-    """Localize and classify the divergence of a stored campaign."""
+@click.option("--relocalize", is_flag=True,
+              help="Compare the stored runs again and localize with traced builds, instead of showing the stored report.")
+def explain(store, campaign, report_json, junit, markdown, html, relocalize) -> None:
+    """Show a stored campaign's report again, in any format, without building."""
     from fuzzer.replay import explain_campaign
 
     outputs = Outputs(report_json, junit, markdown, html)
     _check_outputs(outputs)
-    report = explain_campaign(store, campaign)
-    _emit(report, outputs)
-    sys.exit(0 if report.reproducible else 1)
+    _finish(explain_campaign(store, campaign, relocalize), outputs)
 
 
 @cli.group()
@@ -270,12 +266,16 @@ def _check_writable(path: Path) -> None:
         raise UsageError(f"cannot write a report to {shown(path)}: {e.strerror}") from None
 
 
-def _emit(report, outputs: Outputs) -> None:
+def _finish(outcome, outputs: Outputs) -> None:
+    """Print and write the report, say what it cannot, and exit with the outcome's code."""
     from fuzzer.report import write_outputs
     from fuzzer.report.text import render
 
-    click.echo(render(report))
-    write_outputs(report, outputs)
+    click.echo(render(outcome.report))
+    write_outputs(outcome.report, outputs)
+    if outcome.message:
+        click.echo(f"buildfuzz: {outcome.message}", err=True)
+    sys.exit(outcome.exit_code)
 
 
 def _terminate(signum, frame):

@@ -1,15 +1,17 @@
-"""Replay one stored run's exact perturbation; explain a stored campaign again."""
+"""Replay one stored run's exact perturbation; show a stored campaign's report again."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzzer.campaign import conclude, open_stored
+from fuzzer.campaign import Outcome, conclude, open_stored
 from fuzzer.config import UsageError
 from fuzzer.execute.local import LocalExecutor, RunOptions
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import Report
+from fuzzer.store import Store
+from fuzzer.tools import strace
 
 SHOWN_PATHS = 10
 
@@ -24,6 +26,8 @@ def replay_run(store: Path, campaign_id: int | None, index: int | None, perturba
                trace: bool = False) -> ReplayResult:
     """Replay run `index` and compare with its recording, or run `perturbation` and
     compare with the reference (run 0)."""
+    if trace:
+        strace.STRACE.require()  # before the workspace is copied
     campaign = open_stored(store, campaign_id)
     try:
         if index is not None and not 0 <= index < len(campaign.runs):
@@ -51,10 +55,33 @@ def replay_run(store: Path, campaign_id: int | None, index: int | None, perturba
     return ReplayResult(False, f"{head}\n{len(differing)} files differ from {what}:\n{shown}{more}")
 
 
-def explain_campaign(store: Path, campaign_id: int | None) -> Report:
-    campaign = open_stored(store, campaign_id)
+def explain_campaign(store: Path, campaign_id: int | None, relocalize: bool = False) -> Outcome:
+    """The stored report, rendered again without building; `relocalize` compares the
+    stored runs anew and localizes with traced builds (and stores the new report)."""
+    if relocalize:
+        campaign = open_stored(store, campaign_id)
+        try:
+            return conclude(campaign)
+        finally:
+            campaign.store.close()
+    return stored_outcome(store, campaign_id)
+
+
+def stored_outcome(store_path: Path, campaign_id: int | None) -> Outcome:
+    """The stored report and the exit code the campaign ended with."""
+    store = Store(store_path)  # no lock: reading a report never touches the workspace
     try:
-        outcome = conclude(campaign)
+        row = store.require_campaign(campaign_id)
+        data = store.report(row.id)
     finally:
-        campaign.store.close()
-    return outcome.report
+        store.close()
+    if data is None:
+        raise UsageError(f"campaign {row.id} has no stored report: it never got to the end; "
+                         f"`buildfuzz explain --relocalize` compares and localizes its stored runs, "
+                         f"`buildfuzz run --resume` continues it")
+    try:
+        report = Report.from_json(data)
+        return Outcome(report, report.exit_code)  # a verdict this buildfuzz does not know: KeyError
+    except (TypeError, KeyError, ValueError) as e:
+        raise UsageError(f"the stored report of campaign {row.id} cannot be read ({e}); "
+                         "`buildfuzz explain --relocalize` writes a new one") from None
