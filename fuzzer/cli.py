@@ -269,12 +269,13 @@ def _check_writable(path: Path) -> None:
 def _finish(outcome, outputs: Outputs) -> None:
     """Print and write the report, say what it cannot, and exit with the outcome's code."""
     from fuzzer.report import write_outputs
+    from fuzzer.report.terminal import safe_lines
     from fuzzer.report.text import render
 
     click.echo(render(outcome.report))
     write_outputs(outcome.report, outputs)
-    if outcome.message:
-        click.echo(f"buildfuzz: {outcome.message}", err=True)
+    if outcome.message:  # it may quote the build's log
+        click.echo(safe_lines(f"buildfuzz: {outcome.message}"), err=True)
     sys.exit(outcome.exit_code)
 
 

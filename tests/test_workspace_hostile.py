@@ -22,7 +22,7 @@ from report_samples import hostile_everywhere, unreproducible
 from conftest import ROOT, buildfuzz
 from fuzzer.execute.workspace import Workspace
 from fuzzer.observe import take_manifest
-from fuzzer.report.terminal import safe_line, safe_name
+from fuzzer.report.terminal import safe_line, safe_lines, safe_name
 from fuzzer.report.text import render
 
 # a newline that would forge a line, and an OSC 0 sequence that would retitle the terminal
@@ -108,6 +108,7 @@ def test_safe_names_are_one_printable_line(text):
         assert all(c.isprintable() or c == "\t" for c in safe)
         safe.encode("utf-8")  # lone surrogates (undecodable bytes of a name) are escaped too
     assert "\t" not in safe_name(text)
+    assert safe_lines(text).split("\n") == [safe_line(line) for line in text.split("\n")]
 
 
 def test_safe_names_show_what_was_there():
@@ -150,3 +151,17 @@ def test_a_campaign_on_a_hostile_tree_ends_and_prints_only_safe_names(tmp_path):
     assert len(logs) == 1
     skipped = "sock (socket)" + (", zero (char-device)" if device else "")
     assert f"special files of the source not copied into the workspace: {skipped}" in logs[0].read_text()
+
+
+@pytest.mark.slow
+def test_a_failed_reference_quoting_a_hostile_name_prints_it_escaped(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    build = f"import sys; sys.exit('cannot open ' + {EVIL_NAME!r})"
+    result = buildfuzz("run", "--source", source, "--store", tmp_path / "store", "--runs", 2, "--no-localize",
+                       "--", sys.executable, "-c", build, timeout=120)
+    assert result.returncode == 3, result.stderr
+    assert raw_controls(result.stdout) == [] and raw_controls(result.stderr) == []
+    # the name's newline became a line break of the build's own output, quoted as such;
+    # its escape sequence must not reach the terminal
+    assert "REPRODUCIBLE\\x1b]0;owned\\x07.txt" in result.stderr

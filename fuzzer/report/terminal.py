@@ -24,6 +24,11 @@ def safe_line(text: str) -> str:
     return _escaped(text, keep="\t")
 
 
+def safe_lines(text: str) -> str:
+    """Text of several lines (a message quoting a build's log): each made a safe line."""
+    return "\n".join(map(safe_line, text.split("\n")))
+
+
 def _escaped(text: str, keep: str) -> str:
     if text.isprintable():
         return text  # the common case, at C speed
