@@ -155,7 +155,7 @@ def replay(store, campaign, index, jobs, cpus, jitter, jitter_seed, trace) -> No
     perturbation = _given_perturbation(jobs, cpus, jitter, jitter_seed)
     result = replay_run(store, campaign, index, perturbation, trace=trace)
     click.echo(result.summary)
-    sys.exit(0 if result.same else 1)
+    sys.exit(1 if result.reproduced else 0)
 
 
 @cli.command()

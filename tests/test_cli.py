@@ -95,9 +95,12 @@ def test_replay_reproduces_a_recorded_run(tmp_path, nproc_project):
     store = tmp_path / "s"
     buildfuzz("run", "--source", nproc_project, "--store", store, "--runs", "3", "--seed", "1", "--no-localize", "--",
               "make")
-    r = buildfuzz("replay", "--store", store, "--run", "2")
+    r = buildfuzz("replay", "--store", store, "--run", "2")  # the one-CPU run: its divergence reproduces
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "same digests as run 2" in r.stdout and "1 file differs from the reference" in r.stdout
+    r = buildfuzz("replay", "--store", store, "--run", "0")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "same digests" in r.stdout
+    assert "matched the reference" in r.stdout
     assert_usage_error(buildfuzz("replay", "--store", store, "--run", "99"), "not 99")
 
 
