@@ -176,3 +176,25 @@ def test_excluded_processes_are_never_touched():
         assert jitter.events and excluded not in {e.pid for e in jitter.events}
     finally:
         reap(procs)
+
+
+def test_stopped_pids_holds_every_process_the_engine_has_stopped(monkeypatch):
+    # the guard's self-stop check trusts this: a process the engine stopped is always listed
+    monkeypatch.setattr(jitter_module, "MIN_WINDOW", 0.05)  # stops outlast a sample by far
+    procs, processes = sleepers(4)
+    stopped_seen, violations = set(), []
+    try:
+        with Jitter(1.0, 8, lambda: processes) as jitter:
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline:
+                before = jitter.stopped_pids()
+                stopped = {p.pid for p in processes if p.status() == psutil.STATUS_STOPPED}
+                listed = before | jitter.stopped_pids()
+                stopped_seen |= stopped
+                violations += sorted(stopped - listed)
+                time.sleep(0.003)
+        assert stopped_seen and violations == []
+        assert jitter.stopped_pids() == frozenset()
+        assert {e.pid for e in jitter.events if e.action == "stop"} >= stopped_seen
+    finally:
+        reap(procs)
