@@ -23,7 +23,7 @@ from fuzzer.execute.local import BuildSpec, LocalExecutor, RunRecord, with_defau
 from fuzzer.execute.workspace import Workspace
 from fuzzer.explain.step_replay import SPREAD_S
 from fuzzer.observe import DEFAULT_IGNORE, Manifest
-from fuzzer.plan import Space, schedule
+from fuzzer.plan import Space, format_cpus, schedule
 from fuzzer.report.build import build_report, verdict
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
 from fuzzer.store import CampaignRow, Store
@@ -294,8 +294,10 @@ def _check_rebuildable(row: CampaignRow, config: FuzzConfig) -> None:
 
 
 def _open(config: FuzzConfig, store: Store) -> Campaign:
+    # what runs besides the options: the build path, and the CPUs the schedule draws CPU sets from;
     # normalised through JSON, to compare with what the store gives back
-    settings = json.loads(json.dumps({**config.to_json(), "workspace": str(_workspace_path(config))}))
+    settings = json.loads(json.dumps({**config.to_json(), "workspace": str(_workspace_path(config)),
+                                      "cpus": available_cpus()}))
     previous = _resumable(config, store) if config.resume else None
     if previous is None:
         cid = store.new_campaign(str(config.source.resolve()), config.command, config.seed, settings)
@@ -319,6 +321,7 @@ SETTING_NAMES = {  # stored setting → how the user sets it
     "artifacts": "--artifact",
     "default_ignore": "default ignores (--no-default-ignore)",
     "workspace": "workspace (the store moved)",
+    "cpus": "CPUs available (another machine or affinity)",
 }
 
 
@@ -337,6 +340,8 @@ def _refuse_changed_settings(previous: CampaignRow, settings: dict) -> None:
 def _shown(key: str, value) -> str:
     if key == "jobs":
         return f"{value[0]}-{value[1]}"
+    if key == "cpus":
+        return format_cpus(value)
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, list):

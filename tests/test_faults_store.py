@@ -7,6 +7,7 @@ no test depends on how fast the machine is.
 """
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -18,6 +19,7 @@ import psutil
 import pytest
 
 from conftest import buildfuzz
+from fuzzer.plan import format_cpus
 from fuzzer.tools.strace import STRACE
 
 pytestmark = pytest.mark.slow
@@ -150,6 +152,12 @@ def test_resume_under_other_settings_is_refused_then_resumes_under_its_own(tmp_p
     for change, words in changes:
         r = buildfuzz("run", "--resume", *options, *change, "--", *command)  # the last --jobs counts
         assert_usage_error(r.returncode, r.stderr, "campaign 1 ran with other settings", words)
+    if len(os.sched_getaffinity(0)) > 1:  # the schedule draws CPU sets from the CPUs it may use
+        one_cpu = subprocess.run([sys.executable, "-m", "fuzzer", "run", "--resume", *map(str, options), "--",
+                                  *command], preexec_fn=lambda: os.sched_setaffinity(0, {0}),
+                                 capture_output=True, text=True, timeout=SAFETY_S)
+        assert_usage_error(one_cpu.returncode, one_cpu.stderr, "CPUs available",
+                           f"{format_cpus(sorted(os.sched_getaffinity(0)))} → 0)")
     r = buildfuzz("explain", "--store", store)
     assert_usage_error(r.returncode, r.stderr, "no stored report", "--relocalize", "--resume")
     assert builds_so_far(tmp_path) == 2, "a refused resume built"
