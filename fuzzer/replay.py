@@ -92,8 +92,12 @@ def stored_outcome(store_path: Path, campaign_id: int | None) -> Outcome:
     try:
         row = store.require_campaign(campaign_id)
         data = store.report(row.id)
+        holder = store.holder() if data is None else None
     finally:
         store.close()
+    if holder is not None:
+        raise UsageError(f"campaign {row.id} has no report yet, and a buildfuzz (pid {holder}) is working on this "
+                         "store: if that is the campaign, it stores its report when it ends")
     if data is None:
         raise UsageError(f"campaign {row.id} has no stored report: it never got to the end; "
                          f"`buildfuzz explain --relocalize` compares and localizes its stored runs, "

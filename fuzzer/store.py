@@ -122,6 +122,22 @@ class Store:
         self.db.close()
         self._unlock()
 
+    def holder(self) -> str | None:
+        """The pid of the campaign or replay that holds the store's lock, if one does.
+        (The probe holds a shared lock for an instant; only `explain` asks, and only
+        for a campaign without a report.)"""
+        try:
+            fd = os.open(self.root / LOCK_NAME, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return None
+        except BlockingIOError:
+            return _owner(fd)
+        finally:
+            os.close(fd)
+
     def _unlock(self) -> None:
         if self._lock is not None:
             os.close(self._lock)  # closing the descriptor releases the flock
@@ -245,13 +261,17 @@ def _take_lock(path: Path) -> int:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        owner = _owner(fd)
         os.close(fd)
         raise StoreError(f"store {path.parent} is in use by another buildfuzz campaign or replay (pid {owner}); "
                          "wait for it to end or use another --store") from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd
+
+
+def _owner(fd: int) -> str:
+    return os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
 
 
 def _open_schema(db: sqlite3.Connection, path: Path, wal: bool) -> None:

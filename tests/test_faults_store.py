@@ -107,6 +107,8 @@ def test_two_campaigns_on_one_store_one_runs_the_other_is_refused(tmp_path, sour
     assert winner.poll() is None, "the refused campaign ended only after the other one"
     replay = buildfuzz("replay", "--store", store, "--run", "0")
     assert_usage_error(replay.returncode, replay.stderr, "in use")
+    explain = buildfuzz("explain", "--store", store)
+    assert_usage_error(explain.returncode, explain.stderr, "no report yet", f"pid {winner.pid}")
 
     (tmp_path / "gate").touch()
     out, err = winner.communicate(timeout=SAFETY_S)
