@@ -120,6 +120,20 @@ def test_two_campaigns_on_one_store_one_runs_the_other_is_refused(tmp_path, sour
     assert builds_so_far(tmp_path) == 4
 
 
+def test_a_campaign_ended_during_its_reference_build_leaves_no_campaign_row(tmp_path, source, started):
+    store = tmp_path / "s"
+    proc = started("run", "--source", source, "--store", store, "--runs", "3", "--no-localize", "--",
+                   *build(tmp_path, gated_after=0))
+    deadline = time.monotonic() + SAFETY_S
+    while builds_so_far(tmp_path) < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert query(store, "SELECT count(*) FROM campaigns") == [(1,)]  # while the reference builds
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=SAFETY_S)
+    assert proc.returncode == 4, err
+    assert query(store, "SELECT count(*) FROM campaigns") == [(0,)]
+
+
 def kill_after_first_run(tmp_path, source, started, store) -> tuple[list, list[str]]:
     """A campaign SIGKILLed while run 1 builds: stored, unfinished, one run. Its options and command."""
     options = ["--source", source, "--store", store, "--runs", "4", "--seed", "3", "--jobs", "1-4", "--no-localize"]
