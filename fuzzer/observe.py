@@ -10,7 +10,7 @@ big files hash in parallel, and small files overlap their open/read latency.
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import hashlib
 import os
 import stat
@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
+
+import pathspec
 
 ALGORITHM = "sha256"
 BUFFER = 1 << 20
@@ -95,16 +97,16 @@ class Manifest:
 
 
 def matches_any(path: str, globs: Iterable[str]) -> bool:
-    """Glob match on the relative path; `**/x` also matches `x` at the root, and a
-    pattern without a slash matches the basename anywhere (as .gitignore does)."""
-    for glob in globs:
-        if fnmatch.fnmatchcase(path, glob):
-            return True
-        if glob.startswith("**/") and fnmatch.fnmatchcase(path, glob[3:]):
-            return True
-        if "/" not in glob and fnmatch.fnmatchcase(os.path.basename(path), glob):
-            return True
-    return False
+    """Whether `.gitignore` lines would match the relative path: `*.o` matches at any depth,
+    `build/*.o` only directly under build/, `a/**/b.o` also `a/b.o`, `out/` everything under
+    out/, and a later `!pattern` takes a file back."""
+    return _spec(tuple(globs)).match_file(path)
+
+
+@functools.lru_cache(maxsize=64)
+def _spec(globs: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    # compiled once per glob list: a campaign selects every run's manifest with the same lists
+    return pathspec.GitIgnoreSpec.from_lines(globs)
 
 
 def take_manifest(root: Path, skip: Iterable[str] = ()) -> Manifest:
