@@ -41,7 +41,8 @@ sys.path.insert(0, str(REPO))
 from fuzzer.campaign import run_campaign  # noqa: E402
 from fuzzer.config import FuzzConfig, available_cpus  # noqa: E402
 from fuzzer.execute.guard import Guard  # noqa: E402
-from fuzzer.execute.local import BuildSpec, LocalExecutor, RunRecord  # noqa: E402
+from fuzzer.execute.local import BuildSpec, LocalExecutor
+from fuzzer.execute.run import RunRecord, RunRequest  # noqa: E402
 from fuzzer.execute.workspace import Workspace  # noqa: E402
 from fuzzer.observe import BUFFER, DEFAULT_IGNORE, WORKERS, Manifest, take_manifest  # noqa: E402
 from fuzzer.plan import Perturbation, format_cpus  # noqa: E402
@@ -163,7 +164,7 @@ def bench_overhead(reps: int, tmp: Path) -> None:
 
     def run_fuzz(index: int) -> float:
         started = time.perf_counter()
-        record = executor.run(index, perturbation)
+        record = executor.run(RunRequest(index, perturbation))
         elapsed = time.perf_counter() - started
         if not record.ok:
             raise RuntimeError(f"fuzzer build failed: {record.log_tail}")
@@ -415,7 +416,7 @@ def detect_baseline(scenario: Scenario, plan: list[Perturbation], tmp: Path, lab
     try:
         with LocalExecutor(spec) as executor:
             for index, perturbation in enumerate(plan):
-                outcome = _outcome(executor.run(index, perturbation), select)
+                outcome = _outcome(executor.run(RunRequest(index, perturbation)), select)
                 seen.add(outcome)
                 if len(seen) > 1:
                     result = "failed" if outcome == "failed" else "new digest"

@@ -178,7 +178,8 @@ def print_overhead(times: dict[str, list[float]], reps: int, functions: int) -> 
 def bench_scenario(reps: int, tmp: Path) -> None:
     """The issue's measure: one buildfuzz run of scenarios/clean-c, traced vs untraced,
     through the real executor (same workspace path, fresh copy each run)."""
-    from fuzzer.execute.local import BuildSpec, LocalExecutor, RunOptions
+    from fuzzer.execute.local import BuildSpec, LocalExecutor
+    from fuzzer.execute.run import RunKind, RunRequest
     from fuzzer.execute.workspace import Workspace
     from fuzzer.plan import Perturbation
 
@@ -189,7 +190,8 @@ def bench_scenario(reps: int, tmp: Path) -> None:
     with LocalExecutor(spec) as executor:
         for rep in range(reps):
             for traced in (False, True) if rep % 2 == 0 else (True, False):
-                record = executor.run(rep, perturbation, RunOptions(trace=traced, label=f"-{traced}"))
+                kind = RunKind.TRACE if traced else RunKind.EXPLORE
+                record = executor.run(RunRequest(rep, perturbation, kind, trace=traced))
                 assert record.ok, record.log_tail
                 walls[traced].append(record.wall_s)
     spec.workspace.remove()

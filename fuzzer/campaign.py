@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import itertools
 import json
-import shutil
 import statistics
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from fuzzer import explain
 from fuzzer.compare import Comparison, compare, variant_label
 from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig, UsageError, available_cpus, stored_config, validate
-from fuzzer.execute.local import BuildSpec, LocalExecutor, RunRecord, with_default_timeout
+from fuzzer.execute.executor import Executor
+from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
+from fuzzer.execute.run import RunKind, RunRecord, RunRequest
 from fuzzer.execute.workspace import Workspace
-from fuzzer.explain.step_replay import SPREAD_S
+from fuzzer.execute.step_replay import SPREAD_S
 from fuzzer.observe import DEFAULT_IGNORE, Manifest
 from fuzzer.plan import Space, format_cpus, schedule
 from fuzzer.report.build import build_report, verdict
@@ -50,6 +51,7 @@ class SilentEvents:
 
 
 SILENT = SilentEvents()
+ExecutorFactory = Callable[[BuildSpec], Executor]  # the local executor unless told otherwise
 
 
 @dataclass
@@ -72,8 +74,23 @@ class Campaign:
     phases: dict[str, float] = field(default_factory=dict)
     exit_reason: str = ""
     groups: dict[str, str] = field(default_factory=dict)  # selected-manifest digest → label
+    digests: dict[int, str] = field(default_factory=dict)  # run index → selected-manifest digest
     kept: dict[str, int] = field(default_factory=dict)  # path → variants kept as blobs
-    started: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=lambda: time.monotonic())
+    executor_factory: ExecutorFactory = LocalExecutor
+    counters: dict[RunKind, int] = field(default_factory=dict)  # runs made so far of each localization kind
+
+    def request(self, kind: RunKind, perturbation, trace: bool = False) -> RunRequest:
+        """A localization run (numbered within its kind), under the campaign's timeout."""
+        index = self.counters.get(kind, 0)
+        self.counters[kind] = index + 1
+        return RunRequest(index, perturbation, kind, trace=trace, timeout=self.timeout_after_reference())
+
+    def timeout_after_reference(self) -> float | None:
+        """--timeout, or a default derived from the reference build once it ran."""
+        if not self.runs:
+            return self.config.timeout
+        return default_timeout(self.config.timeout, self.runs[0].wall_s)
 
     def seconds_left(self) -> float:
         """Of the --budget, in this invocation (a resumed campaign gets a new budget)."""
@@ -96,11 +113,23 @@ class Campaign:
         return manifest.select((), self.config.ignore + (DEFAULT_IGNORE if self.config.default_ignore else ()))
 
     def group_of(self, record: RunRecord) -> str | None:
-        """The run's digest group label (A = the reference's), assigned in run order."""
+        """The run's digest group label: A is the reference's, then B, C... in order of
+        first appearance by run index, whatever order the runs finished in."""
         if not record.ok or record.manifest is None:
             return None
-        digest = self.select(record.manifest).digest()
-        return self.groups.setdefault(digest, variant_label(len(self.groups)))
+        return self.groups.get(self._digest(record))
+
+    def add_run(self, record: RunRecord) -> None:
+        """Keep `runs` in index order (parallel runs end in any order), and the labels with them."""
+        self.runs.append(record)
+        self.runs.sort(key=lambda r: r.index)
+        order = [self._digest(r) for r in self.runs if r.ok and r.manifest is not None]
+        self.groups = {digest: variant_label(i) for i, digest in enumerate(dict.fromkeys(order))}
+
+    def _digest(self, record: RunRecord) -> str:
+        if record.index not in self.digests:
+            self.digests[record.index] = self.select(record.manifest).digest()
+        return self.digests[record.index]
 
     def differs_from_reference(self, record: RunRecord) -> bool:
         """A failed run, or one whose compared files differ from the reference's."""
@@ -112,23 +141,24 @@ class Campaign:
         return len(self.groups) > 1 or (bool(self.runs) and self.runs[0].ok and not all(r.ok for r in self.runs))
 
 
-def run_campaign(config: FuzzConfig, events: Events = SILENT) -> Outcome:
+def run_campaign(config: FuzzConfig, events: Events = SILENT, executor_factory: ExecutorFactory = LocalExecutor) -> Outcome:
     config = validate(config)
     # held until the report is written: a second campaign on this store would build in the same workspace
     store = Store(config.store, create=True, exclusive=True)
     try:
         campaign = _open(config, store)
+        campaign.executor_factory = executor_factory
         try:
             events.started(campaign.id, campaign.seed, campaign.spec.workspace.path, len(campaign.runs))
-            with LocalExecutor(campaign.spec) as executor:
-                return _phases(campaign, executor, events)
+            executor = executor_factory(campaign.spec)
+            return _phases(campaign, executor, events)
         finally:
             store.drop_if_empty(campaign.id)
     finally:
         store.close()
 
 
-def _phases(campaign: Campaign, executor: LocalExecutor, events: Events) -> Outcome:
+def _phases(campaign: Campaign, executor: Executor, events: Events) -> Outcome:
     try:
         with _timed(campaign, "explore", events):
             _explore(campaign, executor, events)
@@ -159,10 +189,14 @@ def _localize(campaign: Campaign, comparison: Comparison, events: Events) -> exp
     """Localize a divergence, or scan a reproducible build for latent hazards."""
     phase = "hazards" if comparison.reproducible else "localize"
     try:
-        with _timed(campaign, phase, events), LocalExecutor(campaign.spec) as localizer:
-            if comparison.reproducible:
-                return explain.scan_hazards(campaign, localizer)
-            return explain.localize(campaign, comparison, localizer)
+        with _timed(campaign, phase, events):
+            localizer = campaign.executor_factory(campaign.spec)
+            try:
+                if comparison.reproducible:
+                    return explain.scan_hazards(campaign, localizer)
+                return explain.localize(campaign, comparison, localizer)
+            finally:
+                localizer.close()
     except KeyboardInterrupt:
         campaign.exit_reason = "interrupted"
         return None
@@ -186,37 +220,67 @@ def _why(campaign: Campaign, report: Report) -> str:
             f"({campaign.exit_reason}); {resume}")
 
 
-def _explore(campaign: Campaign, executor: LocalExecutor, events: Events) -> None:
+def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
+    """The reference first, alone (every later run is compared with it and timed by it),
+    then the schedule, `executor.slots` builds at a time, each stored as it ends."""
     config = campaign.config
-    space = Space(
+    plan = list(itertools.islice(schedule(_space(config), campaign.seed), config.runs))
+    if not campaign.runs:
+        reference = executor.run(RunRequest(0, plan[0], timeout=config.timeout))
+        if not _finish_run(campaign, executor, events, reference):
+            return
+    pending: dict = {}
+    upcoming = iter(range(len(campaign.runs), len(plan)))
+    stop = ""
+    while True:
+        while not stop and len(pending) < executor.slots:
+            index = next(upcoming, None)
+            stop = _stop_before(campaign, index)
+            if not stop:
+                request = RunRequest(index, plan[index], timeout=campaign.timeout_after_reference())
+                pending[executor.submit(request)] = request
+        if not pending:
+            break
+        done = next(iter(executor.as_completed(pending)))
+        del pending[done]
+        if not _finish_run(campaign, executor, events, done.result()):
+            stop = stop or campaign.exit_reason
+    campaign.exit_reason = campaign.exit_reason or (stop if stop != "done" else "all runs done")
+
+
+def _space(config: FuzzConfig) -> Space:
+    return Space(
         jobs=config.jobs if "jobs" in config.axes else (config.jobs[0], config.jobs[0]),
         cpus=available_cpus(),
         vary_cpus="cpus" in config.axes,
         vary_jitter="jitter" in config.axes,
     )
-    plan = itertools.islice(schedule(space, campaign.seed), config.runs)
-    for index, perturbation in enumerate(plan):
-        if index > 0:  # without --timeout, a default derived from the reference build applies
-            executor.spec = campaign.spec = with_default_timeout(campaign.spec, campaign.runs[0].wall_s)
-        if index < len(campaign.runs):
-            continue  # done before the campaign was resumed
-        if index > 0 and not _within_budget(campaign):
-            campaign.exit_reason = "budget spent"
-            return
-        record = executor.run(index, perturbation)
-        campaign.runs.append(record)
-        campaign.store.save_run(campaign.id, record)
-        _keep_evidence(campaign, record)
-        events.run_finished(record, campaign.group_of(record), config.runs)
-        if index == 0 and not record.ok:
-            campaign.exit_reason = "reference build failed"
-            return
-        if index == 0:
-            _check_artifact_globs(campaign, record)
-        if config.stop_on_first and campaign.diverged():
-            campaign.exit_reason = "first divergence found"
-            return
-    campaign.exit_reason = campaign.exit_reason or "all runs done"
+
+
+def _stop_before(campaign: Campaign, index: int | None) -> str:
+    """Why no further run starts ("" to go on)."""
+    if index is None:
+        return "done"
+    if not _within_budget(campaign):
+        return "budget spent"
+    return ""
+
+
+def _finish_run(campaign: Campaign, executor: Executor, events: Events, record: RunRecord) -> bool:
+    """Store the run, keep its evidence, tell the user; False when the campaign must stop."""
+    campaign.add_run(record)
+    campaign.store.save_run(campaign.id, record)
+    _keep_evidence(campaign, executor, record)
+    events.run_finished(record, campaign.group_of(record), campaign.config.runs)
+    if record.index == 0 and not record.ok:
+        campaign.exit_reason = "reference build failed"
+        return False
+    if record.index == 0:
+        _check_artifact_globs(campaign, record)
+    if campaign.config.stop_on_first and campaign.diverged():
+        campaign.exit_reason = "first divergence found"
+        return False
+    return True
 
 
 def _within_budget(campaign: Campaign) -> bool:
@@ -231,13 +295,11 @@ def _within_budget(campaign: Campaign) -> bool:
     return typical * 1.2 + reserve <= campaign.seconds_left()
 
 
-def _keep_evidence(campaign: Campaign, record: RunRecord) -> None:
+def _keep_evidence(campaign: Campaign, executor: Executor, record: RunRecord) -> None:
     """Keep the reference tree, and every later variant of a differing file, for diffs."""
-    workspace = campaign.spec.workspace
     if record.index == 0:
-        if record.ok and not workspace.in_place and not campaign.reference_tree.exists():
-            campaign.reference_tree.parent.mkdir(parents=True, exist_ok=True)
-            workspace.path.rename(campaign.reference_tree)
+        if record.ok and not campaign.reference_tree.exists():
+            executor.keep_tree(record, campaign.reference_tree)
         return
     reference = campaign.runs[0].manifest
     if not record.ok or record.manifest is None or reference is None:
@@ -251,9 +313,8 @@ def _keep_evidence(campaign: Campaign, record: RunRecord) -> None:
             continue
         blob = blobs / entry.digest
         if not blob.exists() and campaign.kept.get(path, 0) < VARIANTS_KEPT:
-            blobs.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(workspace.path / path, blob)
-            campaign.kept[path] = campaign.kept.get(path, 0) + 1
+            if executor.fetch(record, path, blob):
+                campaign.kept[path] = campaign.kept.get(path, 0) + 1
 
 
 def _selected(campaign: Campaign, record: RunRecord) -> RunRecord:
@@ -359,9 +420,9 @@ def _campaign(config: FuzzConfig, store: Store, cid: int, seed: int, runs: list[
     workspace = Workspace(config.source.resolve(), _workspace_path(config), config.clean,
                           frozenset({config.store.resolve()}))
     spec = BuildSpec(config.command, workspace, store.campaign_dir(cid) / "logs", config.timeout)
-    campaign = Campaign(config, store, cid, seed, spec, runs)
+    campaign = Campaign(config, store, cid, seed, spec)
     for record in runs:
-        campaign.group_of(record)
+        campaign.add_run(record)
     return campaign
 
 

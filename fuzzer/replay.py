@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fuzzer.campaign import Campaign, Outcome, conclude, open_stored
 from fuzzer.config import UsageError
-from fuzzer.execute.local import LocalExecutor, RunOptions, RunRecord
+from fuzzer.execute.run import RunKind, RunRecord
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import Report
 from fuzzer.store import Store
@@ -34,12 +34,12 @@ def replay_run(store: Path, campaign_id: int | None, index: int | None, perturba
         if index is not None and not 0 <= index < len(campaign.runs):
             raise UsageError(f"campaign {campaign.id} has runs 0..{len(campaign.runs) - 1}, not {index}")
         perturbation = perturbation or campaign.runs[index].perturbation
-        with LocalExecutor(campaign.spec) as executor:
-            try:
-                replayed = executor.run(index if index is not None else 9999, perturbation,
-                                        RunOptions(trace=trace, label="-replay"))
-            finally:
-                campaign.spec.workspace.remove()
+        executor = campaign.executor_factory(campaign.spec)
+        try:
+            replayed = executor.run(campaign.request(RunKind.REPLAY, perturbation, trace=trace))
+        finally:
+            executor.close()
+            campaign.spec.workspace.remove()
     finally:
         campaign.store.close()
     return _judged(campaign, index, replayed)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from fuzzer.config import UsageError
 from fuzzer.execute.jitter import JitterEvent
-from fuzzer.execute.local import RunRecord, Status
+from fuzzer.execute.run import RunRecord, Status
 from fuzzer.observe import Manifest
 from fuzzer.plan import Perturbation
 

@@ -2,7 +2,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzer.compare import compare
-from fuzzer.execute.local import RunRecord, Status
+from fuzzer.execute.run import RunRecord, Status
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
 

@@ -1,4 +1,3 @@
-import dataclasses
 import json
 import os
 import select
@@ -20,7 +19,8 @@ from fuzzer.execute.jitter import Jitter
 from fuzzer.campaign import run_campaign
 from fuzzer.config import FuzzConfig
 from fuzzer.execute import local as local_module
-from fuzzer.execute.local import BuildSpec, LocalExecutor, Status, with_default_timeout
+from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
+from fuzzer.execute.run import RunRequest, Status
 from fuzzer.execute.workspace import Workspace
 from fuzzer.plan import Perturbation
 
@@ -248,13 +248,13 @@ def test_guard_sigkilled_mid_run_is_a_failed_run_and_no_build_process_outlives_i
         guard_pid = executor.guard._proc.pid
         killer = threading.Thread(target=kill_the_guard_once_the_tree_is_up)
         killer.start()
-        record = executor.run(1, Perturbation(1, None, 0.0, 0))
+        record = executor.run(RunRequest(1, Perturbation(1, None, 0.0, 0)))
         killer.join()
         assert record.status is Status.FAILED and record.exit_code is None
         assert "the guard process died (killed by SIGKILL)" in record.log_tail
         assert survivors(build) == []
         executor.spec = BuildSpec("true", spec.workspace, spec.logs)
-        assert executor.run(2, Perturbation(1, None, 0.0, 0)).ok  # a fresh guard runs builds again
+        assert executor.run(RunRequest(2, Perturbation(1, None, 0.0, 0))).ok  # a fresh guard runs builds again
         assert executor.guard._proc.pid != guard_pid
 
 
@@ -425,11 +425,10 @@ def test_a_perturbed_build_that_stops_itself_fails_that_run_with_the_reason(tmp_
 # ---------------------------------------------------------------- the default timeout
 
 
-def test_the_default_timeout_follows_the_reference_and_never_overrides_a_given_one(tmp_path):
-    spec = BuildSpec("make", Workspace(tmp_path, tmp_path / "ws"), tmp_path / "logs")
-    assert with_default_timeout(spec, 45.0).timeout == 450.0
-    assert with_default_timeout(spec, 0.5).timeout == 300.0
-    assert with_default_timeout(dataclasses.replace(spec, timeout=7.0), 100.0).timeout == 7.0
+def test_the_default_timeout_follows_the_reference_and_never_overrides_a_given_one():
+    assert default_timeout(None, 45.0) == 450.0
+    assert default_timeout(None, 0.5) == 300.0
+    assert default_timeout(7.0, 100.0) == 7.0
 
 
 @pytest.mark.slow

@@ -1,6 +1,6 @@
 import io
 
-from fuzzer.execute.local import RunRecord, Status
+from fuzzer.execute.run import RunRecord, Status
 from fuzzer.plan import Perturbation
 from fuzzer.report.progress import ConsoleEvents
 

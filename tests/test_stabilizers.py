@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzzer.explain import stabilizers
-from fuzzer.explain.step_replay import ReplayOutcome, Variation
+from fuzzer.execute.step_replay import ReplayOutcome, Variation
 
 NAMES = [f"V{i}" for i in range(9)]
 

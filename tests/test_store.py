@@ -15,7 +15,7 @@ import pytest
 
 from conftest import buildfuzz
 from fuzzer.config import FuzzConfig
-from fuzzer.execute.local import RunRecord, Status
+from fuzzer.execute.run import RunRecord, Status
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.store import DB_NAME, VERSION, Store, StoreError

@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
-from fuzzer.execute.local import RunRecord
+from fuzzer.execute.run import RunRecord
 from fuzzer.observe import Entry
 
 ABSENT = "absent"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from fuzzer.execute.guard import Guard
-from fuzzer.execute.local import log_tail
+from fuzzer.execute.logs import log_tail
 from fuzzer.observe import hash_file
 
 REPLAYS = 5

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from fuzzer.execute.local import RunOptions, build_env
+from fuzzer.execute.local import build_env
+from fuzzer.execute.run import RunKind
 from fuzzer.explain.ablation import minimal_reproducer
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.from_log import explain_failure, read_log
-from fuzzer.explain.step_replay import StepCall, StepReplayer
+from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.explain.traced import trace_pair
 from fuzzer.report.model import Culprit, Hazard
 from fuzzer.tools import strace
@@ -56,7 +57,8 @@ def localize(campaign, comparison, executor) -> Localization:
     roots = find_roots(reference_trace, divergent_trace, _differing(campaign, pair))
     if not pair.divergent.ok:  # what a failed build never got to is a consequence, not a cause
         roots = [r for r in roots if r.div is not None]
-    context = Context(pair.reference, pair.divergent, _replayer_factory(campaign, executor, pair), tuple(found))
+    session = executor.step_session(pair.reference)
+    context = Context(pair.reference, pair.divergent, _replayer_factory(session, pair), tuple(found))
     classified = [classify(candidate, context) for candidate in roots[:CLASSIFIED]]
     culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in classified])
     notes = () if roots else ("no step could be named: the differing files were written by no traced step",)
@@ -72,11 +74,11 @@ def scan_hazards(campaign, executor) -> Localization:
         return Localization(notes=(f"hazard scan disabled: {unusable}",))
     perturbation = max((r.perturbation for r in campaign.runs), key=lambda p: (p.jobs, p.ncpus, -p.jitter))
     tree = str(campaign.spec.workspace.path)
-    parallel = executor.run(1000, perturbation, RunOptions(trace=True, label="-trace-hazards"))
+    parallel = executor.run(campaign.request(RunKind.HAZARD_SCAN, perturbation, trace=True))
     traces = [load_trace(parallel.trace_path, tree)]
     labels = [_label(parallel)]
     if campaign.runs[0].perturbation != perturbation:
-        reference = executor.run(1000, campaign.runs[0].perturbation, RunOptions(trace=True, label="-trace-ref"))
+        reference = executor.run(campaign.request(RunKind.TRACE_REFERENCE, campaign.runs[0].perturbation, trace=True))
         traces.append(load_trace(reference.trace_path, tree))
         labels.append("traced reference")
     return Localization(hazards=_hazards(trace_hazards.find_hazards(traces, labels)), traced=True)
@@ -97,7 +99,7 @@ def _from_logs(campaign, comparison, pair, reference_trace: BuildTrace, found) -
     return Localization(hazards=_hazards(found), notes=(note,), traced=True)
 
 
-def _replayer_factory(campaign, executor, pair):
+def _replayer_factory(session, pair):
     def replayer_for(candidate: RootCandidate) -> StepReplayer:
         step = candidate.ref or candidate.div
         touched = {p for s in (candidate.ref, candidate.div) if s is not None
@@ -110,8 +112,7 @@ def _replayer_factory(campaign, executor, pair):
             restored=tuple(sorted(touched)),
             compared=tuple(candidate.outputs) or tuple(sorted(step.outputs)),
         )
-        return StepReplayer(executor.guard, campaign.spec.workspace.path, call, pair.reference.perturbation.cpus,
-                            campaign.spec.logs / "replays")
+        return session.replayer(call, pair.reference.perturbation.cpus)
 
     return replayer_for
 

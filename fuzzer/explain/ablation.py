@@ -10,23 +10,22 @@ from __future__ import annotations
 import shlex
 from dataclasses import replace
 
-from fuzzer.execute.local import LocalExecutor, RunOptions
+from fuzzer.execute.executor import Executor
+from fuzzer.execute.run import RunKind
 from fuzzer.plan import Perturbation, format_cpus
 
 TRIES = 2
 AXES = ("jitter", "cpus", "jobs")  # timing first: a reproducer without jitter is the easiest to run
 
 
-def minimal_reproducer(campaign, executor: LocalExecutor, divergent: Perturbation) -> str:
+def minimal_reproducer(campaign, executor: Executor, divergent: Perturbation) -> str:
     return replay_command(campaign, shrink(campaign, executor, divergent))
 
 
-def shrink(campaign, executor: LocalExecutor, divergent: Perturbation) -> Perturbation:
+def shrink(campaign, executor: Executor, divergent: Perturbation) -> Perturbation:
     reference = campaign.runs[0].perturbation
-    trial = iter(range(2000, 3000))
-
     def reproduces(p: Perturbation) -> bool:
-        runs = (executor.run(next(trial), p, RunOptions(label="-shrink")) for _ in range(TRIES))
+        runs = (executor.run(campaign.request(RunKind.SHRINK, p)) for _ in range(TRIES))
         return any(campaign.differs_from_reference(r) for r in runs)
 
     if not _affordable(campaign):

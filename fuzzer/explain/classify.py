@@ -16,10 +16,10 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-from fuzzer.execute.local import RunRecord
+from fuzzer.execute.run import RunRecord
 from fuzzer.execute.parallelism import parallel_env
 from fuzzer.explain import stabilizers
-from fuzzer.explain.step_replay import REPLAYS, StepReplayer, Variation
+from fuzzer.execute.step_replay import REPLAYS, StepReplayer, Variation
 from fuzzer.report.model import Culprit
 from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
 from fuzzer.trace.hazards import DUPLICATE, MKDIR_RACE, WRITE_WRITE, Hazard

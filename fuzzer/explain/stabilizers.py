@@ -17,7 +17,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from fuzzer.explain.step_replay import ReplayOutcome, StepReplayer, Variation, umask_wrapper
+from fuzzer.execute.step_replay import ReplayOutcome, StepReplayer, Variation, umask_wrapper
 from fuzzer.tools import faketime, setarch
 
 FIXED_EPOCH = "946684800"  # 2000-01-01, any constant will do

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fuzzer.execute.local import LocalExecutor, RunOptions, RunRecord
+from fuzzer.execute.executor import Executor
+from fuzzer.execute.run import RunKind, RunRecord
 from fuzzer.plan import Perturbation
 
 MIN_ATTEMPTS = 2  # traced reruns of divergent perturbations, whatever the budget
@@ -35,19 +36,19 @@ def divergent_perturbations(campaign, comparison) -> list[Perturbation]:
     return seen
 
 
-def trace_pair(campaign, comparison, executor: LocalExecutor) -> TracedPair:
+def trace_pair(campaign, comparison, executor: Executor) -> TracedPair:
     candidates = divergent_perturbations(campaign, comparison)
     attempts: list[RunRecord] = []
     divergent = None
     while len(attempts) < MAX_ATTEMPTS and (len(attempts) < MIN_ATTEMPTS or _affordable(campaign)):
         perturbation = candidates[len(attempts) % len(candidates)]
-        record = executor.run(1000 + len(attempts), perturbation, RunOptions(trace=True, label="-trace"))
+        record = executor.run(campaign.request(RunKind.TRACE, perturbation, trace=True))
         attempts.append(record)
         if campaign.differs_from_reference(record):
             divergent = record
             break
     reference = campaign.runs[0]
-    traced_reference = executor.run(1000, reference.perturbation, RunOptions(trace=True, label="-trace-ref"))
+    traced_reference = executor.run(campaign.request(RunKind.TRACE_REFERENCE, reference.perturbation, trace=True))
     return TracedPair(traced_reference, divergent, tuple(attempts))
 
 

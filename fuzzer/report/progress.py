@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from fuzzer.execute.local import RunRecord
+from fuzzer.execute.run import RunRecord
 from fuzzer.report.terminal import safe_name
 
 

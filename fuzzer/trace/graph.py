@@ -17,7 +17,6 @@ from fuzzer.trace.differences import (
     READ_ORDER,
     WRITER_TIMING,
     InputDifference,
-    in_workspace,
     input_differences,
     since,
     workspace_inputs,

@@ -1,0 +1,70 @@
+"""One build, as asked for and as it went: `RunRequest` in, `RunRecord` out.
+
+Every executor (local, Dask, the fake one of the tests) speaks these two types, so the
+campaign, the store and the reports never know where a build ran. The kind of a run
+says why it was made; an explore run's index is its place in the schedule, the other
+kinds number their own runs.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from fuzzer.execute.jitter import JitterEvent
+from fuzzer.observe import Manifest
+from fuzzer.plan import Perturbation
+
+
+class Status(enum.Enum):
+    OK = "ok"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+
+
+class RunKind(enum.Enum):
+    EXPLORE = "explore"  # the campaign's schedule; the only runs compared for the verdict
+    TRACE = "trace"  # a divergent perturbation rerun under strace
+    TRACE_REFERENCE = "trace-reference"  # the reference rerun under strace; its tree serves step replays
+    HAZARD_SCAN = "hazard-scan"  # a traced parallel run of a reproducible build
+    SHRINK = "shrink"  # ablation trials for a minimal reproducer
+    REPLAY = "replay"  # `buildfuzz replay`
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    index: int
+    perturbation: Perturbation
+    kind: RunKind = RunKind.EXPLORE
+    trace: bool = False
+    env: tuple[tuple[str, str], ...] = ()  # extra environment for this run only
+    timeout: float | None = None  # None: the executor's own (the user's --timeout, if any)
+
+    @property
+    def stem(self) -> str:
+        """The name of its log and trace files."""
+        prefix = "run" if self.kind is RunKind.EXPLORE else self.kind.value
+        return f"{prefix}-{self.index:04d}"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    index: int
+    perturbation: Perturbation
+    status: Status
+    exit_code: int | None
+    wall_s: float
+    manifest: Manifest | None
+    log_path: str  # on the campaign's machine, whatever host ran the build
+    log_tail: str = ""
+    jitter: tuple[JitterEvent, ...] = ()
+    trace_path: str | None = None  # on the campaign's machine
+    stragglers: int = 0
+    kind: RunKind = RunKind.EXPLORE
+    host: str = ""  # where it ran: "" for this machine, else the executor's name for the host
+    started_at: float = 0.0  # wall-clock seconds (epoch), to tell which runs overlapped
+    note: str = ""  # what the executor had to do besides running it (a retry on another worker)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
