@@ -18,6 +18,7 @@ from typing import Callable, Protocol
 from fuzzer import explain
 from fuzzer.compare import Comparison, compare, variant_label
 from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig, UsageError, available_cpus, stored_config, validate
+from fuzzer.execute import choose
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
 from fuzzer.execute.run import RunKind, RunRecord, RunRequest
@@ -141,8 +142,10 @@ class Campaign:
         return len(self.groups) > 1 or (bool(self.runs) and self.runs[0].ok and not all(r.ok for r in self.runs))
 
 
-def run_campaign(config: FuzzConfig, events: Events = SILENT, executor_factory: ExecutorFactory = LocalExecutor) -> Outcome:
+def run_campaign(config: FuzzConfig, events: Events = SILENT, executor_factory: ExecutorFactory | None = None) -> Outcome:
+    """`executor_factory`: where builds run (tests pass a fake); by default from the config."""
     config = validate(config)
+    executor_factory = executor_factory or choose.executor_factory(config)
     # held until the report is written: a second campaign on this store would build in the same workspace
     store = Store(config.store, create=True, exclusive=True)
     try:
@@ -175,6 +178,7 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     with no verdict (interrupted, too few successful builds) is neither saved nor marked
     finished: `--resume` continues it."""
     comparison = compare([_selected(campaign, r) for r in campaign.runs]) if campaign.runs else None
+    _require_evidence(campaign, comparison)
     localization = None
     if campaign.config.localize and verdict(campaign, comparison) in (REPRODUCIBLE, UNREPRODUCIBLE):
         localization = _localize(campaign, comparison, events)
@@ -183,6 +187,19 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
         campaign.store.save_report(campaign.id, report.to_json())
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed
     return Outcome(report, report.exit_code, _why(campaign, report))
+
+
+def _require_evidence(campaign: Campaign, comparison: Comparison | None) -> None:
+    """No green without a compared file: an empty tree, a wrong --source, a filter that
+    matched nothing or a build that writes outside its tree must not pass CI."""
+    if comparison is None or comparison.checked or verdict(campaign, comparison) != REPRODUCIBLE:
+        return
+    left = len(campaign.runs[0].manifest.entries) if campaign.runs[0].manifest else 0
+    if left:
+        raise UsageError(f"no verdict: no file was compared; --artifact/--ignore and the default ignores "
+                         f"left out all {left} files the reference build left")
+    raise UsageError(f"no verdict: no file was compared; the reference build left its tree "
+                     f"{campaign.config.source} empty (is --source right? does the build write outside its tree?)")
 
 
 def _localize(campaign: Campaign, comparison: Comparison, events: Events) -> explain.Localization | None:
