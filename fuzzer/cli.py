@@ -7,6 +7,7 @@ builds) · 5 internal error (one line here, the traceback in a log file).
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shlex
@@ -14,6 +15,7 @@ import signal
 import sys
 import tempfile
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -21,6 +23,8 @@ import click
 from fuzzer.config import (MAX_INT, MAX_RUNS, MIN_SUCCESSFUL, FuzzConfig, Outputs, UsageError, available_cpus,
                            check_range, max_jobs, parse_duration, shown)
 from fuzzer.plan import AXES, Perturbation, format_cpus, parse_cpus, parse_jobs_range
+from fuzzer.settings import ConfiguredCommand
+from fuzzer.settings import used as used_settings
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 4
@@ -47,7 +51,7 @@ def _remember_store(ctx: click.Context, param, value: Path) -> Path:
     return value
 
 
-store_option = click.option("--store", type=PATH, default=".buildfuzz", show_default=True,
+store_option = click.option("--store", type=PATH, default=".buildfuzz", show_default=True, envvar="BUILDFUZZ_STORE",
                             callback=_remember_store, help="Store directory.")
 
 
@@ -68,33 +72,62 @@ def _default_jobs() -> str:
     return f"1-{max(8, 2 * len(os.sched_getaffinity(0)))}"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  reproducible: two or more successful builds, all identical
+  1  unreproducible: builds differ, or one fails under some perturbation only
+  2  bad usage or bad input (one line on stderr), or nothing was compared
+  3  the reference build itself failed
+  4  no verdict: interrupted, or fewer than two successful builds
+  5  internal error (the traceback is in a log file)"""
+
+RUN_EPILOG = """\b
+Examples:
+  buildfuzz run --runs 8 -- make -j{jobs}
+  buildfuzz run --budget 5h --resume --report-json out.json -- ninja -j{jobs}
+
+\b
+Settings: every option can also be set as BUILDFUZZ_<OPTION> in the environment
+(BUILDFUZZ_RUNS=40, BUILDFUZZ_REPORT_JSON=out.json, BUILDFUZZ_JITTER=false) or in the
+source tree's buildfuzz.toml or pyproject.toml [tool.buildfuzz] (runs = 40,
+command = "make -j{jobs}"); the command line wins, then the environment, then the file.
+
+""" + EXIT_CODES_HELP
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog="""\b
+Example:
+  buildfuzz run --runs 8 -- make -j{jobs}     fuzz the build in the current directory
+  buildfuzz scenarios list                    the bundled example builds
+
+""" + EXIT_CODES_HELP)
 @click.version_option(package_name="buildfuzz")
 def cli() -> None:
     """buildfuzz: rebuild under varied job counts, CPU affinities and timing jitter,
     hash every output, and name the step that makes the build unreproducible."""
 
 
-@cli.command()
+@cli.command(cls=ConfiguredCommand, epilog=RUN_EPILOG)
 @click.option("--source", type=PATH, default=".", show_default=True, help="Source tree to build.")
 @click.option("--runs", type=int, default=20, show_default=True, help="Upper bound on builds.")
 @click.option("--budget", help="Time budget (8h, 30m, 90s): plan runs to end inside it.")
 @click.option("--seed", type=int, help="Campaign seed (random by default; printed and stored).")
-@click.option("--artifact", "artifacts", multiple=True, help="Only compare files matching GLOB (repeatable).")
-@click.option("--ignore", "ignores", multiple=True, help="Never compare files matching GLOB (repeatable).")
-@click.option("--no-default-ignore", is_flag=True, help="Also compare build tools' logs (.ninja_log, ...).")
-@click.option("--jobs", "jobs_text", default=None,
+@click.option("--artifact", multiple=True, help="Only compare files matching GLOB, as .gitignore does (repeatable).")
+@click.option("--ignore", multiple=True, help="Never compare files matching GLOB, as .gitignore does (repeatable).")
+@click.option("--default-ignore/--no-default-ignore", default=True,
+              help="Leave build tools' logs (.ninja_log, ...) out of the comparison (on by default).")
+@click.option("--jobs", default=None,
               help="Job count range, e.g. 1-16, at most max(256, 4×CPUs) [default: 1-max(8, 2×CPUs)].")
 @click.option("--axes", default=",".join(AXES), show_default=True, help="Axes to vary (comma-separated).")
-@click.option("--no-jitter", is_flag=True, help="Do not perturb timing.")
-@click.option("--no-affinity", is_flag=True, help="Do not vary the CPU set.")
+@click.option("--jitter/--no-jitter", default=True, help="Perturb timing (on by default).")
+@click.option("--affinity/--no-affinity", default=True, help="Vary the CPU set (on by default).")
 @click.option("--timeout", type=float, help="Kill a build after SECONDS (counts as a failed run). Default: none for "
               "the reference build, max(10 x its wall time, 300 s) for every later run.")
 @click.option("--in-place", is_flag=True, help="Build in the source tree itself (needs --clean).")
 @click.option("--clean", help="Command that restores the source tree between in-place runs.")
 @click.option("--resume", is_flag=True, help="Continue the latest campaign in the store.")
 @click.option("--stop-on-first", is_flag=True, help="Stop at the first divergence or perturbed failure.")
-@click.option("--no-localize", is_flag=True, help="Skip step localization.")
+@click.option("--localize/--no-localize", default=True, help="Localize the culprit steps (on by default).")
 @click.option("--diff-timeout", type=float, default=30.0, show_default=True, help="Seconds for diffoscope per artifact.")
 @click.option("--report-json", type=PATH, help="Write the JSON report here.")
 @click.option("--junit", type=PATH, help="Write JUnit XML here.")
@@ -103,15 +136,16 @@ def cli() -> None:
 @store_option
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def run(command, source, runs, budget, seed, artifacts, ignores, no_default_ignore, jobs_text, axes, no_jitter,
-        no_affinity, timeout, in_place, clean, resume, stop_on_first, no_localize, diff_timeout, report_json,
-        junit, markdown, html, store, quiet) -> None:
+@click.pass_context
+def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_ignore, jobs, axes, jitter, affinity,
+        timeout, in_place, clean, resume, stop_on_first, localize, diff_timeout, report_json, junit, markdown, html,
+        store, quiet) -> None:
     """Fuzz BUILD COMMAND (after --; {jobs} is replaced by the job count)."""
     from fuzzer.campaign import run_campaign
     from fuzzer.report.progress import ConsoleEvents
 
-    axes_list = tuple(a.strip() for a in axes.split(",") if a.strip())
-    axes_list = tuple(a for a in axes_list if not (no_jitter and a == "jitter") and not (no_affinity and a == "cpus"))
+    switched_off = {axis for axis, on in (("jitter", jitter), ("cpus", affinity)) if not on}
+    axes_list = tuple(a.strip() for a in axes.split(",") if a.strip() and a.strip() not in switched_off)
     config = FuzzConfig(
         source=source,
         command=_command(command),
@@ -119,25 +153,35 @@ def run(command, source, runs, budget, seed, artifacts, ignores, no_default_igno
         runs=runs,
         budget_s=parse_duration(budget) if budget is not None else None,
         seed=seed if seed is not None else random.SystemRandom().randrange(1 << 31),
-        artifacts=artifacts,
-        ignore=ignores,
-        default_ignore=not no_default_ignore,
-        jobs=_jobs(jobs_text if jobs_text is not None else _default_jobs()),
+        artifacts=artifact,
+        ignore=ignore,
+        default_ignore=default_ignore,
+        jobs=_jobs(jobs if jobs is not None else _default_jobs()),
         axes=axes_list,
         timeout=timeout,
         in_place=in_place,
         clean=clean,
         resume=resume,
-        localize=not no_localize,
+        localize=localize,
         stop_on_first=stop_on_first,
         diff_timeout=diff_timeout,
         outputs=Outputs(report_json, junit, markdown, html),
     )
     _check_outputs(config.outputs)
-    _finish(run_campaign(config, ConsoleEvents(quiet=quiet)), config.outputs)
+    with ConsoleEvents(quiet=quiet, planned=config.runs) as events:
+        outcome = run_campaign(config, events)
+    outcome.report = replace(outcome.report, settings=used_settings(ctx))
+    _finish(outcome, config.outputs)
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  buildfuzz replay --run 7                       the perturbation of run 7 again
+  buildfuzz replay --jobs 8 --cpus 0 --jitter 0.5 --jitter-seed 3
+
+\b
+Exit codes: 1 the divergence or failure reproduced, 0 the build matched the reference,
+2 bad usage, 4 interrupted.""")
 @store_option
 @click.option("--campaign", type=ID, help="Campaign id (default: the latest).")
 @click.option("--run", "index", type=ID, help="Run index to replay.")
@@ -158,7 +202,12 @@ def replay(store, campaign, index, jobs, cpus, jitter, jitter_seed, trace) -> No
     sys.exit(1 if result.reproduced else 0)
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  buildfuzz explain --html report.html           the latest campaign's report as a page
+  buildfuzz explain --campaign 3 --relocalize    compare and trace campaign 3 again
+
+""" + EXIT_CODES_HELP)
 @store_option
 @click.option("--campaign", type=ID, help="Campaign id (default: the latest).")
 @click.option("--report-json", type=PATH)
@@ -181,27 +230,75 @@ def scenarios() -> None:
     """Scenario directories: small builds with known (non)determinism."""
 
 
-@scenarios.command("check")
-@click.argument("dirs", nargs=-1, required=True, type=PATH)
+@scenarios.command("check", epilog="""\b
+Examples:
+  buildfuzz scenarios check --bundled           every scenario shipped with buildfuzz
+  buildfuzz scenarios check my-scenarios/race   one directory holding a scenario.toml
+
+\b
+Exit codes: 0 every expectation met, 1 some failed, 2 a bad scenario file or option.""")
+@click.argument("dirs", nargs=-1, type=PATH)
+@click.option("--bundled", is_flag=True, help="Also check the scenarios shipped with buildfuzz.")
 @click.option("--runs", type=int, default=None, help="Runs per scenario (default: the scenario's own, or 8).")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--report-json", type=PATH, help="Write every scenario's score here.")
-def scenarios_check(dirs, runs, seed, report_json) -> None:
+def scenarios_check(dirs, bundled, runs, seed, report_json) -> None:
     """Run scenario directories and score them against their [expect]."""
     from fuzzer.scenarios import check_scenarios, find_scenarios, render_table
 
+    if not dirs and not bundled:
+        raise UsageError("give scenario directories, or --bundled for the scenarios shipped with buildfuzz")
     if runs is not None:
         check_range("--runs", runs, MIN_SUCCESSFUL, MAX_RUNS)
     check_range("--seed", seed, 0, MAX_INT)
     _check_outputs(Outputs(report_json=report_json))
-    found = find_scenarios(dirs)
+    found = find_scenarios(dirs + ((bundled_scenarios(),) if bundled else ()))
     scores = check_scenarios(found, runs=runs, seed=seed, progress=lambda line: click.echo(line, err=True))
     click.echo(render_table(scores))
     if report_json:
-        import json
-
         report_json.write_text(json.dumps([s.to_json() for s in scores], indent=2))
     sys.exit(0 if all(s.passed for s in scores) else 1)
+
+
+@scenarios.command("list")
+def scenarios_list() -> None:
+    """List the scenarios shipped with buildfuzz: small builds to try it on."""
+    from fuzzer.scenarios import find_scenarios
+
+    from fuzzer.report.terminal import safe_name
+
+    found = find_scenarios([bundled_scenarios()])
+    width = max(len(s.name) for s in found)
+    click.echo(f"bundled scenarios in {safe_name(str(bundled_scenarios()))}:")
+    for scenario in found:
+        summary = scenario.description if len(scenario.description) <= 80 else scenario.description[:77] + "..."
+        click.echo(f"  {scenario.name:<{width}}  {scenario.expect.verdict:<14}  {safe_name(summary)}")
+    click.echo("try one: buildfuzz run --source \"$(buildfuzz scenarios path peachpy-aslr)\" --runs 6 -- make -j{jobs}")
+
+
+@scenarios.command("path")
+@click.argument("name")
+def scenarios_path(name) -> None:
+    """Print the directory of the bundled scenario NAME."""
+    path = bundled_scenarios() / name
+    if "/" in name or name in ("", ".", "..") or not (path / "scenario.toml").is_file():
+        raise UsageError(f"no bundled scenario {shown(name)}; `buildfuzz scenarios list` shows them")
+    click.echo(str(path))
+
+
+def bundled_scenarios() -> Path:
+    """Inside an installed package (setup.py copies scenarios/ there), else the checkout's scenarios/."""
+    package = Path(__file__).resolve().parent
+    installed = package / "bundled_scenarios"
+    return installed if installed.is_dir() else package.parent / "scenarios"
+
+
+@cli.command()
+def schema() -> None:
+    """Print the JSON Schema of the report that --report-json writes."""
+    from fuzzer.report.schema import report_schema
+
+    click.echo(json.dumps(report_schema(), indent=2))
 
 
 @cli.command()

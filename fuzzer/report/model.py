@@ -98,6 +98,8 @@ class Report:
     phases: dict[str, float] = field(default_factory=dict)
     localized: bool = False
     minimal_reproducer: str | None = None
+    # each setting the run used → {"value": ..., "source": command line | environment | file | default, "origin": ...}
+    settings: dict[str, dict] = field(default_factory=dict)
     schema: int = SCHEMA
 
     @property

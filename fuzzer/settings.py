@@ -1,0 +1,212 @@
+"""Settings for `buildfuzz run` from four places, the first that sets one wins: the command
+line, `BUILDFUZZ_*` environment variables, the built project's settings file, and the
+defaults.
+
+The file is looked for in the source directory (`--source`, itself set on the command line
+or as BUILDFUZZ_SOURCE): `buildfuzz.toml` (keys at the top level) or `[tool.buildfuzz]` in
+`pyproject.toml`. Its keys are the long option names (`runs = 40`, `report-json = "x.json"`,
+`jitter = false`, `artifact = ["*.so"]`) plus `command`, the build command; relative paths
+are relative to the file's directory. Click does the layering: the file becomes the
+command's `default_map`, the environment its `auto_envvar_prefix`, and
+`Context.get_parameter_source` tells the report where each value came from.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+
+from fuzzer.config import UsageError, shown
+
+ENV_PREFIX = "BUILDFUZZ"
+FILE_NAMES = ("buildfuzz.toml", "pyproject.toml")
+SOURCES = {  # the report's `source` of each setting
+    ParameterSource.COMMANDLINE: "command line",
+    ParameterSource.ENVIRONMENT: "environment",
+    ParameterSource.DEFAULT_MAP: "file",
+    ParameterSource.DEFAULT: "default",
+}
+NOT_IN_FILE = {"source"}  # the file is found in the source directory
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    where: str = ""  # "proj/pyproject.toml [tool.buildfuzz]"; "" when there is none
+    values: dict | None = None  # parameter name → value: the command's default_map
+
+
+class ConfiguredCommand(click.Command):
+    """A command that also reads BUILDFUZZ_* variables and the source tree's settings file."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("context_settings", {})["auto_envvar_prefix"] = ENV_PREFIX
+        super().__init__(*args, **kwargs)
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        # a first, forgiving parse finds --source (the file lives there) and where each value came from
+        probe = super().make_context(info_name, list(args), parent=parent, resilient_parsing=True)
+        check_environment(self, probe)
+        found = read_settings(probe)
+        try:
+            ctx = super().make_context(info_name, args, parent=parent, default_map=found.values, **extra)
+        except click.BadParameter as e:
+            raise _named_variable(e, probe) from None
+        ctx.meta[__name__] = found
+        return ctx
+
+
+def read_settings(ctx: click.Context) -> SettingsFile:
+    """The settings file in the source directory, its values checked and converted."""
+    source = ctx.params.get("source")
+    if source is None:  # a bad --source: the real parse says so
+        return SettingsFile()
+    tables = [(path, where, table) for path, where, table in map(_table, _candidates(Path(source))) if table]
+    if not tables:
+        return SettingsFile()
+    if len(tables) > 1:
+        raise UsageError(f"both {tables[0][1]} and {tables[1][1]} hold buildfuzz settings: keep one")
+    path, where, table = tables[0]
+    keys = file_keys(ctx.command)
+    for key in table:
+        _check_key(keys, key, where)
+    return SettingsFile(where, {keys[key].name: _value(ctx, keys[key], key, value, path.parent, where)
+                                for key, value in table.items()})
+
+
+def file_keys(command: click.Command) -> dict[str, click.Parameter]:
+    """Key → parameter, for every parameter the file may set."""
+    return {_key(param): param for param in command.params if param.name not in NOT_IN_FILE}
+
+
+def _key(param: click.Parameter) -> str:
+    """An option's long name without dashes (`report-json`); the build command is `command`."""
+    return next((opt[2:] for opt in param.opts if opt.startswith("--")), param.name)
+
+
+def check_environment(command: click.Command, ctx: click.Context) -> None:
+    """A misspelt BUILDFUZZ_ variable would be silently ignored: refuse it."""
+    known = {_variable(ctx, param) for param in command.params} - {None}
+    unknown = sorted(name for name in os.environ if name.startswith(ENV_PREFIX + "_") and name not in known)
+    if unknown:
+        raise UsageError(f"unknown environment variable {unknown[0]}; known: {', '.join(sorted(known))}")
+
+
+def used(ctx: click.Context) -> dict[str, dict]:
+    """Every setting of this invocation: its value, and where it came from."""
+    found: SettingsFile = ctx.meta.get(__name__, SettingsFile())
+    settings = {}
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name)
+        origins = {ParameterSource.COMMANDLINE: param.opts[0] if isinstance(param, click.Option) else "after --",
+                   ParameterSource.ENVIRONMENT: _variable(ctx, param), ParameterSource.DEFAULT_MAP: found.where}
+        settings[_key(param)] = {"value": _json(ctx.params[param.name]), "source": SOURCES.get(source, "default"),
+                                 "origin": origins.get(source) or ""}
+    return dict(sorted(settings.items()))
+
+
+def _candidates(source: Path) -> list[tuple[Path, str]]:
+    return [(source / "buildfuzz.toml", ""), (source / "pyproject.toml", "tool.buildfuzz")]
+
+
+def _table(candidate: tuple[Path, str]) -> tuple[Path, str, dict]:
+    """(path, how to name it, its buildfuzz table: {} when absent)."""
+    path, dotted = candidate
+    where = f"{path} [{dotted}]" if dotted else str(path)
+    try:
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return path, where, {}
+    except OSError as e:
+        raise UsageError(f"{shown(path)}: cannot read: {e.strerror}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError) as e:
+        raise UsageError(f"{shown(path)}: not valid UTF-8 TOML: {e}") from None
+    for part in dotted.split(".") if dotted else ():
+        data = data.get(part, {}) if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{shown(where)} must be a table")
+    return path, where, data
+
+
+def _check_key(keys: dict[str, click.Parameter], key: str, where: str) -> None:
+    if key in keys:
+        return
+    if key in NOT_IN_FILE:
+        raise UsageError(f"{shown(where)}: key {shown(key)} is set by --{key} or BUILDFUZZ_{key.upper()}, "
+                         "not in the file found there")
+    hint = f" (did you mean {key.replace('_', '-')!r}?)" if key.replace("_", "-") in keys else ""
+    raise UsageError(f"{shown(where)}: unknown key {shown(key)}{hint}; known keys: {', '.join(sorted(keys))}")
+
+
+def _value(ctx: click.Context, param: click.Parameter, key: str, value: object, base: Path, where: str):
+    """One file value, as the option would have given it, or a one-line error naming the key."""
+    try:
+        return _converted(ctx, param, value, base)
+    except (click.BadParameter, TypeError) as e:
+        problem = e.message if isinstance(e, click.BadParameter) else str(e)
+        raise UsageError(f"{shown(where)}: {key} {problem}, got {_toml(value)}") from None
+
+
+def _converted(ctx: click.Context, param: click.Parameter, value: object, base: Path):
+    if param.nargs == -1:  # the build command: one shell command line, or its words
+        if isinstance(value, str):
+            return (value,)
+        return _strings(value, 'must be a string or a list of strings, e.g. "make -j{jobs}"')
+    if param.multiple:
+        return _strings(value, 'must be a list of strings, e.g. ["out/*.so"]')
+    if getattr(param, "is_flag", False):
+        if not isinstance(value, bool):
+            raise TypeError("must be true or false")
+        return value
+    _check_toml_type(param.type, value)
+    if isinstance(param.type, click.Path) and isinstance(value, str) and value:
+        value = str(base / value)  # relative to the file, wherever buildfuzz runs from
+    return param.type_cast_value(ctx, value)
+
+
+def _strings(value: object, problem: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError(problem)
+    return tuple(value)
+
+
+def _check_toml_type(kind: click.ParamType, value: object) -> None:
+    """TOML has types: `runs = 3.5` or `runs = true` is a mistake, not 3 or 1."""
+    if isinstance(kind, click.types.IntParamType):
+        wanted, ok = "a whole number", isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(kind, click.types.FloatParamType):
+        wanted, ok = "a number", isinstance(value, (int, float)) and not isinstance(value, bool)
+    else:
+        wanted, ok = "a string", isinstance(value, str)
+    if not ok:
+        raise TypeError(f"must be {wanted}")
+
+
+def _named_variable(error: click.BadParameter, probe: click.Context) -> Exception:
+    """Click's message names the option; the user set the variable."""
+    param = error.param
+    if param is None or probe.get_parameter_source(param.name) != ParameterSource.ENVIRONMENT:
+        return error
+    variable = _variable(probe, param)
+    return UsageError(f"{variable}={shown(os.environ.get(variable, ''))}: {error.message}")
+
+
+def _variable(ctx: click.Context, param: click.Parameter) -> str | None:
+    if not isinstance(param, click.Option):
+        return None
+    return param.envvar if isinstance(param.envvar, str) else f"{ctx.auto_envvar_prefix}_{param.name.upper()}"
+
+
+def _json(value: object) -> object:
+    if isinstance(value, (tuple, list)):
+        return [_json(v) for v in value]
+    return str(value) if isinstance(value, Path) else value
+
+
+def _toml(value: object) -> str:
+    text = str(value).lower() if isinstance(value, bool) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
