@@ -17,7 +17,7 @@ from typing import Callable, Protocol
 
 from fuzzer import explain
 from fuzzer.compare import Comparison, compare, variant_label
-from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig, UsageError, available_cpus, stored_config, validate
+from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig, UsageError, available_cpus, shown, stored_config, validate
 from fuzzer.execute import choose
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
@@ -196,10 +196,10 @@ def _require_evidence(campaign: Campaign, comparison: Comparison | None) -> None
         return
     left = len(campaign.runs[0].manifest.entries) if campaign.runs[0].manifest else 0
     if left:
-        raise UsageError(f"no verdict: no file was compared; --artifact/--ignore and the default ignores "
+        raise UsageError(f"no verdict: no file was compared: --artifact/--ignore (and the default ignores) "
                          f"left out all {left} files the reference build left")
-    raise UsageError(f"no verdict: no file was compared; the reference build left its tree "
-                     f"{campaign.config.source} empty (is --source right? does the build write outside its tree?)")
+    raise UsageError(f"no verdict: no file was compared: the build left no file in its tree (--source "
+                     f"{shown(str(campaign.config.source))}); is --source right, or does the build write outside it?")
 
 
 def _localize(campaign: Campaign, comparison: Comparison, events: Events) -> explain.Localization | None:
