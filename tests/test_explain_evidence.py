@@ -79,3 +79,11 @@ def test_a_missing_directory_in_the_log_names_the_step_that_raced_the_mkdir():
     assert finding is not None
     assert (finding.culprit.command, finding.culprit.other_step) == ("gcc -MM src/a.c > obj/a.d", "mkdir -p obj")
     assert (finding.hazard.type, finding.hazard.file) == ("mkdir-race", "obj/")
+
+
+def test_the_reader_is_the_target_make_reports_failing_not_the_first_reader():
+    log = "lexer.l:5:10: fatal error: parser.h: No such file or directory\nmake: *** [Makefile:9: lexer.o] Error 1\n"
+    finding = explain_failure(log, 2, REFERENCE)
+    assert finding is not None and finding.culprit.command == "gcc -c lexer.c -o lexer.o"
+    # two readers and nothing in the log to tell them apart: not enough evidence to name one
+    assert explain_failure("lexer.l:5:10: fatal error: parser.h: No such file or directory\n", 2, REFERENCE) is None

@@ -21,6 +21,7 @@ MISSING = re.compile(r"no such file or directory|not found|cannot find|can't ope
                      r"does not exist|directory nonexistent", re.IGNORECASE)
 WORD = re.compile(r"[\w.+/-]+")
 LOG_BYTES = 256 << 10
+MAKE_ERROR = re.compile(r"\*\*\* \[(?:[^\]:]*:\d+: )?([^\]]+)\] Error")  # make: *** [Makefile:9: lexer.o] Error 1
 
 
 @dataclass(frozen=True)
@@ -31,11 +32,12 @@ class LogFinding:
 
 def explain_failure(log_text: str, run: int, reference: BuildTrace) -> LogFinding | None:
     """The first missing file the log names that the reference build generated."""
+    failed_targets = set(MAKE_ERROR.findall(log_text))
     for line in log_text.splitlines():
         if not MISSING.search(line):
             continue
         for path in _generated_files(line, reference):
-            finding = _finding(line.strip(), path, run, reference)
+            finding = _finding(line.strip(), path, run, reference, failed_targets)
             if finding is not None:
                 return finding
     return None
@@ -62,15 +64,19 @@ def _generated_files(line: str, trace: BuildTrace) -> list[str]:
     return sorted(found)
 
 
-def _finding(line: str, path: str, run: int, trace: BuildTrace) -> LogFinding | None:
-    return _missing_input(line, path, run, trace) or _missing_directory(line, path, run, trace)
+def _finding(line: str, path: str, run: int, trace: BuildTrace, failed_targets: set[str]) -> LogFinding | None:
+    return _missing_input(line, path, run, trace, failed_targets) or _missing_directory(line, path, run, trace)
 
 
-def _missing_input(line: str, path: str, run: int, trace: BuildTrace) -> LogFinding | None:
-    """The file one step writes was not there yet when another read it."""
+def _missing_input(line: str, path: str, run: int, trace: BuildTrace, failed_targets: set[str]) -> LogFinding | None:
+    """The file one step writes was not there yet when another read it. The reader is the
+    one the log names (make's failed target, or a file of it in the error line); with
+    several readers and no name, the log is not enough evidence."""
     writer = trace.writers(path)[0]
     readers = [s for s in trace.steps if path in s.inputs and s is not writer and s.start >= writer.end]
-    reader = _named_in(line, path, readers) or (readers[0] if readers else None)
+    reader = _building(failed_targets, readers) or _named_in(line, path, readers)
+    if reader is None and len(readers) == 1:
+        reader = readers[0]
     if reader is None:
         return None
     evidence = (f"from run {run}'s log (the traced reruns did not fail again): \"{line}\". In the traced reference "
@@ -103,6 +109,12 @@ def _missing_directory(line: str, path: str, run: int, trace: BuildTrace) -> Log
                              f"run {run} shows the writer running without {directory}/",
                     steps=sorted({writer.command, maker.command}))
     return LogFinding(culprit, hazard)
+
+
+def _building(targets: set[str], readers: list[Step]) -> Step | None:
+    """The reader whose outputs include a target make reported failing."""
+    names = {os.path.basename(t) for t in targets}
+    return next((s for s in readers if any(os.path.basename(p) in names for p in s.outputs)), None)
 
 
 def _named_in(line: str, missing: str, readers: list[Step]) -> Step | None:
