@@ -50,7 +50,7 @@ class ConfiguredCommand(click.Command):
     def make_context(self, info_name, args, parent=None, **extra):
         # a first, forgiving parse finds --source (the file lives there) and where each value came from
         probe = super().make_context(info_name, list(args), parent=parent, resilient_parsing=True)
-        check_environment(self, probe)
+        warn_unknown_variables(self, probe)
         found = read_settings(probe)
         try:
             ctx = super().make_context(info_name, args, parent=parent, default_map=found.values, **extra)
@@ -88,12 +88,13 @@ def _key(param: click.Parameter) -> str:
     return next((opt[2:] for opt in param.opts if opt.startswith("--")), param.name)
 
 
-def check_environment(command: click.Command, ctx: click.Context) -> None:
-    """A misspelt BUILDFUZZ_ variable would be silently ignored: refuse it."""
+def warn_unknown_variables(command: click.Command, ctx: click.Context) -> None:
+    """A misspelt BUILDFUZZ_ variable would be silently ignored: say so. A warning, not an
+    error: CI systems set variables of their own, and one may share the prefix."""
     known = {_variable(ctx, param) for param in command.params} - {None}
-    unknown = sorted(name for name in os.environ if name.startswith(ENV_PREFIX + "_") and name not in known)
-    if unknown:
-        raise UsageError(f"unknown environment variable {unknown[0]}; known: {', '.join(sorted(known))}")
+    for name in sorted(n for n in os.environ if n.startswith(ENV_PREFIX + "_") and n not in known):
+        click.echo(f"buildfuzz: warning: {name} is not a setting of buildfuzz run (ignored); "
+                   f"`buildfuzz run --help` shows them", err=True)
 
 
 def used(ctx: click.Context) -> dict[str, dict]:
