@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Protocol
 
-from fuzzer import explain
+from fuzzer import axes, explain
 from fuzzer.compare import Comparison, compare, variant_label
 from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig, UsageError, available_cpus, shown, stored_config, validate
 from fuzzer.execute import choose
@@ -25,7 +25,7 @@ from fuzzer.execute.run import RunKind, RunRecord, RunRequest
 from fuzzer.execute.workspace import Workspace
 from fuzzer.execute.step_replay import SPREAD_S
 from fuzzer.observe import DEFAULT_IGNORE, Manifest
-from fuzzer.plan import Space, format_cpus, schedule
+from fuzzer.plan import Space, format_cpus
 from fuzzer.report.build import build_report, verdict
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
 from fuzzer.store import CampaignRow, Store
@@ -80,6 +80,7 @@ class Campaign:
     started: float = field(default_factory=lambda: time.monotonic())
     executor_factory: ExecutorFactory = LocalExecutor
     counters: dict[RunKind, int] = field(default_factory=dict)  # runs made so far of each localization kind
+    notes: list[str] = field(default_factory=list)  # for the report: what this campaign could not do
 
     def request(self, kind: RunKind, perturbation, trace: bool = False) -> RunRequest:
         """A localization run (numbered within its kind), under the campaign's timeout."""
@@ -241,7 +242,9 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
     """The reference first, alone (every later run is compared with it and timed by it),
     then the schedule, `executor.slots` builds at a time, each stored as it ends."""
     config = campaign.config
-    plan = list(itertools.islice(schedule(_space(config), campaign.seed), config.runs))
+    campaign.notes += axes.unavailable(config.axes)  # said once, in the report
+    varied = axes.variation_axes(config.axes)
+    plan = list(itertools.islice(axes.schedule(_space(config), campaign.seed, varied), config.runs))
     if not campaign.runs:
         reference = executor.run(RunRequest(0, plan[0], timeout=config.timeout))
         if not _finish_run(campaign, executor, events, reference):

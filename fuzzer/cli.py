@@ -22,7 +22,8 @@ import click
 
 from fuzzer.config import (MAX_INT, MAX_RUNS, MIN_SUCCESSFUL, FuzzConfig, Outputs, UsageError, available_cpus,
                            check_range, max_jobs, parse_duration, shown)
-from fuzzer.plan import AXES, Perturbation, format_cpus, parse_cpus, parse_jobs_range
+from fuzzer import axes as axis_table
+from fuzzer.plan import Perturbation, format_cpus, parse_cpus, parse_jobs_range
 from fuzzer.settings import ConfiguredCommand
 from fuzzer.settings import used as used_settings
 
@@ -118,7 +119,10 @@ def cli() -> None:
               help="Leave build tools' logs (.ninja_log, ...) out of the comparison (on by default).")
 @click.option("--jobs", default=None,
               help="Job count range, e.g. 1-16, at most max(256, 4×CPUs) [default: 1-max(8, 2×CPUs)].")
-@click.option("--axes", default=",".join(AXES), show_default=True, help="Axes to vary (comma-separated).")
+@click.option("--axes", default=",".join(axis_table.DEFAULT), show_default=True,
+              help=f"Axes to vary (comma-separated), of: {', '.join(axis_table.BY_NAME)}.")
+@click.option("--vary", default="", help=f"Also vary these environment axes (comma-separated): "
+              f"{', '.join(axis_table.OPT_IN)}.")
 @click.option("--jitter/--no-jitter", default=True, help="Perturb timing (on by default).")
 @click.option("--affinity/--no-affinity", default=True, help="Vary the CPU set (on by default).")
 @click.option("--timeout", type=float, help="Kill a build after SECONDS (counts as a failed run). Default: none for "
@@ -137,7 +141,7 @@ def cli() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_ignore, jobs, axes, jitter, affinity,
+def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_ignore, jobs, axes, vary, jitter, affinity,
         timeout, in_place, clean, resume, stop_on_first, localize, diff_timeout, report_json, junit, markdown, html,
         store, quiet) -> None:
     """Fuzz BUILD COMMAND (after --; {jobs} is replaced by the job count)."""
@@ -145,7 +149,8 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_igno
     from fuzzer.report.progress import ConsoleEvents
 
     switched_off = {axis for axis, on in (("jitter", jitter), ("cpus", affinity)) if not on}
-    axes_list = tuple(a.strip() for a in axes.split(",") if a.strip() and a.strip() not in switched_off)
+    named = [a.strip() for a in f"{axes},{vary}".split(",") if a.strip()]
+    axes_list = tuple(dict.fromkeys(a for a in named if a not in switched_off))
     config = FuzzConfig(
         source=source,
         command=_command(command),
@@ -188,15 +193,17 @@ Exit codes: 1 the divergence or failure reproduced, 0 the build matched the refe
 @click.option("--jobs", type=int, help="Instead of --run: replay this job count ...")
 @click.option("--cpus", help="... on this CPU list (e.g. 0-1,3) ...")
 @click.option("--jitter", type=float, default=0.0, help="... with this jitter intensity ...")
-@click.option("--jitter-seed", type=int, default=0, help="... and jitter seed; compared with the reference.")
+@click.option("--jitter-seed", type=int, default=0, help="... and jitter seed ...")
+@click.option("--vary", "variations", multiple=True, metavar="NAME=VALUE",
+              help="... and this order or environment axis value (repeatable); compared with the reference.")
 @click.option("--trace", is_flag=True, help="Also trace the replay with strace.")
-def replay(store, campaign, index, jobs, cpus, jitter, jitter_seed, trace) -> None:
+def replay(store, campaign, index, jobs, cpus, jitter, jitter_seed, variations, trace) -> None:
     """Re-run one recorded run's exact perturbation (or a given one) and compare digests."""
     from fuzzer.replay import replay_run
 
     if (index is None) == (jobs is None):
         raise UsageError("replay needs either --run N or --jobs N [--cpus LIST --jitter X --jitter-seed S]")
-    perturbation = _given_perturbation(jobs, cpus, jitter, jitter_seed)
+    perturbation = _given_perturbation(jobs, cpus, jitter, jitter_seed, variations)
     result = replay_run(store, campaign, index, perturbation, trace=trace)
     click.echo(result.summary)
     sys.exit(1 if result.reproduced else 0)
@@ -318,17 +325,24 @@ def _jobs(text: str) -> tuple[int, int]:
         raise UsageError(str(e)) from None
 
 
-def _given_perturbation(jobs: int | None, cpus: str | None, jitter: float, jitter_seed: int) -> Perturbation | None:
-    """replay's --jobs/--cpus/--jitter/--jitter-seed as one perturbation, each value checked."""
+def _given_perturbation(jobs: int | None, cpus: str | None, jitter: float, jitter_seed: int,
+                        variations: tuple[str, ...] = ()) -> Perturbation | None:
+    """replay's --jobs/--cpus/--jitter/--jitter-seed/--vary as one perturbation, each value checked."""
     if jobs is None:
-        if cpus is not None or jitter or jitter_seed:
-            raise UsageError("--cpus, --jitter and --jitter-seed go with --jobs N, not with --run N")
+        if cpus is not None or jitter or jitter_seed or variations:
+            raise UsageError("--cpus, --jitter, --jitter-seed and --vary go with --jobs N, not with --run N")
         return None
     check_range("--jobs", jobs, 1, max_jobs())
     if not 0 <= jitter <= 1:  # also refuses nan
         raise UsageError(f"--jitter must be an intensity between 0 and 1, got {jitter}")
     check_range("--jitter-seed", jitter_seed, 0, MAX_INT)
-    return Perturbation(jobs, _cpus(cpus), jitter, jitter_seed if jitter else 0)
+    perturbation = Perturbation(jobs, _cpus(cpus), jitter, jitter_seed if jitter else 0)
+    for text in variations:
+        try:
+            perturbation = perturbation.with_variation(*axis_table.parse_variation(text))
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    return perturbation
 
 
 def _cpus(text: str | None) -> tuple[int, ...]:

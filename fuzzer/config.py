@@ -9,7 +9,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fuzzer.plan import AXES
+from fuzzer import axes as axis_table
+from fuzzer.errors import UsageError
 
 MAX_RUNS = 100_000  # an overnight campaign of 1-second builds runs ~30,000
 MAX_INT = 2**63 - 1  # SQLite's INTEGER: seeds and campaign ids are stored there
@@ -17,8 +18,6 @@ MIN_SUCCESSFUL = 2  # a verdict compares at least two successful builds
 PATH_MAX, NAME_MAX = 4096, 255  # Linux limits, in bytes
 
 
-class UsageError(Exception):
-    """Bad usage or bad input: one line for the user, exit code 2."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ class FuzzConfig:
     ignore: tuple[str, ...] = ()
     default_ignore: bool = True
     jobs: tuple[int, int] = (1, 8)
-    axes: tuple[str, ...] = AXES
+    axes: tuple[str, ...] = axis_table.DEFAULT
     timeout: float | None = None
     in_place: bool = False
     clean: str | None = None
@@ -138,11 +137,11 @@ def check_jobs(jobs: tuple[int, int]) -> tuple[int, int]:
 
 
 def _check_axes(axes: tuple[str, ...]) -> None:
-    unknown = [a for a in axes if a not in AXES]
+    unknown = [a for a in axes if a not in axis_table.BY_NAME]
     if unknown:
-        raise UsageError(f"unknown axis {shown(unknown[0])}; known axes: {', '.join(AXES)}")
+        raise UsageError(f"unknown axis {shown(unknown[0])}; known axes: {', '.join(axis_table.BY_NAME)}")
     if not axes:
-        raise UsageError(f"no axis left to vary; --axes takes a comma-separated list of {', '.join(AXES)}")
+        raise UsageError(f"no axis left to vary; --axes takes a comma-separated list of {', '.join(axis_table.BY_NAME)}")
 
 
 def _check_text(config: FuzzConfig) -> None:

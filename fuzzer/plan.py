@@ -9,29 +9,39 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Iterator
 
-AXES = ("jobs", "cpus", "jitter")
 HEAVY_JITTER = 0.8
 MAX_CPU = 1 << 16  # far above any real CPU number; bounds the set a CPU range expands to
 
 
 @dataclass(frozen=True)
 class Perturbation:
-    """One build's variation. `seed` drives the jitter engine's choices."""
+    """One build's variation. `seed` drives the jitter engine's choices; `variations`
+    holds the order and environment axes that differ from the reference (fuzzer.axes),
+    as sorted (name, value) pairs."""
 
     jobs: int
     cpus: tuple[int, ...]
     jitter: float = 0.0
     seed: int = 0
+    variations: tuple[tuple[str, str], ...] = ()
+
+    def with_variation(self, name: str, value: str) -> "Perturbation":
+        """This perturbation with axis `name` at `value` ("" = as in the reference)."""
+        kept = {k: v for k, v in self.variations if k != name}
+        if value:
+            kept[name] = value
+        return replace(self, variations=tuple(sorted(kept.items())))
 
     @property
     def ncpus(self) -> int:
         return len(self.cpus)
 
     def to_json(self) -> dict:
-        return {"jobs": self.jobs, "cpus": list(self.cpus), "jitter": self.jitter, "seed": self.seed}
+        data = {"jobs": self.jobs, "cpus": list(self.cpus), "jitter": self.jitter, "seed": self.seed}
+        return {**data, "variations": dict(self.variations)} if self.variations else data
 
     @classmethod
     def from_json(cls, data: dict) -> "Perturbation":
@@ -40,15 +50,13 @@ class Perturbation:
             cpus=tuple(int(c) for c in data["cpus"]),
             jitter=float(data.get("jitter", 0.0)),
             seed=int(data.get("seed", 0)),
+            variations=tuple(sorted((str(k), str(v)) for k, v in data.get("variations", {}).items())),
         )
-
-    def axis_values(self) -> dict[str, object]:
-        """The values compare uses to explain which axis separates digest groups."""
-        return {"jobs": self.jobs, "cpus": self.ncpus, "cpu set": self.cpus, "jitter": self.jitter > 0}
 
     def describe(self) -> str:
         jitter = f"jitter={self.jitter:.2f}/seed={self.seed}" if self.jitter else "no jitter"
-        return f"jobs={self.jobs} cpus={format_cpus(self.cpus)} {jitter}"
+        varied = "".join(f" {name}={value}" for name, value in self.variations)
+        return f"jobs={self.jobs} cpus={format_cpus(self.cpus)} {jitter}{varied}"
 
 
 @dataclass(frozen=True)
@@ -87,12 +95,23 @@ def schedule(space: Space, seed: int) -> Iterator[Perturbation]:
     Extremes come early because most parallelism bugs show at max jobs with jitter
     (missing dependencies, appends), or at one CPU (nproc-dependent output).
     """
+    first, extremes, samples = phases(space, seed)
+    yield first
+    yield from extremes
+    yield from samples
+
+
+def phases(space: Space, seed: int) -> tuple[Perturbation, list[Perturbation], Iterator[Perturbation]]:
+    """The schedule's three parts (reference, extremes, endless samples), for callers that
+    add runs between them (fuzzer.axes adds the order and environment extremes)."""
     rng = random.Random(seed)
-    yield reference(space)
-    for point in _extremes(space, rng):
-        yield point
-    while True:
-        yield _sample(space, rng)
+    extremes = _extremes(space, rng)
+
+    def samples() -> Iterator[Perturbation]:
+        while True:
+            yield _sample(space, rng)
+
+    return reference(space), extremes, samples()
 
 
 def _extremes(space: Space, rng: random.Random) -> list[Perturbation]:

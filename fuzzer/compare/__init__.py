@@ -10,11 +10,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
+from fuzzer import axes
 from fuzzer.execute.run import RunRecord
 from fuzzer.observe import Entry
 
 ABSENT = "absent"
-AXES = ("jobs", "cpus", "cpu set", "jitter")
+FACETS = tuple(name for axis in axes.AXES for name, _ in axis.facets)  # what may separate variants
 MIN_RUNS_PER_SIDE = 2  # one run per variant cannot tell an axis from chance
 
 
@@ -103,7 +104,8 @@ def _variants(path: str, runs: Sequence[RunRecord]) -> tuple[Variant, ...]:
 def _divergent(path: str, variants: tuple[Variant, ...], runs: Sequence[RunRecord]) -> DivergentArtifact:
     variant_of = {i: v.label for v in variants for i in v.runs}
     by_index = {r.index: r for r in runs}
-    matching = [f for axis in AXES if (f := axis_factor(axis, variant_of, by_index)) is not None]
+    facets = {i: axes.facets(r.perturbation) for i, r in by_index.items()}
+    matching = [f for facet in FACETS if (f := axis_factor(facet, variant_of, facets)) is not None]
     sizes = Counter(variant_of.values())
     supported = min(sizes.values()) >= MIN_RUNS_PER_SIDE
     factors = tuple(matching) if supported else ()
@@ -111,13 +113,13 @@ def _divergent(path: str, variants: tuple[Variant, ...], runs: Sequence[RunRecor
     return DivergentArtifact(path, variants, factors, _differs_under_same_conditions(variant_of, by_index), thin)
 
 
-def axis_factor(axis: str, variant_of: dict[int, str], runs: dict[int, RunRecord]) -> AxisFactor | None:
+def axis_factor(axis: str, variant_of: dict[int, str], facets: dict[int, dict[str, object]]) -> AxisFactor | None:
     """The axis matches the variants if each of its values maps to one variant (whether
     that is enough runs to claim it is the caller's question)."""
     values_of: dict[str, set] = defaultdict(set)
     variant_of_value: dict[object, str] = {}
     for index, label in variant_of.items():
-        value = runs[index].perturbation.axis_values()[axis]
+        value = facets[index][axis]
         if variant_of_value.setdefault(value, label) != label:
             return None
         values_of[label].add(value)

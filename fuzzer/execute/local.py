@@ -16,10 +16,11 @@ from concurrent.futures import Future, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from fuzzer import axes
 from fuzzer.execute.guard import BuildExit, Guard, GuardError
 from fuzzer.execute.jitter import Jitter, JitterEvent
 from fuzzer.execute.logs import log_tail, note, trim_log
-from fuzzer.execute.parallelism import command_argv, parallel_env, render_command
+from fuzzer.execute.parallelism import parallel_env
 from fuzzer.execute.run import RunRecord, RunRequest, Status
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import Workspace
@@ -104,15 +105,16 @@ class LocalExecutor:
         log_path = spec.logs / f"{request.stem}.log"
         spec.logs.mkdir(parents=True, exist_ok=True)
         cwd = spec.workspace.prepare()
-        argv = command_argv(render_command(spec.command, perturbation.jobs))
+        launch = axes.launch(spec.command, perturbation, {**os.environ, **dict(spec.env + request.env)})
+        argv = list(launch.argv)
         trace_path = None
         if request.trace:
             trace_path = str(spec.logs / f"{request.stem}.strace")
             argv = strace.wrap(argv, trace_path)
-        env = build_env(perturbation.jobs, spec.env + request.env)
         started_at, started = time.time(), time.monotonic()
         timeout = request.timeout if request.timeout is not None else spec.timeout
-        end, jitter = self._build(argv, str(cwd), env, perturbation, request.trace, log_path, timeout)
+        with axes.mounted(perturbation, cwd):
+            end, jitter = self._build(argv, str(cwd), launch, perturbation, request.trace, log_path, timeout)
         wall = time.monotonic() - started
         status = Status.TIMEOUT if end.timed_out else Status.OK if end.exit_code == 0 else Status.FAILED
         manifest = take_manifest(cwd, skip=spec.workspace.skipped())
@@ -135,13 +137,13 @@ class LocalExecutor:
             started_at=started_at,
         )
 
-    def _build(self, argv: list[str], cwd: str, env: dict[str, str], perturbation: Perturbation, trace: bool,
+    def _build(self, argv: list[str], cwd: str, launch: axes.Launch, perturbation: Perturbation, trace: bool,
                log_path: Path, timeout: float | None) -> tuple[BuildExit, tuple[JitterEvent, ...]]:
         """The build under the guard and the jitter engine. A guard that died is a failed run:
         it already swept what the build left, and the next run gets a new guard."""
         guard = self.guard
         try:
-            root = guard.start(argv, cwd=cwd, env=env, cpus=perturbation.cpus, log_path=str(log_path))
+            root = guard.start(argv, cwd=cwd, env=launch.env, cpus=launch.cpus, log_path=str(log_path))
             exclude = (lambda: {root}) if trace else (lambda: set())  # never stop strace itself
             with Jitter(perturbation.jitter, perturbation.seed, guard.processes, exclude=exclude) as jitter:
                 return guard.wait(timeout, jitter.stopped_pids), jitter.events

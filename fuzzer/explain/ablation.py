@@ -8,14 +8,13 @@ when the divergence still appears (each trial is repeated: races are probabilist
 from __future__ import annotations
 
 import shlex
-from dataclasses import replace
 
+from fuzzer import axes
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunKind
 from fuzzer.plan import Perturbation, format_cpus
 
 TRIES = 2
-AXES = ("jitter", "cpus", "jobs")  # timing first: a reproducer without jitter is the easiest to run
 
 
 def minimal_reproducer(campaign, executor: Executor, divergent: Perturbation) -> str:
@@ -24,6 +23,7 @@ def minimal_reproducer(campaign, executor: Executor, divergent: Perturbation) ->
 
 def shrink(campaign, executor: Executor, divergent: Perturbation) -> Perturbation:
     reference = campaign.runs[0].perturbation
+
     def reproduces(p: Perturbation) -> bool:
         runs = (executor.run(campaign.request(RunKind.SHRINK, p)) for _ in range(TRIES))
         return any(campaign.differs_from_reference(r) for r in runs)
@@ -33,8 +33,8 @@ def shrink(campaign, executor: Executor, divergent: Perturbation) -> Perturbatio
     if reproduces(reference):
         return reference  # not parallelism at all: any rebuild differs
     current = divergent
-    for axis in AXES:
-        candidate = _reset(current, axis, reference)
+    for name in axes.ABLATION_ORDER:
+        candidate = axes.BY_NAME[name].reset(current, reference)
         if not _affordable(campaign):
             break  # out of budget: the reproducer so far still reproduces
         if candidate != current and reproduces(candidate):
@@ -47,17 +47,11 @@ def _affordable(campaign) -> bool:
     return campaign.seconds_left() > TRIES * 2 * max(r.wall_s for r in campaign.runs)
 
 
-def _reset(p: Perturbation, axis: str, reference: Perturbation) -> Perturbation:
-    if axis == "jitter":
-        return replace(p, jitter=0.0, seed=0)
-    if axis == "cpus":
-        return replace(p, cpus=reference.cpus)
-    return replace(p, jobs=reference.jobs)
-
-
 def replay_command(campaign, p: Perturbation) -> str:
     words = ["buildfuzz", "replay", "--store", str(campaign.config.store), "--campaign", str(campaign.id),
              "--jobs", str(p.jobs), "--cpus", format_cpus(p.cpus)]
     if p.jitter:
         words += ["--jitter", str(p.jitter), "--jitter-seed", str(p.seed)]
+    for name, value in p.variations:
+        words += ["--vary", f"{name}={value}"]
     return shlex.join(words)

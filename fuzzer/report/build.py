@@ -41,7 +41,7 @@ def build_report(campaign: "Campaign", comparison: Comparison | None, localizati
     runs = [_summary(campaign, r) for r in campaign.runs]
     divergent = comparison.divergent if comparison else ()
     artifacts = [_artifact(campaign, a, with_diff=i < DIFFED_ARTIFACTS) for i, a in enumerate(divergent)]
-    notes = list(localization.notes) if localization else []
+    notes = campaign.notes + (list(localization.notes) if localization else [])
     return Report(
         command=campaign.config.command,
         verdict=verdict(campaign, comparison),

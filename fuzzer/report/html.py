@@ -11,6 +11,7 @@ import math
 import re
 from html import escape
 
+from fuzzer import axes
 from fuzzer.plan import Perturbation
 from fuzzer.report.junit import visible
 from fuzzer.report.model import ArtifactFinding, Culprit, Report, RunSummary
@@ -18,7 +19,6 @@ from fuzzer.report.model import ArtifactFinding, Culprit, Report, RunSummary
 DETAILED_ARTIFACTS = 20  # a broken generated header can make hundreds diverge; the rest get a row
 KINDS = {"intrinsic", "race", "order", "parallelism-level"}
 PALETTE = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#8c6d1f", "#555555"]  # Okabe-Ito
-CHART_AXES = (("jobs", "jobs"), ("cpus", "CPUs"), ("jitter", "jitter"))
 ROW, COL, TOP, LEFT, BOTTOM, GAP = 30, 36, 34, 40, 24, 28
 CAPTION = ("Each bubble: the runs with that axis value that produced that variant (the number says how many; "
            "hover for run numbers). ✓ marks an axis whose every value gives a single variant.")
@@ -151,18 +151,21 @@ def _chart(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> str:
 
     An axis explains the divergence when each of its columns has one bubble only.
     """
-    points = [(row, index, Perturbation.from_json(runs[index].perturbation).axis_values())
+    points = [(row, index, axes.facets(Perturbation.from_json(runs[index].perturbation)))
               for row, group in enumerate(artifact.groups) for index in group.runs if index in runs]
     rows = len(artifact.groups)
     labels = "".join(f'<text x="{LEFT - 10}" y="{TOP + ROW * row + ROW / 2 + 4}" text-anchor="end" '
                      f'style="fill:{_colour(row)}">{_e(g.label)}</text>' for row, g in enumerate(artifact.groups))
     panels, x = [], LEFT
-    for axis, title in CHART_AXES:
-        values = sorted({p[2][axis] for p in points})
-        panels.append(_panel(axis, title, values, points, x, rows, axis in artifact.axes))
+    for axis in axes.AXES:
+        facet = axis.facets[0][0]
+        values = sorted({p[2][facet] for p in points}, key=str)
+        if axis.group != axes.SCHEDULE and len(values) < 2:
+            continue  # not varied in this campaign
+        panels.append(_panel(facet, axis.label, values, points, x, rows, facet in artifact.axes))
         x += max(len(values), 2) * COL + GAP
-    return (f'<svg width="{x}" height="{TOP + ROW * rows + BOTTOM}" role="img" aria-label="which jobs, CPU count '
-            f'and jitter setting gave which variant of {_e(artifact.path)}">{labels}{"".join(panels)}</svg>')
+    return (f'<svg width="{x}" height="{TOP + ROW * rows + BOTTOM}" role="img" aria-label="which value of each '
+            f'varied axis gave which variant of {_e(artifact.path)}">{labels}{"".join(panels)}</svg>')
 
 
 def _panel(axis: str, title: str, values: list, points: list, x: int, rows: int, separates: bool) -> str:

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from fuzzer.config import UsageError
+from fuzzer.errors import UsageError
 
 STDERR_LINES = 25
 
@@ -64,6 +64,6 @@ def run(tool: Tool, args: list[str], *, timeout: float | None = None, **kwargs) 
 
 def all_tools() -> list[Tool]:
     """Import every wrapper so each registers itself, then list them."""
-    from fuzzer.tools import diffoscope, faketime, setarch, strace  # noqa: F401
+    from fuzzer.tools import diffoscope, disorderfs, faketime, make, setarch, strace  # noqa: F401
 
     return sorted(REGISTRY.values(), key=lambda t: t.name)

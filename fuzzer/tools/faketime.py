@@ -15,3 +15,12 @@ def available() -> bool:
 def wrap(argv: list[str]) -> list[str]:
     # -f: the clock stands still, so even sub-second timestamps repeat
     return [FAKETIME.require(), "-f", f"@{FROZEN_AT}", *argv]
+
+
+def wrap_offset(offset: str, argv: list[str]) -> list[str]:
+    """The clock runs, shifted by `offset` (+397d, -3650d, +12345678s)."""
+    return [FAKETIME.require(), "-f", offset, *argv]
+
+
+def missing() -> str:
+    return f"faketime not found; install the Debian package {FAKETIME.package!r}"

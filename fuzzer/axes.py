@@ -1,0 +1,262 @@
+"""The axes a build is varied along: one table, one entry per axis.
+
+Like reprotest's ordered variations, each entry says in one place what an axis is: its
+name and label, its value in the reference build, the values tried early (extremes),
+how to draw one, how it is applied to a build, what it needs installed, and how it
+shows in reports. The schedule, the comparison (which axis separates the variants),
+ablation (which axes a reproducer needs), `buildfuzz replay --vary`, the HTML chart and
+the CLI's `--axes`/`--vary` all read this table; executors apply it through `launch()`
+and `mounted()`, so an axis behaves the same wherever the build runs.
+
+Three groups:
+- schedule (`jobs`, `cpus`, `jitter`): on by default; they are the fields of every
+  `Perturbation`, drawn from the campaign's `Space`;
+- order (`shuffle`: make's prerequisite order, `dirorder`: directory entry order through
+  disorderfs): on by default where their tool exists, said once where it does not;
+- environment (`tz`, `locale`, `umask`, `home`, `aslr`, `hashseed`, `clock`): opt-in
+  with `--vary`, since a fixed environment is how buildfuzz separates parallelism from
+  everything else.
+Order and environment values live in `Perturbation.variations`; a missing name means
+the reference value (the build's own environment, untouched).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterator
+
+from fuzzer.execute.parallelism import command_argv, parallel_env, render_command
+from fuzzer.plan import Perturbation, Space, format_cpus, phases
+from fuzzer.tools import disorderfs, faketime, make, setarch
+
+SCHEDULE, ORDER, ENVIRONMENT = "schedule", "order", "environment"
+REFERENCE = ""  # the value of an order or environment axis in the reference build
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How one build is started: what the axes change."""
+
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    cpus: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class Axis:
+    name: str  # as in --axes, --vary, replay --vary and the JSON report
+    label: str  # for people
+    group: str  # schedule | order | environment
+    # how the axis shows in comparisons and charts: (facet name, value of a perturbation)
+    facets: tuple[tuple[str, Callable[[Perturbation], object]], ...]
+    reset: Callable[[Perturbation, Perturbation], Perturbation]  # (p, reference) → p with this axis as in the reference
+    extremes: tuple[str, ...] = ()  # order/environment: values tried early, one run each
+    sample: Callable[[random.Random], str] | None = None  # order/environment: a random value
+    apply: Callable[[str, Launch], Launch] | None = None  # order/environment: change the launch
+    setup: Callable[[str, Path], contextlib.AbstractContextManager] | None = None  # around the build (mounts)
+    requires: Callable[[], str | None] = lambda: None  # None when usable here, else why not
+    values: str = ""  # what `--vary NAME=VALUE` accepts, for messages
+
+    def value(self, p: Perturbation) -> str:
+        return dict(p.variations).get(self.name, REFERENCE)
+
+
+# --- applying values ------------------------------------------------------------------------
+
+
+def _with_env(**values: str) -> Callable[[str, Launch], Launch]:
+    """An axis that sets environment variables to its value (`{}` in a template)."""
+
+    def apply(value: str, launch: Launch) -> Launch:
+        return replace(launch, env={**launch.env, **{k: v.format(value) for k, v in values.items()}})
+
+    return apply
+
+
+def _wrapped(wrap: Callable[[str, list[str]], list[str]]) -> Callable[[str, Launch], Launch]:
+    def apply(value: str, launch: Launch) -> Launch:
+        return replace(launch, argv=tuple(wrap(value, list(launch.argv))))
+
+    return apply
+
+
+def _umask(value: str, argv: list[str]) -> list[str]:
+    return ["/bin/sh", "-c", f'umask {value} && exec "$@"', "sh", *argv]
+
+
+def _aslr(value: str, argv: list[str]) -> list[str]:
+    return setarch.wrap(argv) if value == "off" else argv
+
+
+def _clock(value: str, argv: list[str]) -> list[str]:
+    return faketime.wrap_offset(value, argv)
+
+
+def _make_flag(value: str, launch: Launch) -> Launch:
+    """`--shuffle=SEED|reverse` joins MAKEFLAGS, which every make of the build reads."""
+    flags = f"{launch.env.get('MAKEFLAGS', '')} --shuffle={value}".strip()
+    return replace(launch, env={**launch.env, "MAKEFLAGS": flags})
+
+
+@contextlib.contextmanager
+def _disordered(value: str, tree: Path) -> Iterator[None]:
+    """The build's tree seen through disorderfs, with its directory entries shuffled or
+    reversed, at the same path: the files move to a backing directory for the build."""
+    backing = tree.with_name(tree.name + ".disorderfs")
+    tree.rename(backing)
+    tree.mkdir()
+    try:
+        with disorderfs.mounted(backing, tree, shuffle=value.startswith("shuffle")):
+            yield
+    finally:
+        tree.rmdir()
+        backing.rename(tree)
+
+
+# --- the table ------------------------------------------------------------------------------
+
+
+def _reset_field(name: str):
+    def reset(p: Perturbation, reference: Perturbation) -> Perturbation:
+        if name == "jitter":
+            return replace(p, jitter=0.0, seed=0)
+        return replace(p, **{name: getattr(reference, name)})
+
+    return reset
+
+
+def _reset_variation(name: str):
+    def reset(p: Perturbation, reference: Perturbation) -> Perturbation:
+        return p.with_variation(name, dict(reference.variations).get(name, REFERENCE))
+
+    return reset
+
+
+def _variation(name: str, label: str, group: str, extremes: tuple[str, ...], sample, values: str,
+               apply=None, setup=None, requires=lambda: None) -> Axis:
+    facet = ((name, lambda p: dict(p.variations).get(name, "as given")),)
+    return Axis(name, label, group, facet, _reset_variation(name), extremes, sample, apply, setup, requires, values)
+
+
+def _seed(rng: random.Random) -> str:
+    return str(rng.getrandbits(31))
+
+
+TIMEZONES = ("Etc/GMT+12", "Etc/GMT-14", "America/St_Johns", "Asia/Kathmandu", "UTC")
+CLOCK_OFFSETS = ("+397d", "-3650d", "+12345678s")
+
+AXES: tuple[Axis, ...] = (
+    Axis("jobs", "jobs", SCHEDULE, (("jobs", lambda p: p.jobs),), _reset_field("jobs")),
+    Axis("cpus", "CPUs", SCHEDULE, (("cpus", lambda p: p.ncpus), ("cpu set", lambda p: format_cpus(p.cpus))),
+         _reset_field("cpus")),
+    Axis("jitter", "jitter", SCHEDULE, (("jitter", lambda p: p.jitter > 0),), _reset_field("jitter")),
+    _variation("shuffle", "make prerequisite order", ORDER, ("reverse",),
+               lambda rng: rng.choice(("reverse", _seed(rng))), "reverse or a seed",
+               apply=_make_flag, requires=make.shuffle_unavailable),
+    _variation("dirorder", "directory entry order", ORDER, ("reverse",),
+               lambda rng: rng.choice(("reverse", "shuffle")), "reverse or shuffle",
+               setup=_disordered, requires=disorderfs.unavailable),
+    _variation("tz", "time zone", ENVIRONMENT, ("Etc/GMT-14",), lambda rng: rng.choice(TIMEZONES),
+               "a TZ value", apply=_with_env(TZ="{}")),
+    _variation("locale", "locale", ENVIRONMENT, ("POSIX",), lambda rng: rng.choice(("C", "C.UTF-8", "POSIX")),
+               "an installed locale", apply=_with_env(LC_ALL="{}", LANG="{}")),
+    _variation("umask", "umask", ENVIRONMENT, ("0002",), lambda rng: rng.choice(("0002", "0022", "0077")),
+               "an octal umask", apply=_wrapped(_umask)),
+    _variation("home", "HOME and user name", ENVIRONMENT, ("/nonexistent/buildfuzz",),
+               lambda rng: f"/nonexistent/{_seed(rng)}", "a directory path",
+               apply=_with_env(HOME="{}", USER="buildfuzz", LOGNAME="buildfuzz")),
+    _variation("aslr", "address-space randomisation", ENVIRONMENT, ("off",), lambda rng: "off", "off",
+               apply=_wrapped(_aslr), requires=lambda: None if setarch.available() else "setarch -R is not usable"),
+    _variation("hashseed", "Python hash seed", ENVIRONMENT, ("0",), _seed, "a whole number",
+               apply=_with_env(PYTHONHASHSEED="{}")),
+    _variation("clock", "clock offset", ENVIRONMENT, ("+397d",), lambda rng: rng.choice(CLOCK_OFFSETS),
+               "an offset such as +397d or -3650d", apply=_wrapped(_clock),
+               requires=lambda: None if faketime.available() else faketime.missing()),
+)
+BY_NAME = {axis.name: axis for axis in AXES}
+DEFAULT = tuple(a.name for a in AXES if a.group in (SCHEDULE, ORDER))
+OPT_IN = tuple(a.name for a in AXES if a.group == ENVIRONMENT)
+# ablation puts axes back to the reference in this order: timing first (a reproducer
+# without jitter is the easiest to run), the build's own parallelism last
+ABLATION_ORDER = ("jitter", *(a.name for a in AXES if a.group != SCHEDULE), "cpus", "jobs")
+VALID_VALUE = re.compile(r"[A-Za-z0-9_+\-./:]{1,64}")
+
+
+def variation_axes(names: tuple[str, ...]) -> tuple[Axis, ...]:
+    """The order/environment axes among `names` that can run here."""
+    return tuple(BY_NAME[n] for n in names if BY_NAME[n].group != SCHEDULE and BY_NAME[n].requires() is None)
+
+
+def unavailable(names: tuple[str, ...]) -> list[str]:
+    """One line per requested axis whose tool is missing here."""
+    return [f"axis {n} ({BY_NAME[n].label}) is off: {why}" for n in names if (why := BY_NAME[n].requires())]
+
+
+def parse_variation(text: str) -> tuple[str, str]:
+    """`NAME=VALUE` for replay --vary; raises ValueError with a readable message."""
+    name, sep, value = text.partition("=")
+    axis = BY_NAME.get(name)
+    if not sep or axis is None or axis.group == SCHEDULE:
+        names = ", ".join(a.name for a in AXES if a.group != SCHEDULE)
+        raise ValueError(f"--vary expects NAME=VALUE with NAME one of {names}, got {text!r}")
+    if not VALID_VALUE.fullmatch(value):
+        raise ValueError(f"--vary {name}= expects {axis.values}, got {value!r}")
+    return name, value
+
+
+# --- the schedule ---------------------------------------------------------------------------
+
+VARY_CHANCE = 0.5  # each varied axis takes a drawn value in about half the sampled runs
+
+
+def schedule(space: Space, seed: int, varied: tuple[Axis, ...]) -> Iterator[Perturbation]:
+    """plan's schedule, with the order and environment axes added: after the schedule's
+    extremes, one run per axis extreme (at the most parallel setting), then each sample
+    varies each axis half the time. They draw from their own random stream, so the
+    schedule axes' values are the same with or without them."""
+    first, extremes, samples = phases(space, seed)
+    rng = random.Random(f"{seed}/variations")
+    yield first
+    yield from extremes
+    for axis in varied:
+        for value in axis.extremes:
+            yield Perturbation(space.jobs[1], space.cpus).with_variation(axis.name, value)
+    for p in samples:
+        for axis in varied:
+            if rng.random() < VARY_CHANCE:
+                p = p.with_variation(axis.name, axis.sample(rng))
+        yield p
+
+
+# --- applying a perturbation ----------------------------------------------------------------
+
+
+def launch(template: str, p: Perturbation, base_env: dict[str, str]) -> Launch:
+    """The argv, environment and CPU set of one build under `p`."""
+    env = {**base_env, **parallel_env(p.jobs, base_env)}
+    start = Launch(tuple(command_argv(render_command(template, p.jobs))), env, p.cpus)
+    for name, value in p.variations:
+        axis = BY_NAME.get(name)
+        if axis is not None and axis.apply is not None:
+            start = axis.apply(value, start)
+    return start
+
+
+@contextlib.contextmanager
+def mounted(p: Perturbation, tree: Path) -> Iterator[None]:
+    """Whatever the axes set up around a build (disorderfs), torn down however it ends."""
+    with contextlib.ExitStack() as stack:
+        for name, value in p.variations:
+            axis = BY_NAME.get(name)
+            if axis is not None and axis.setup is not None:
+                stack.enter_context(axis.setup(value, tree))
+        yield
+
+
+def facets(p: Perturbation) -> dict[str, object]:
+    """Every facet of every axis, for the comparison and the chart."""
+    return {name: get(p) for axis in AXES for name, get in axis.facets}
