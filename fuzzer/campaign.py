@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Protocol
 
-from fuzzer import axes, explain
+from fuzzer import axes, explain, memory
 from fuzzer.compare import Comparison, compare, variant_label
 from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig, UsageError, available_cpus, shown, stored_config, validate
 from fuzzer.execute import choose
@@ -183,7 +183,7 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     localization = None
     if campaign.config.localize and verdict(campaign, comparison) in (REPRODUCIBLE, UNREPRODUCIBLE):
         localization = _localize(campaign, comparison, events)
-    report = build_report(campaign, comparison, localization)
+    report = memory.remember(campaign, build_report(campaign, comparison, localization))
     if report.verdict != INCONCLUSIVE:
         campaign.store.save_report(campaign.id, report.to_json())
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed
@@ -245,6 +245,7 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
     campaign.notes += axes.unavailable(config.axes)  # said once, in the report
     varied = axes.variation_axes(config.axes)
     plan = list(itertools.islice(axes.schedule(_space(config), campaign.seed, varied), config.runs))
+    plan = memory.remembered_first(campaign, plan, _space(config), varied)  # what diverged before, first
     if not campaign.runs:
         reference = executor.run(RunRequest(0, plan[0], timeout=config.timeout))
         if not _finish_run(campaign, executor, events, reference):

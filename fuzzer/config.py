@@ -49,6 +49,7 @@ class FuzzConfig:
     stop_on_first: bool = False
     diff_timeout: float = 30.0
     outputs: Outputs = field(default_factory=Outputs)
+    known: frozenset[str] = frozenset()  # finding ids that do not fail CI (--baseline; fuzzer/memory.py)
 
     def to_json(self) -> dict:
         """What a resumed campaign must share with the original to continue it."""

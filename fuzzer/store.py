@@ -17,8 +17,10 @@ import os
 import sqlite3
 import time
 import zlib
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import astuple, dataclass, fields
 from pathlib import Path
+from typing import Iterator
 
 from fuzzer.config import UsageError
 from fuzzer.execute.jitter import JitterEvent
@@ -66,6 +68,41 @@ MIGRATIONS: list[tuple[str, ...]] = [
             report TEXT NOT NULL
         )""",
     ),
+    (  # the memory across campaigns (fuzzer/memory.py)
+        # what a new campaign replays first, chosen once when it starts so that a resume replays the same
+        """CREATE TABLE remembered_runs (
+            campaign INTEGER NOT NULL REFERENCES campaigns(id),
+            position INTEGER NOT NULL,
+            perturbation TEXT NOT NULL,
+            origin INTEGER NOT NULL,
+            PRIMARY KEY (campaign, position)
+        )""",
+        # each finding of a source and command, under its stable id, across campaigns
+        """CREATE TABLE findings (
+            source TEXT NOT NULL,
+            command TEXT NOT NULL,
+            id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            what TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            status TEXT NOT NULL,
+            status_campaign INTEGER NOT NULL,
+            first_campaign INTEGER NOT NULL,
+            first_seen REAL NOT NULL,
+            last_campaign INTEGER NOT NULL,
+            last_seen REAL NOT NULL,
+            PRIMARY KEY (source, command, id)
+        )""",
+        # findings `buildfuzz accept` marked as known: they no longer fail CI
+        """CREATE TABLE accepted (
+            source TEXT NOT NULL,
+            command TEXT NOT NULL,
+            id TEXT NOT NULL,
+            what TEXT NOT NULL,
+            accepted REAL NOT NULL,
+            PRIMARY KEY (source, command, id)
+        )""",
+    ),
 ]
 VERSION = len(MIGRATIONS)
 
@@ -83,6 +120,25 @@ class CampaignRow:
     seed: int
     config: dict
     finished: float | None
+
+
+@dataclass(frozen=True)
+class FindingRow:
+    """One finding of a source and command across campaigns (fuzzer/memory.py gives the rules)."""
+
+    id: str
+    kind: str
+    what: str
+    scope: str  # what the campaign that last saw it compared: only a campaign comparing the same may call it fixed
+    status: str  # new | still | fixed
+    status_campaign: int  # the campaign that gave it this status
+    first_campaign: int
+    first_seen: float
+    last_campaign: int
+    last_seen: float
+
+
+FINDING_COLUMNS = ", ".join(f.name for f in fields(FindingRow))
 
 
 class Store:
@@ -171,9 +227,11 @@ class Store:
     def drop_if_empty(self, campaign: int) -> None:
         """Forget a campaign that stored neither a run nor a report (it ended before its
         reference build did): an empty row would only be resumed or listed for nothing."""
-        self.db.execute(
+        dropped = self.db.execute(
             "DELETE FROM campaigns WHERE id = ? AND NOT EXISTS (SELECT 1 FROM runs WHERE campaign = ?)"
-            " AND NOT EXISTS (SELECT 1 FROM reports WHERE campaign = ?)", (campaign, campaign, campaign))
+            " AND NOT EXISTS (SELECT 1 FROM reports WHERE campaign = ?)", (campaign, campaign, campaign)).rowcount
+        if dropped:  # SQLite reuses the id: the next campaign must not inherit what this one chose to replay
+            self.db.execute("DELETE FROM remembered_runs WHERE campaign = ?", (campaign,))
 
     def require_campaign(self, campaign: int | None = None) -> CampaignRow:
         """Like `campaign()`, but a missing campaign is the user's error."""
@@ -224,6 +282,48 @@ class Store:
     def report(self, campaign: int) -> dict | None:
         row = self.db.execute("SELECT report FROM reports WHERE campaign = ?", (campaign,)).fetchone()
         return json.loads(row[0]) if row else None
+
+    def reports_before(self, source: str, command: str, campaign: int) -> Iterator[tuple[int, dict]]:
+        """The stored reports of earlier campaigns of this source and command, latest first
+        (read one at a time: the caller usually stops after the first few)."""
+        rows = self.db.execute(
+            "SELECT c.id, r.report FROM campaigns c JOIN reports r ON r.campaign = c.id"
+            " WHERE c.source = ? AND c.command = ? AND c.id < ? ORDER BY c.id DESC", (source, command, campaign))
+        for cid, report in rows:
+            yield cid, json.loads(report)
+
+    def save_remembered(self, campaign: int, chosen: list[tuple[Perturbation, int]]) -> None:
+        """What the campaign replays first: each perturbation with the campaign it came from."""
+        with _transaction(self.db):
+            self.db.execute("DELETE FROM remembered_runs WHERE campaign = ?", (campaign,))
+            rows = [(campaign, i, json.dumps(p.to_json()), origin) for i, (p, origin) in enumerate(chosen)]
+            self.db.executemany("INSERT INTO remembered_runs VALUES (?, ?, ?, ?)", rows)
+
+    def remembered(self, campaign: int) -> list[tuple[Perturbation, int]]:
+        rows = self.db.execute("SELECT perturbation, origin FROM remembered_runs WHERE campaign = ? ORDER BY position",
+                               (campaign,))
+        return [(Perturbation.from_json(json.loads(p)), origin) for p, origin in rows]
+
+    def findings(self, source: str, command: str) -> dict[str, FindingRow]:
+        rows = self.db.execute(f"SELECT {FINDING_COLUMNS} FROM findings WHERE source = ? AND command = ?",
+                               (source, command))
+        return {row[0]: FindingRow(*row) for row in rows}
+
+    def save_findings(self, source: str, command: str, rows: list[FindingRow]) -> None:
+        statement = (f"INSERT OR REPLACE INTO findings (source, command, {FINDING_COLUMNS})"
+                     f" VALUES ({', '.join('?' * (len(fields(FindingRow)) + 2))})")
+        with _transaction(self.db):
+            self.db.executemany(statement, [(source, command, *astuple(row)) for row in rows])
+
+    def accept(self, source: str, command: str, findings: list[tuple[str, str]]) -> None:
+        """Mark findings (id, what) as known: they no longer fail CI."""
+        with _transaction(self.db):
+            self.db.executemany("INSERT OR IGNORE INTO accepted VALUES (?, ?, ?, ?, ?)",
+                                [(source, command, fid, what, time.time()) for fid, what in findings])
+
+    def accepted(self, source: str, command: str) -> set[str]:
+        rows = self.db.execute("SELECT id FROM accepted WHERE source = ? AND command = ?", (source, command))
+        return {fid for (fid,) in rows}
 
 
 def vars_of(event: JitterEvent) -> dict:
@@ -308,8 +408,7 @@ def _check_readable(db: sqlite3.Connection, path: Path) -> None:
 def _migrate(db: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to VERSION in one transaction, and check the result has exactly
     our tables' columns; anything else rolls back, leaving a foreign store untouched."""
-    db.execute("BEGIN IMMEDIATE")  # another process may be migrating the same store
-    try:
+    with _transaction(db):  # another process may be migrating the same store
         version = db.execute("PRAGMA user_version").fetchone()[0]
         for migration in MIGRATIONS[version:]:
             for statement in migration:
@@ -320,10 +419,18 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
                              "it was left as it is: use another --store")
         if version < VERSION:
             db.execute(f"PRAGMA user_version = {VERSION}")
-        db.execute("COMMIT")
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """All or nothing (the connection commits each statement on its own otherwise)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
     except BaseException:
         db.execute("ROLLBACK")
         raise
+    db.execute("COMMIT")
 
 
 def _shape(db: sqlite3.Connection) -> dict[str, list[tuple]]:

@@ -29,6 +29,7 @@ class RunSummary:
     log_tail: str = ""
     log_path: str = ""
     jitter_events: int = 0
+    finding_id: str = ""  # a failed run's finding (fuzzer/findings.py): runs failing alike share one
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class ArtifactFinding:
     diff: str = ""
     diff_runs: list[int] = field(default_factory=list)
     diff_html: str = ""  # diffoscope's HTML report, when diffoscope is installed
+    finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ class Culprit:
     writer: list[str] = field(default_factory=list)  # leaf process that wrote the output
     other_step: str | None = None  # the concurrent step, for races
     stabilizer_alternatives: list[list[str]] = field(default_factory=list)  # other minimal sets that work too
+    finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,22 @@ class Hazard:
     evidence: str = ""  # why the two steps were not ordered
     steps: list[str] = field(default_factory=list)  # every step involved in this file's conflicts
     status: str = "latent"  # latent | confirmed (a targeted schedule made it manifest)
+    finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing found, under an id that stays the same across campaigns (fuzzer/findings.py)."""
+
+    id: str  # a short hash of what it is: never of timings or run numbers
+    kind: str  # artifact | failure | culprit | hazard
+    what: str
+    status: str  # new (first seen, or back after a fix) | still | fixed (by this campaign)
+    first_campaign: int
+    first_seen: str  # ISO 8601, UTC
+    last_campaign: int
+    last_seen: str
+    known: bool = False  # in the --baseline or accepted in the store: it does not fail CI
 
 
 @dataclass(frozen=True)
@@ -100,6 +119,7 @@ class Report:
     minimal_reproducer: str | None = None
     # each setting the run used → {"value": ..., "source": command line | environment | file | default, "origin": ...}
     settings: dict[str, dict] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)  # this campaign's, and those it found fixed
     schema: int = SCHEMA
 
     @property
@@ -108,7 +128,11 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        """What `buildfuzz run` exits with for this report."""
+        """What `buildfuzz run` exits with for this report. Builds that differ only in known
+        ways (every finding in the --baseline or accepted) exit 0: CI fails on new findings."""
+        current = [f for f in self.findings if f.status != "fixed"]
+        if self.verdict == UNREPRODUCIBLE and current and all(f.known for f in current):
+            return EXIT_CODES[REPRODUCIBLE]
         return EXIT_CODES[self.verdict]
 
     def to_json(self) -> dict:
@@ -122,6 +146,7 @@ class Report:
             "divergent_artifacts": ArtifactFinding,
             "culprits": Culprit,
             "hazards": Hazard,
+            "findings": Finding,
         }
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}

@@ -1,0 +1,145 @@
+"""findings: a stable identity for each thing a campaign found, from what it is alone.
+
+A divergent artifact is its path; a culprit its command, working directory and kind; a
+hazard its type and file; a failed build its status and first error line (numbers
+blanked). The id is a short hash of those fields, never of timings, seeds or run numbers:
+the same bug found by another campaign, in another run order, has the same id, so the
+store can say whether it is new, still there or fixed (fuzzer/memory.py), CI dashboards
+track it by name, and a baseline lists the ones that must not fail CI.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from fuzzer.config import UsageError, shown
+from fuzzer.report.model import ArtifactFinding, Culprit, Finding, Hazard, Report, RunSummary
+
+ARTIFACT, FAILURE, CULPRIT, HAZARD = "artifact", "failure", "culprit", "hazard"
+NEW, STILL, FIXED = "new", "still", "fixed"
+ID_PATTERN = re.compile(r"[0-9a-f]{12}")
+# the line that says why a build failed (compiler, linker, make), as opposed to what it was doing
+ERROR_LINE = re.compile(r"error|no such file|no rule to make|undefined reference|cannot ", re.IGNORECASE)
+NUMBERS = re.compile(r"\d+")  # line numbers, pids, byte counts: they move between runs of one bug
+BASELINE_FORMAT = "buildfuzz-baseline"  # the key (and version) of a file `buildfuzz baseline` writes
+BASELINE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Identity:
+    id: str
+    kind: str  # artifact | failure | culprit | hazard
+    what: str  # one line for people (and JUnit's test case name): made of the hashed fields only
+
+
+def _identity(kind: str, what: str, *fields: str) -> Identity:
+    digest = hashlib.sha256(json.dumps([kind, *fields]).encode()).hexdigest()
+    return Identity(digest[:12], kind, what)
+
+
+def of_artifact(artifact: ArtifactFinding) -> Identity:
+    return _identity(ARTIFACT, artifact.path, artifact.path)
+
+
+def of_failure(run: RunSummary) -> Identity:
+    signature = failure_signature(run.status, run.log_tail)
+    return _identity(FAILURE, f"build {signature}", signature)
+
+
+def of_culprit(culprit: Culprit) -> Identity:
+    return _identity(CULPRIT, f"[{culprit.kind}] {culprit.command} (in {culprit.cwd})",
+                     culprit.command, culprit.cwd, culprit.kind)
+
+
+def of_hazard(hazard: Hazard) -> Identity:
+    return _identity(HAZARD, f"{hazard.type} on {hazard.file}", hazard.type, hazard.file)
+
+
+def failure_signature(status: str, log_tail: str) -> str:
+    """`failed: <first error line>`, or the bare status (a timeout's log says nothing of why)."""
+    lines = log_tail.splitlines() if status == "failed" else []
+    error = next((line.strip() for line in lines if ERROR_LINE.search(line)), "")
+    return f"{status}: {NUMBERS.sub('N', error)}" if error else status
+
+
+def failed_runs(report: Report) -> list[RunSummary]:
+    """Perturbed builds that failed while the reference passed (a failed reference has no findings)."""
+    if not report.runs or report.runs[0].status != "ok":
+        return []
+    return [run for run in report.runs if run.index > 0 and run.status != "ok"]
+
+
+def identities(report: Report) -> list[Identity]:
+    """Each finding of the report once, in report order."""
+    found = ([of_artifact(a) for a in report.divergent_artifacts] + [of_failure(r) for r in failed_runs(report)]
+             + [of_culprit(c) for c in report.culprits] + [of_hazard(h) for h in report.hazards])
+    return list(dict.fromkeys(found))
+
+
+def with_ids(report: Report) -> Report:
+    """The report with each artifact, failed run, culprit and hazard carrying its finding's id."""
+    failed = {run.index for run in failed_runs(report)}
+    return replace(
+        report,
+        divergent_artifacts=[replace(a, finding_id=of_artifact(a).id) for a in report.divergent_artifacts],
+        runs=[replace(r, finding_id=of_failure(r).id) if r.index in failed else r for r in report.runs],
+        culprits=[replace(c, finding_id=of_culprit(c).id) for c in report.culprits],
+        hazards=[replace(h, finding_id=of_hazard(h).id) for h in report.hazards],
+    )
+
+
+def sections(report: Report) -> list[tuple[str, list[Finding]]]:
+    """What the human formats show of the memory: the non-empty ones of these three lists."""
+    current = [f for f in report.findings if f.status != FIXED]
+    listed = [
+        ("new since the last campaign", [f for f in current if f.status == NEW]),
+        ("fixed since the last campaign", [f for f in report.findings if f.status == FIXED]),
+        ("known (--baseline or buildfuzz accept): not failing CI", [f for f in current if f.known]),
+    ]
+    return [(title, found) for title, found in listed if found]
+
+
+def all_known(report: Report) -> bool:
+    """The builds differ only in known ways: `buildfuzz run` exits 0 (Report.exit_code)."""
+    return report.verdict == "unreproducible" and report.exit_code == 0
+
+
+def baseline_file(report: Report) -> dict:
+    """What `buildfuzz baseline` writes: the report's findings, small enough to review and commit."""
+    return {BASELINE_FORMAT: BASELINE_VERSION, "command": report.command, "source": report.source,
+            "campaign": report.campaign,
+            "findings": [{"id": f.id, "kind": f.kind, "what": f.what} for f in identities(report)]}
+
+
+def read_baseline(path: Path) -> frozenset[str]:
+    """The finding ids listed by a baseline file or a JSON report; a bad file is the user's error."""
+    name = f"--baseline {shown(path)}"
+    try:
+        data = json.loads(path.read_bytes())
+    except OSError as e:
+        raise UsageError(f"{name}: {e.strerror}") from None
+    except ValueError as e:  # not UTF-8, not JSON
+        raise UsageError(f"{name} is not JSON: {e}") from None
+    if isinstance(data, dict) and data.get(BASELINE_FORMAT) == BASELINE_VERSION:
+        return _listed_ids(data.get("findings"), name)
+    if isinstance(data, dict) and "verdict" in data:
+        try:
+            return frozenset(i.id for i in identities(Report.from_json(data)))
+        except (TypeError, KeyError, ValueError, AttributeError) as e:
+            raise UsageError(f"{name} is not a JSON report this buildfuzz can read ({type(e).__name__}: {e})") from None
+    raise UsageError(f"{name} is neither a baseline file (`buildfuzz baseline -o FILE`) "
+                     "nor a JSON report (`buildfuzz run --report-json FILE`)")
+
+
+def _listed_ids(findings: object, name: str) -> frozenset[str]:
+    if not isinstance(findings, list):
+        raise UsageError(f"{name}: 'findings' must be a list of {{\"id\": ...}} objects")
+    ids = [f.get("id") if isinstance(f, dict) else None for f in findings]
+    bad = [i for i in ids if not (isinstance(i, str) and ID_PATTERN.fullmatch(i))]
+    if bad:
+        raise UsageError(f"{name}: {shown(bad[0])} is not a finding id (12 hexadecimal digits)")
+    return frozenset(ids)

@@ -1,0 +1,233 @@
+"""memory: what earlier campaigns of the same source and command found, like hypothesis's
+example database, so that each night starts from what the last ones learned.
+
+- A new campaign replays, right after its reference, the perturbations that diverged or
+  failed before (latest campaign first, each once, at most REMEMBERED): a known bug shows
+  again at build 2, and a fix is checked against the very schedules that showed the bug.
+- Each finding (fuzzer/findings.py gives its stable id) has a first and a last sighting
+  and a status: `new` in the campaign that first shows it (or shows it again after a fix),
+  `still` when seen again, `fixed` when a finished campaign that could have seen it
+  (same compared files; traced, for culprits and hazards) did not. Only a campaign with a
+  verdict changes statuses.
+- Findings in the --baseline, or accepted in the store (`buildfuzz accept`), are known:
+  builds that differ only in known ways exit 0 (Report.exit_code).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from fuzzer import axes, findings
+from fuzzer.config import UsageError
+from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, NEW, STILL, Identity
+from fuzzer.plan import Perturbation, Space, reference
+from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE, Finding, Report
+from fuzzer.store import FindingRow, Store
+
+if TYPE_CHECKING:
+    from fuzzer.campaign import Campaign
+
+REMEMBERED = 5  # perturbations replayed first; the seeded schedule must still get most of the runs
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """One campaign's look at the findings."""
+
+    campaign: int
+    at: float  # time.time()
+    scope: str  # what it compared (_scope)
+    final: bool  # it has a verdict: it records statuses
+    can_fix: frozenset[str] = frozenset()  # kinds of finding it would have seen, were they still there
+
+
+def remembered_first(campaign: "Campaign", plan: list[Perturbation], space: Space,
+                     varied: tuple[axes.Axis, ...]) -> list[Perturbation]:
+    """`plan` with the remembered perturbations right after the reference, as long as before.
+    A new campaign chooses them and stores its choice; a resumed one reads it back, so it
+    replays the very plan it started with."""
+    if not campaign.runs:
+        limit = min(REMEMBERED, max(1, (len(plan) - 1) // 2))
+        fits = functools.partial(_fits, space=space, varied={axis.name for axis in varied})
+        campaign.store.save_remembered(campaign.id, _recall(campaign, fits, limit))
+    remembered = [p for p, _ in campaign.store.remembered(campaign.id)]
+    return (plan[:1] + remembered + plan[1:])[:len(plan)]
+
+
+def _recall(campaign: "Campaign", fits: Callable[[Perturbation], bool], limit: int) -> list[tuple[Perturbation, int]]:
+    """Up to `limit` perturbations that diverged or failed in earlier campaigns, latest first,
+    each with the campaign it comes from. As in hypothesis's database, one that a later
+    campaign built again without a difference is forgotten (the bug was fixed)."""
+    chosen: dict[Perturbation, int] = {}
+    cleared: set[Perturbation] = set()
+    earlier = campaign.store.reports_before(_source(campaign), campaign.config.command, campaign.id)
+    for origin, report in earlier:
+        telling, matched = _outcomes(report)
+        for perturbation in telling:
+            if len(chosen) < limit and perturbation not in cleared and fits(perturbation):
+                chosen.setdefault(perturbation, origin)
+        if len(chosen) >= limit:
+            break
+        cleared |= matched
+    return list(chosen.items())
+
+
+def _outcomes(report: dict) -> tuple[list[Perturbation], set[Perturbation]]:
+    """A stored report's perturbed runs that failed or gave other files than the reference
+    did, and those that matched it."""
+    try:
+        reference_group = report["runs"][0]["group"]
+        runs = [(Perturbation.from_json(r["perturbation"]), r["status"] == "ok" and r["group"] == reference_group)
+                for r in report["runs"] if r["index"] > 0]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return [], set()  # a report from another buildfuzz teaches nothing: the schedule explores as usual
+    return [p for p, same in runs if not same], {p for p, same in runs if same}
+
+
+def _fits(perturbation: Perturbation, space: Space, varied: set[str]) -> bool:
+    """Only what this campaign could run itself: its job range, its CPUs, the axes it varies
+    (or a targeted hold, usable here); never the reference again."""
+    lo, hi = space.jobs
+    return (perturbation != reference(space) and lo <= perturbation.jobs <= hi
+            and set(perturbation.cpus) <= set(space.cpus)
+            and (space.vary_cpus or perturbation.cpus == space.cpus)
+            and (space.vary_jitter or not perturbation.jitter)
+            and all(_usable(name, varied) for name, _ in perturbation.variations))
+
+
+def _usable(name: str, varied: set[str]) -> bool:
+    """An axis the campaign varies, or one no schedule draws (a targeted hold) whose tool works here."""
+    axis = axes.BY_NAME.get(name)
+    return axis is not None and (name in varied or (axis.sample is None and axis.requires() is None))
+
+
+def remember(campaign: "Campaign", report: Report) -> Report:
+    """The report with its findings' ids, statuses and known marks; a campaign with a
+    verdict records them in the store."""
+    report = findings.with_ids(report)
+    source, command, store = _source(campaign), campaign.config.command, campaign.store
+    sighting = _sighting(campaign, report, time.time())
+    stored = store.findings(source, command)
+    found = findings.identities(report)
+    changed = updated(stored, found, sighting)
+    if sighting.final:
+        store.save_findings(source, command, list(changed.values()))
+    rows = {**stored, **changed}
+    listed = [rows[f.id] for f in found]
+    listed += sorted((r for r in rows.values() if r.status == FIXED and r.status_campaign == campaign.id),
+                     key=lambda r: (r.kind, r.what))
+    known = campaign.config.known | store.accepted(source, command)
+    return replace(report, findings=[_finding(row, row.id in known) for row in listed],
+                   notes=report.notes + _replayed_note(campaign))
+
+
+def updated(stored: dict[str, FindingRow], found: list[Identity], sighting: Sighting) -> dict[str, FindingRow]:
+    """The rows a campaign's findings change: each found one seen again (or for the first
+    time), each stored one it would have seen but did not, fixed."""
+    changed = {identity.id: _seen(stored.get(identity.id), identity, sighting) for identity in found}
+    for row in stored.values():
+        if row.id not in changed and row.status != FIXED and _covers(sighting, row):
+            changed[row.id] = replace(row, status=FIXED, status_campaign=sighting.campaign)
+    return changed
+
+
+def _seen(row: FindingRow | None, identity: Identity, sighting: Sighting) -> FindingRow:
+    at, campaign = sighting.at, sighting.campaign
+    if row is None:
+        return FindingRow(identity.id, identity.kind, identity.what, sighting.scope, NEW, campaign,
+                          campaign, at, campaign, at)
+    if row.last_campaign > campaign:
+        return row  # a later campaign spoke already: an earlier one concluded again changes nothing
+    if row.status_campaign == campaign and row.status != FIXED:
+        status = row.status  # this campaign concluded again (explain --relocalize): same answer
+    else:
+        status = NEW if row.status == FIXED else STILL  # back after a fix: a regression is news
+    return replace(row, scope=sighting.scope, status=status, status_campaign=campaign,
+                   last_campaign=campaign, last_seen=at)
+
+
+def _covers(sighting: Sighting, row: FindingRow) -> bool:
+    """Whether the campaign would have seen the finding, were it still there."""
+    if row.last_campaign >= sighting.campaign or row.kind not in sighting.can_fix:
+        return False
+    return row.kind in (FAILURE, HAZARD) or row.scope == sighting.scope  # other files compared: no word on it
+
+
+def _sighting(campaign: "Campaign", report: Report, now: float) -> Sighting:
+    final = report.verdict in (REPRODUCIBLE, UNREPRODUCIBLE)
+    can_fix = {FAILURE, ARTIFACT} if final else set()
+    if final and (report.localized or report.reproducible):  # nothing differs: no step makes it differ
+        can_fix.add(CULPRIT)
+    if final and report.localized:  # hazards come from traced builds only
+        can_fix.add(HAZARD)
+    return Sighting(campaign.id, now, _scope(campaign), final, frozenset(can_fix))
+
+
+def _scope(campaign: "Campaign") -> str:
+    """Which files the campaign compared, as settings: a finding about another selection is out of its sight."""
+    config = campaign.config
+    compared = [sorted(config.artifacts), sorted(config.ignore), config.default_ignore]
+    return hashlib.sha256(json.dumps(compared).encode()).hexdigest()[:12]
+
+
+def _finding(row: FindingRow, known: bool) -> Finding:
+    return Finding(row.id, row.kind, row.what, row.status, row.first_campaign, _when(row.first_seen),
+                   row.last_campaign, _when(row.last_seen), known)
+
+
+def _when(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
+
+
+def _replayed_note(campaign: "Campaign") -> list[str]:
+    remembered = campaign.store.remembered(campaign.id)
+    ran = min(len(remembered), len(campaign.runs) - 1)
+    if ran <= 0:
+        return []
+    origins = list(dict.fromkeys(str(origin) for _, origin in remembered[:ran]))
+    campaigns = f"campaign {origins[0]}" if len(origins) == 1 else f"campaigns {', '.join(origins)}"
+    runs = "run 1" if ran == 1 else f"runs 1-{ran}"
+    return [f"{runs} replayed what diverged or failed in {campaigns}, before the seeded schedule"]
+
+
+def _source(campaign: "Campaign") -> str:
+    return str(campaign.config.source.resolve())  # as the store's campaign row holds it
+
+
+def accept(store_path: Path, campaign_id: int | None) -> list[Identity]:
+    """Mark a stored campaign's findings as known in the store: later runs fail only on new ones."""
+    store = Store(store_path)
+    try:
+        row, report = _stored_report(store, campaign_id)
+        found = findings.identities(report)
+        store.accept(row.source, row.command, [(f.id, f.what) for f in found])
+    finally:
+        store.close()
+    return found
+
+
+def stored_baseline(store_path: Path, campaign_id: int | None) -> dict:
+    """A baseline file's content: a stored campaign's findings."""
+    store = Store(store_path)
+    try:
+        return findings.baseline_file(_stored_report(store, campaign_id)[1])
+    finally:
+        store.close()
+
+
+def _stored_report(store: Store, campaign_id: int | None):
+    row = store.require_campaign(campaign_id)
+    data = store.report(row.id)
+    if data is None:
+        raise UsageError(f"campaign {row.id} has no stored report (it has no verdict yet)")
+    try:
+        return row, Report.from_json(data)
+    except (TypeError, KeyError, ValueError, AttributeError) as e:
+        raise UsageError(f"the stored report of campaign {row.id} cannot be read ({e})") from None
