@@ -48,6 +48,8 @@ class ConfiguredCommand(click.Command):
         super().__init__(*args, **kwargs)
 
     def make_context(self, info_name, args, parent=None, **extra):
+        if extra.get("resilient_parsing"):  # shell completion: no settings needed, no error wanted
+            return super().make_context(info_name, args, parent=parent, **extra)
         # a first, forgiving parse finds --source (the file lives there) and where each value came from
         probe = super().make_context(info_name, list(args), parent=parent, resilient_parsing=True)
         warn_unknown_variables(self, probe)

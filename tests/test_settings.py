@@ -147,3 +147,11 @@ def test_report_records_the_settings_used(tmp_path):
     assert settings["affinity"] == {"value": False, "source": "environment", "origin": "BUILDFUZZ_AFFINITY"}
     assert settings["seed"] == {"value": 3, "source": "command line", "origin": "--seed"}
     assert settings["diff-timeout"] == {"value": 30.0, "source": "default", "origin": ""}
+
+
+def test_shell_completion_works_even_beside_a_broken_settings_file(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.buildfuzz]\nrunz = 3\n")
+    result = buildfuzz(cwd=tmp_path, env={"_BUILDFUZZ_COMPLETE": "bash_complete", "COMP_WORDS": "buildfuzz run --so",
+                                          "COMP_CWORD": "2"})
+    assert result.returncode == 0 and result.stdout.split() == ["plain,--source"], result.stderr
+
