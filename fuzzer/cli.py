@@ -93,6 +93,10 @@ Settings: every option can also be set as BUILDFUZZ_<OPTION> in the environment
 source tree's buildfuzz.toml or pyproject.toml [tool.buildfuzz] (runs = 40,
 command = "make -j{jobs}"); the command line wins, then the environment, then the file.
 
+\b
+Known findings: with --baseline FILE, or findings accepted with `buildfuzz accept`,
+builds that differ only in known findings exit 0; a new finding exits 1.
+
 """ + EXIT_CODES_HELP
 
 
@@ -137,15 +141,18 @@ def cli() -> None:
 @click.option("--junit", type=PATH, help="Write JUnit XML here.")
 @click.option("--markdown", type=PATH, help="Write a Markdown summary here.")
 @click.option("--html", type=PATH, help="Write a self-contained HTML report here.")
+@click.option("--baseline", type=PATH, help="Known findings: a file from `buildfuzz baseline` or an earlier JSON "
+              "report. Builds that differ only in them exit 0; a new finding exits 1.")
 @store_option
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_ignore, jobs, axes, vary, jitter, affinity,
         timeout, in_place, clean, resume, stop_on_first, localize, diff_timeout, report_json, junit, markdown, html,
-        store, quiet) -> None:
+        baseline, store, quiet) -> None:
     """Fuzz BUILD COMMAND (after --; {jobs} is replaced by the job count)."""
     from fuzzer.campaign import run_campaign
+    from fuzzer.findings import read_baseline
     from fuzzer.report.progress import ConsoleEvents
 
     switched_off = {axis for axis, on in (("jitter", jitter), ("cpus", affinity)) if not on}
@@ -171,6 +178,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_igno
         stop_on_first=stop_on_first,
         diff_timeout=diff_timeout,
         outputs=Outputs(report_json, junit, markdown, html),
+        known=read_baseline(baseline) if baseline is not None else frozenset(),
     )
     _check_outputs(config.outputs)
     with ConsoleEvents(quiet=quiet, planned=config.runs) as events:
@@ -230,6 +238,48 @@ def explain(store, campaign, report_json, junit, markdown, html, relocalize) -> 
     outputs = Outputs(report_json, junit, markdown, html)
     _check_outputs(outputs)
     _finish(explain_campaign(store, campaign, relocalize), outputs)
+
+
+@cli.command(epilog="""\b
+Examples:
+  buildfuzz accept                 the latest campaign's findings no longer fail a run
+  buildfuzz accept --campaign 3
+
+\b
+Exit codes: 0 accepted, 2 bad usage (no store, no such campaign, no report).""")
+@store_option
+@click.option("--campaign", type=ID, help="Campaign id (default: the latest).")
+def accept(store, campaign) -> None:
+    """Mark a stored campaign's findings as known: later runs on this store exit 1 only
+    on new findings (exit 0 when the builds differ only in accepted ones)."""
+    from fuzzer import memory
+    from fuzzer.report.terminal import safe_line
+
+    accepted = memory.accept(store, campaign)
+    click.echo(f"accepted {len(accepted)} finding(s); later runs on this store fail only on new ones")
+    for finding in accepted:
+        click.echo(safe_line(f"  {finding.id}  {finding.kind:<8}  {finding.what}"))
+
+
+@cli.command(epilog="""\b
+Example:
+  buildfuzz baseline -o buildfuzz-baseline.json      commit it, then in CI:
+  buildfuzz run --baseline buildfuzz-baseline.json -- make -j{jobs}
+
+\b
+Exit codes: 0 written, 2 bad usage (no store, no such campaign, no report, unwritable file).""")
+@store_option
+@click.option("--campaign", type=ID, help="Campaign id (default: the latest).")
+@click.option("--output", "-o", type=PATH, required=True, help="Write the baseline file here.")
+def baseline(store, campaign, output) -> None:
+    """Write a stored campaign's findings to a baseline file for `buildfuzz run --baseline`."""
+    from fuzzer import memory
+    from fuzzer.report.terminal import safe_name
+
+    _check_writable(output)
+    data = memory.stored_baseline(store, campaign)
+    output.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    click.echo(f"{len(data['findings'])} finding(s) written to {safe_name(str(output))}")
 
 
 @cli.group()

@@ -11,7 +11,7 @@ import math
 import re
 from html import escape
 
-from fuzzer import axes
+from fuzzer import axes, findings
 from fuzzer.plan import Perturbation
 from fuzzer.report.junit import visible
 from fuzzer.report.model import ArtifactFinding, Culprit, Report, RunSummary
@@ -59,7 +59,7 @@ def render(report: Report) -> str:
     body = "".join([
         f'<header class="{verdict}"><h1>{_e(report.verdict.upper())}</h1><p>{_e(_headline(report))}</p></header>',
         "<main>",
-        _numbers(report), _culprits(report), _artifacts(report), _hazards(report),
+        _numbers(report), _memory(report), _culprits(report), _artifacts(report), _hazards(report),
         _runs(report), _notes(report), _reproduce(report), "</main>",
     ])
     page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -90,6 +90,18 @@ def _numbers(report: Report) -> str:
     meta = [f"source <code>{_e(report.source)}</code>", f"seed {report.seed}", f"campaign {report.campaign}",
             _e(report.exit_reason), "steps traced" if report.localized else "not traced", phases]
     return f'<div class="numbers">{boxes}</div><p class="meta">{" · ".join(m for m in meta if m)}</p>'
+
+
+def _memory(report: Report) -> str:
+    """New, fixed and known findings, against earlier campaigns of this build (fuzzer/memory.py)."""
+    parts = []
+    for title, found in findings.sections(report):
+        rows = [[_e(f.kind), _e(f.what), _code(f.id), _e(f.first_seen)] for f in found]
+        parts.append(f"<h2>{_e(title[:1].upper() + title[1:])} ({len(found)})</h2>"
+                     + _table(["kind", "finding", "id", "first seen"], rows))
+    if findings.all_known(report):
+        parts.append("<p>Every finding is known: exit 0, only new findings fail.</p>")
+    return "".join(parts)
 
 
 def _culprits(report: Report) -> str:

@@ -1,8 +1,12 @@
 """JUnit XML (`--junit PATH`), so CI dashboards list what buildfuzz found as test results.
 
-One failing testcase per divergent artifact, failed run, culprit and hazard, plus one
-passing testcase for the artifacts that matched in every run: a dashboard that only
-ever sees failures cannot tell "all good" from "nothing checked".
+One failing testcase per finding (fuzzer/findings.py): divergent artifact, kind of build
+failure, culprit and hazard, plus one passing testcase for the artifacts that matched in
+every run: a dashboard that only ever sees failures cannot tell "all good" from "nothing
+checked". Test names come from what a finding is, never from run numbers, counts or
+timings, so a dashboard tracks each one across nights: a finding fixed by this campaign
+is a passing case under its old name, a known one (--baseline, `buildfuzz accept`) is
+skipped.
 """
 
 from __future__ import annotations
@@ -10,11 +14,16 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from fuzzer import findings
+from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, NEW, Identity
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import ArtifactFinding, Culprit, Hazard, Report, RunSummary
+from fuzzer.report.model import ArtifactFinding, Culprit, Finding, Hazard, Report, RunSummary
 
 DIFF_LINES = 40
 LOG_LINES = 30
+CLASSNAMES = {ARTIFACT: "buildfuzz.artifacts", FAILURE: "buildfuzz.runs", CULPRIT: "buildfuzz.culprits",
+              HAZARD: "buildfuzz.hazards"}
+IDENTICAL = "artifacts identical in every successful run"  # one name whatever the count, for dashboards
 # Characters XML 1.0 cannot carry at all, not even as character references; build
 # output (ANSI colours, NULs, undecodable file names as lone surrogates) is full of them.
 # The Markdown and HTML formats show the same characters the same way, through `visible`.
@@ -22,9 +31,11 @@ INVALID_XML = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff
 
 
 def render(report: Report) -> str:
-    cases = _artifact_cases(report) + _run_cases(report) + _culprit_cases(report) + _hazard_cases(report)
+    cases = (_artifact_cases(report) + _run_cases(report) + _culprit_cases(report) + _hazard_cases(report)
+             + _fixed_cases(report))
     failures = sum(1 for case in cases if case.find("failure") is not None)
-    counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0", "skipped": "0"}
+    skipped = sum(1 for case in cases if case.find("skipped") is not None)
+    counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0", "skipped": str(skipped)}
     wall = f"{sum(run.wall_s for run in report.runs):.3f}"
     root = ET.Element("testsuites", {"name": "buildfuzz", **counts, "time": wall})
     suite = ET.SubElement(root, "testsuite", {"name": "buildfuzz", **counts, "time": wall})
@@ -51,14 +62,13 @@ def _properties(report: Report) -> ET.Element:
 
 
 def _artifact_cases(report: Report) -> list[ET.Element]:
-    cases = [_artifact_case(a) for a in report.divergent_artifacts]
-    identical = report.artifacts_checked - len(report.divergent_artifacts)
-    if identical > 0:
-        cases.append(_case("buildfuzz.artifacts", f"{identical} artifacts identical in every successful run"))
+    cases = [_artifact_case(report, a) for a in report.divergent_artifacts]
+    if report.artifacts_checked > len(report.divergent_artifacts):
+        cases.append(_case(CLASSNAMES[ARTIFACT], IDENTICAL))
     return cases
 
 
-def _artifact_case(artifact: ArtifactFinding) -> ET.Element:
+def _artifact_case(report: Report, artifact: ArtifactFinding) -> ET.Element:
     lines = [f"{g.label}: {g.digest} in runs {', '.join(map(str, g.runs))}" for g in artifact.groups]
     lines += [f"separated by {line}" for line in artifact.separated_by]
     if artifact.same_conditions:
@@ -69,31 +79,40 @@ def _artifact_case(artifact: ArtifactFinding) -> ET.Element:
     message = f"{artifact.variants} variants"
     if artifact.axes:
         message += f", separated by {', '.join(artifact.axes)}"
-    return _case("buildfuzz.artifacts", artifact.path, _failure(message, "divergent-artifact", lines))
+    return _finding_case(report, findings.of_artifact(artifact), message, "divergent-artifact", lines)
 
 
 def _run_cases(report: Report) -> list[ET.Element]:
-    return [_run_case(run) for run in report.runs if run.status != "ok"]
+    """One case per kind of failure (runs failing alike share it), or one for a failed reference."""
+    if report.runs and report.runs[0].status != "ok":
+        return [_timed(_failed_case(report, None, [report.runs[0]]), report.runs[:1])]
+    alike: dict[Identity, list[RunSummary]] = {}
+    for run in findings.failed_runs(report):
+        alike.setdefault(findings.of_failure(run), []).append(run)
+    return [_timed(_failed_case(report, identity, runs), runs) for identity, runs in alike.items()]
 
 
-def _run_case(run: RunSummary) -> ET.Element:
-    perturbation = Perturbation.from_json(run.perturbation).describe()
-    role = "reference build" if run.index == 0 else perturbation
-    message = run.status if run.exit_code is None else f"{run.status}, exit {run.exit_code}"
-    lines = [f"perturbation: {perturbation}"]
-    if run.log_path:
-        lines.append(f"log: {run.log_path}")
-    lines += ["", _tail(run.log_tail, LOG_LINES)]
-    case = _case("buildfuzz.runs", f"run {run.index} ({role})", _failure(message, f"{run.status}-run", lines))
-    case.set("time", f"{run.wall_s:.3f}")
+def _failed_case(report: Report, identity: Identity | None, runs: list[RunSummary]) -> ET.Element:
+    first = runs[0]
+    message = first.status if first.exit_code is None else f"{first.status}, exit {first.exit_code}"
+    lines = [f"run {run.index}: {Perturbation.from_json(run.perturbation).describe()}"
+             + (f" (log: {run.log_path})" if run.log_path else "") for run in runs]
+    lines += ["", _tail(first.log_tail, LOG_LINES)]
+    if identity is None:
+        return _case(CLASSNAMES[FAILURE], "reference build", _failure(message, f"{first.status}-run", lines))
+    return _finding_case(report, identity, message, f"{first.status}-run", lines)
+
+
+def _timed(case: ET.Element, runs: list[RunSummary]) -> ET.Element:
+    case.set("time", f"{sum(run.wall_s for run in runs):.3f}")
     return case
 
 
 def _culprit_cases(report: Report) -> list[ET.Element]:
-    return [_culprit_case(c) for c in report.culprits]
+    return [_culprit_case(report, c) for c in report.culprits]
 
 
-def _culprit_case(culprit: Culprit) -> ET.Element:
+def _culprit_case(report: Report, culprit: Culprit) -> ET.Element:
     axis = f" ({culprit.axis})" if culprit.axis else ""
     lines = [f"kind: {culprit.kind}{axis}", f"cwd: {culprit.cwd}", f"outputs: {', '.join(culprit.outputs)}"]
     if culprit.stabilized_by:
@@ -105,36 +124,57 @@ def _culprit_case(culprit: Culprit) -> ET.Element:
     if culprit.other_step:
         lines.append(f"concurrent step: {culprit.other_step}")
     lines += ["", culprit.evidence]
-    failure = _failure(f"{culprit.kind}{axis}", culprit.kind, lines)
-    return _case("buildfuzz.culprits", culprit.command, failure)
+    return _finding_case(report, findings.of_culprit(culprit), f"{culprit.kind}{axis}", culprit.kind, lines)
 
 
 def _hazard_cases(report: Report) -> list[ET.Element]:
-    return [_hazard_case(h) for h in report.hazards]
+    return [_hazard_case(report, h) for h in report.hazards]
 
 
-def _hazard_case(hazard: Hazard) -> ET.Element:
+def _hazard_case(report: Report, hazard: Hazard) -> ET.Element:
     # a hazard is a latent race: outputs matched this time, but only by luck of the schedule
     lines = [f"reader: {hazard.reader}", f"writer: {hazard.writer}"]
-    failure = _failure(f"{hazard.type} on {hazard.file}", hazard.type, lines)
-    return _case("buildfuzz.hazards", f"{hazard.type} {hazard.file}", failure)
+    return _finding_case(report, findings.of_hazard(hazard), f"{hazard.type} on {hazard.file}", hazard.type, lines)
 
 
-def _case(classname: str, name: str, failure: ET.Element | None = None) -> ET.Element:
+def _fixed_cases(report: Report) -> list[ET.Element]:
+    """A finding this campaign found fixed passes under the name it failed under."""
+    return [_case(CLASSNAMES[f.kind], f.what) for f in report.findings if f.status == FIXED]
+
+
+def _finding_case(report: Report, identity: Identity, message: str, kind: str, lines: list[str]) -> ET.Element:
+    """A failing case named after the finding, or a skipped one when it is known."""
+    finding = next((f for f in report.findings if f.id == identity.id), None)
+    if finding is not None:
+        lines = [_sighting(finding), *lines]
+    if finding is not None and finding.known:
+        outcome = _failure(f"known finding (baseline or accepted): {message}", kind, lines, tag="skipped")
+    else:
+        outcome = _failure(message, kind, lines)
+    return _case(CLASSNAMES[identity.kind], identity.what, outcome)
+
+
+def _sighting(finding: Finding) -> str:
+    since = "new since the last campaign" if finding.status == NEW else f"seen since campaign {finding.first_campaign}"
+    return f"finding {finding.id}: {since} (first seen {finding.first_seen}, last {finding.last_seen})"
+
+
+def _case(classname: str, name: str, outcome: ET.Element | None = None) -> ET.Element:
     case = ET.Element("testcase", {"classname": classname, "name": visible(name), "time": "0"})
-    if failure is not None:
-        case.append(failure)
+    if outcome is not None:
+        case.append(outcome)
     return case
 
 
-def _failure(message: str, kind: str, lines: list[str]) -> ET.Element:
-    failure = ET.Element("failure", {"message": visible(message), "type": visible(kind)})
+def _failure(message: str, kind: str, lines: list[str], tag: str = "failure") -> ET.Element:
+    failure = ET.Element(tag, {"message": visible(message), "type": visible(kind)})
     failure.text = visible("\n".join(lines).strip("\n"))
     return failure
 
 
 def _summary(report: Report) -> str:
-    lines = [f"verdict: {report.verdict}", f"command: {report.command}"]
+    lines = [f"verdict: {report.verdict}", f"command: {report.command}",
+             f"artifacts compared: {report.artifacts_checked}"]
     if report.reproduce:
         lines.append(f"replay: {report.reproduce}")
     if report.minimal_reproducer:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 
+from fuzzer import findings
 from fuzzer.plan import Perturbation
 from fuzzer.report.junit import visible
 from fuzzer.report.model import ArtifactFinding, Culprit, Report
@@ -18,6 +19,7 @@ DIFF_LINES = 40
 LOG_LINES = 20
 ARTIFACT_ROWS = 50  # one broken generated header can make hundreds of objects diverge
 HAZARD_ROWS = 20
+FINDING_ROWS = 20  # per memory section
 # GitHub drops a step summary over 1 MiB, so one huge diff or log line must not eat it
 EXCERPT_CHARS = 4000
 # characters that mean something anywhere in a line: code spans, emphasis, links, strike,
@@ -28,7 +30,7 @@ BLOCK_START = re.compile(r"^(\s*\d*)((?<=\d)[.)]|[#+\-=])")
 
 
 def render(report: Report) -> str:
-    sections = [_headline(report), _artifacts(report), _culprits(report), _failed_runs(report),
+    sections = [_headline(report), _memory(report), _artifacts(report), _culprits(report), _failed_runs(report),
                 _hazards(report), _notes(report), _reproduce(report)]
     # control characters and lone surrogates (undecodable file names) shown as escapes
     return visible("\n\n".join(s for s in sections if s) + "\n")
@@ -43,6 +45,19 @@ def _headline(report: Report) -> str:
         facts.append(_esc(report.exit_reason))
     return (f"## buildfuzz: {icon} {_esc(report.verdict)}\n\n"
             f"{' · '.join(facts)}\n\nCommand: {_esc(report.command)}")
+
+
+def _memory(report: Report) -> str:
+    """New, fixed and known findings, against earlier campaigns of this build (fuzzer/memory.py)."""
+    parts = []
+    for title, found in findings.sections(report):
+        items = [f"- {_esc(f.what)} ({f.kind} `{f.id}`)" for f in found[:FINDING_ROWS]]
+        if len(found) > FINDING_ROWS:
+            items.append(f"- … and {len(found) - FINDING_ROWS} more in the JSON report")
+        parts.append("\n".join([f"### {_esc(title[:1].upper() + title[1:])} ({len(found)})", "", *items]))
+    if findings.all_known(report):
+        parts.append("Every finding is known: exit 0, only new findings fail.")
+    return "\n\n".join(parts)
 
 
 def _artifacts(report: Report) -> str:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from fuzzer import findings
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, Report
 from fuzzer.report.terminal import safe_line
 
 DIFF_LINES = 20
+FINDINGS_SHOWN = 10  # per memory section; the JSON report lists them all
 HEADLINES = {REFERENCE_FAILED: "REFERENCE BUILD FAILED", INCONCLUSIVE: "INCONCLUSIVE, no verdict"}
 
 
@@ -44,6 +46,7 @@ def render(report: Report) -> str:
         lines += ["", f"hazards ({len(report.hazards)}):"]
         for hazard in report.hazards[:10]:
             lines.append(f"  {hazard.type} on {hazard.file}: {hazard.reader}  /  {hazard.writer}")
+    lines += _memory(report)
     for note in report.notes:
         lines += ["", f"note: {note}"]
     if report.minimal_reproducer:
@@ -52,6 +55,19 @@ def render(report: Report) -> str:
         lines += ["", f"replay: {report.reproduce}"]
     # names, commands, diffs and log tails come from the build: one inert line each
     return "\n".join(map(safe_line, lines))
+
+
+def _memory(report: Report) -> list[str]:
+    """What earlier campaigns of this build add: new, fixed and known findings."""
+    lines = []
+    for title, found in findings.sections(report):
+        lines += ["", f"{title} ({len(found)}):"]
+        lines += [f"  {f.what}  [{f.kind} {f.id}]" for f in found[:FINDINGS_SHOWN]]
+        if len(found) > FINDINGS_SHOWN:
+            lines.append(f"  ... and {len(found) - FINDINGS_SHOWN} more in the JSON report")
+    if findings.all_known(report):
+        lines += ["", "every finding is known: exit 0 (only new findings fail)"]
+    return lines
 
 
 def _verdict(report: Report) -> str:
