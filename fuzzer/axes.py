@@ -8,7 +8,7 @@ ablation (which axes a reproducer needs), `buildfuzz replay --vary`, the HTML ch
 the CLI's `--axes`/`--vary` all read this table; executors apply it through `launch()`
 and `mounted()`, so an axis behaves the same wherever the build runs.
 
-Three groups:
+Four groups:
 - schedule (`jobs`, `cpus`, `jitter`): on by default; they are the fields of every
   `Perturbation`, drawn from the campaign's `Space`;
 - order (`shuffle`: make's prerequisite order, `dirorder`: directory entry order through
@@ -16,8 +16,10 @@ Three groups:
 - environment (`tz`, `locale`, `umask`, `home`, `aslr`, `hashseed`, `clock`): opt-in
   with `--vary`, since a fixed environment is how buildfuzz separates parallelism from
   everything else.
-Order and environment values live in `Perturbation.variations`; a missing name means
-the reference value (the build's own environment, untouched).
+- targeted (`hold`): never drawn at random; the guided schedule (fuzzer.guided) sets it
+  to hold one traced step back and flip the order of two unordered steps.
+Order, environment and targeted values live in `Perturbation.variations`; a missing
+name means the reference value (the build's own environment, untouched).
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
+from fuzzer.execute import hold
 from fuzzer.execute.parallelism import command_argv, parallel_env, render_command
 from fuzzer.plan import Perturbation, Space, format_cpus, phases
 from fuzzer.tools import disorderfs, faketime, make, setarch
 
-SCHEDULE, ORDER, ENVIRONMENT = "schedule", "order", "environment"
+SCHEDULE, ORDER, ENVIRONMENT, TARGETED = "schedule", "order", "environment", "targeted"
 REFERENCE = ""  # the value of an order or environment axis in the reference build
 
 
@@ -94,6 +97,10 @@ def _aslr(value: str, argv: list[str]) -> list[str]:
 
 def _clock(value: str, argv: list[str]) -> list[str]:
     return faketime.wrap_offset(value, argv)
+
+
+def _held(value: str, launch: Launch) -> Launch:
+    return replace(launch, env=hold.environment(value, launch.env))
 
 
 def _make_flag(value: str, launch: Launch) -> Launch:
@@ -176,19 +183,22 @@ AXES: tuple[Axis, ...] = (
     _variation("clock", "clock offset", ENVIRONMENT, ("+397d",), lambda rng: rng.choice(CLOCK_OFFSETS),
                "an offset such as +397d or -3650d", apply=_wrapped(_clock),
                requires=lambda: None if faketime.available() else faketime.missing()),
+    _variation("hold", "one step held back", TARGETED, (), None, "MILLISECONDS@ARGV-HASH (from a report)",
+               apply=_held, requires=hold.unavailable),
 )
 BY_NAME = {axis.name: axis for axis in AXES}
-DEFAULT = tuple(a.name for a in AXES if a.group in (SCHEDULE, ORDER))
+DEFAULT = tuple(a.name for a in AXES if a.group in (SCHEDULE, ORDER, TARGETED))
 OPT_IN = tuple(a.name for a in AXES if a.group == ENVIRONMENT)
+VARIED = frozenset({ORDER, ENVIRONMENT})  # drawn by the schedule when named in --axes
 # ablation puts axes back to the reference in this order: timing first (a reproducer
 # without jitter is the easiest to run), the build's own parallelism last
 ABLATION_ORDER = ("jitter", *(a.name for a in AXES if a.group != SCHEDULE), "cpus", "jobs")
-VALID_VALUE = re.compile(r"[A-Za-z0-9_+\-./:]{1,64}")
+VALID_VALUE = re.compile(r"[A-Za-z0-9_+\-./:@]{1,64}")
 
 
 def variation_axes(names: tuple[str, ...]) -> tuple[Axis, ...]:
     """The order/environment axes among `names` that can run here."""
-    return tuple(BY_NAME[n] for n in names if BY_NAME[n].group != SCHEDULE and BY_NAME[n].requires() is None)
+    return tuple(BY_NAME[n] for n in names if BY_NAME[n].group in VARIED and BY_NAME[n].requires() is None)
 
 
 def unavailable(names: tuple[str, ...]) -> list[str]:

@@ -15,20 +15,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Protocol
 
-from fuzzer import axes, explain, memory
+from fuzzer import axes, explain, guided, memory
 from fuzzer.compare import Comparison, compare, variant_label
 from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig, UsageError, available_cpus, shown, stored_config, validate
 from fuzzer.execute import choose
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
 from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.explain.ablation import replay_command
 from fuzzer.execute.workspace import Workspace
+from fuzzer.execute import hold
 from fuzzer.execute.step_replay import SPREAD_S
 from fuzzer.observe import DEFAULT_IGNORE, Manifest
 from fuzzer.plan import Space, format_cpus
 from fuzzer.report.build import build_report, verdict
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
 from fuzzer.store import CampaignRow, Store
+from fuzzer.tools import strace
+from fuzzer.trace.steps import load_trace
 
 BLOB_LIMIT = 64 << 20  # variants larger than this are not kept for diffs
 VARIANTS_KEPT = 3  # per path: enough to diff; an intrinsic build must not fill the disk overnight
@@ -81,6 +85,7 @@ class Campaign:
     executor_factory: ExecutorFactory = LocalExecutor
     counters: dict[RunKind, int] = field(default_factory=dict)  # runs made so far of each localization kind
     notes: list[str] = field(default_factory=list)  # for the report: what this campaign could not do
+    targets: dict = field(default_factory=dict)  # run index → the guided.Target it ran
 
     def request(self, kind: RunKind, perturbation, trace: bool = False) -> RunRequest:
         """A localization run (numbered within its kind), under the campaign's timeout."""
@@ -183,11 +188,22 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     localization = None
     if campaign.config.localize and verdict(campaign, comparison) in (REPRODUCIBLE, UNREPRODUCIBLE):
         localization = _localize(campaign, comparison, events)
+    localization = _confirm_targets(campaign, localization)
     report = memory.remember(campaign, build_report(campaign, comparison, localization))
     if report.verdict != INCONCLUSIVE:
         campaign.store.save_report(campaign.id, report.to_json())
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed
     return Outcome(report, report.exit_code, _why(campaign, report))
+
+
+def _confirm_targets(campaign: Campaign, localization):
+    """Targeted runs that diverged or failed confirm their hazard, with a replay command."""
+    if localization is None or not campaign.targets:
+        return localization
+    ran = [(t, i, campaign.differs_from_reference(campaign.runs[i])) for i, t in campaign.targets.items()
+           if i < len(campaign.runs)]
+    hazards = guided.confirmed(ran, list(localization.hazards), lambda t: replay_command(campaign, t.perturbation))
+    return replace(localization, hazards=tuple(hazards))
 
 
 def _require_evidence(campaign: Campaign, comparison: Comparison | None) -> None:
@@ -250,6 +266,12 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
         reference = executor.run(RunRequest(0, plan[0], timeout=config.timeout))
         if not _finish_run(campaign, executor, events, reference):
             return
+    if _guided(campaign) and len(plan) > 1:
+        if len(campaign.runs) == 1:  # the first run after the reference is traced, alone
+            traced = executor.run(RunRequest(1, plan[1], timeout=campaign.timeout_after_reference(), trace=True))
+            if not _finish_run(campaign, executor, events, traced):
+                return
+        plan = _with_targets(campaign, plan)
     pending: dict = {}
     upcoming = iter(range(len(campaign.runs), len(plan)))
     stop = ""
@@ -267,6 +289,24 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
         if not _finish_run(campaign, executor, events, done.result()):
             stop = stop or campaign.exit_reason
     campaign.exit_reason = campaign.exit_reason or (stop if stop != "done" else "all runs done")
+
+
+def _guided(campaign: Campaign) -> bool:
+    """Targeted runs need the hold axis, a trace, and localization (their hazards are findings)."""
+    config = campaign.config
+    return "hold" in config.axes and config.localize and not strace.available() and not hold.unavailable()
+
+
+def _with_targets(campaign: Campaign, plan: list) -> list:
+    """The plan with the traced run's targets right after it (the same ones on --resume)."""
+    traced = campaign.runs[1] if len(campaign.runs) > 1 else None
+    if traced is None or not traced.trace_path or not Path(traced.trace_path).exists():
+        return plan
+    trace = load_trace(traced.trace_path, str(campaign.spec.workspace.path))
+    base = traced.perturbation
+    found = guided.targets(trace, base, min(guided.MAX_TARGETS, max(0, campaign.config.runs - 2)))
+    campaign.targets = {2 + i: t for i, t in enumerate(found)}
+    return (plan[:2] + [t.perturbation for t in found] + plan[2:])[: campaign.config.runs]
 
 
 def _space(config: FuzzConfig) -> Space:

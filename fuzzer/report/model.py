@@ -80,6 +80,7 @@ class Hazard:
     evidence: str = ""  # why the two steps were not ordered
     steps: list[str] = field(default_factory=list)  # every step involved in this file's conflicts
     status: str = "latent"  # latent | confirmed (a targeted schedule made it manifest)
+    reproduce: str = ""  # for a confirmed hazard: the replay command that makes it manifest
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
 
 

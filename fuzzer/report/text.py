@@ -45,7 +45,9 @@ def render(report: Report) -> str:
     if report.hazards:
         lines += ["", f"hazards ({len(report.hazards)}):"]
         for hazard in report.hazards[:10]:
-            lines.append(f"  {hazard.type} on {hazard.file}: {hazard.reader}  /  {hazard.writer}")
+            lines.append(f"  {hazard.type} on {hazard.file} [{hazard.status}]: {hazard.reader}  /  {hazard.writer}")
+            lines += [f"     {text}" for text in (hazard.evidence, hazard.reproduce and "reproduce: " + hazard.reproduce)
+                      if text]
     lines += _memory(report)
     for note in report.notes:
         lines += ["", f"note: {note}"]
