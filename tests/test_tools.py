@@ -10,7 +10,7 @@ from fuzzer.tools import REGISTRY, Tool, ToolMissing, all_tools
 def test_every_wrapper_module_registers_its_tool():
     modules = {m.name for m in pkgutil.iter_modules(fuzzer.tools.__path__)}
     names = {tool.name for tool in all_tools()}
-    assert {"strace", "setarch", "faketime", "diffoscope", "make", "disorderfs"} <= modules <= names
+    assert {"strace", "setarch", "faketime", "diffoscope", "make", "disorderfs", "cc"} <= modules <= names
     assert names - modules <= {"fusermount"}  # disorderfs's module also wraps the unmount
     assert all(tool.package and tool.purpose for tool in REGISTRY.values())
 
