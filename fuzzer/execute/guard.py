@@ -246,6 +246,12 @@ class Guard:
         finally:
             self._active, self._exit = False, None
 
+    def interrupt(self) -> None:
+        """From any thread, even while another waits on this guard: the guard process kills the
+        build and exits, as on SIGTERM (that wait then ends in GuardError); close() still follows."""
+        if not self._closed:
+            self._proc.send_signal(signal.SIGTERM)
+
     def close(self) -> None:
         """Kill any build and stop the guard. Idempotent; never raises GuardError."""
         if self._closed:

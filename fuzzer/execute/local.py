@@ -1,19 +1,32 @@
-"""The local executor: builds on this machine, one at a time, in one workspace.
+"""The local executor: builds on this machine, one at a time, or several at once at one path.
 
 A run is: fresh workspace → the command under the perturbation (jobs, affinity,
-jitter, optionally strace) inside the guard → manifest of what it left. `submit` runs
-the build in the calling thread (so Ctrl-C reaches the wait, and the guard ends the
-build) and hands back a finished future; the tree stays in the workspace until the
-next request, for `fetch`, `keep_tree` and step sessions.
+jitter, optionally strace) inside the guard → manifest of what it left.
+
+One slot (the default): `submit` runs the build in the calling thread (so Ctrl-C reaches
+the wait, and the guard ends the build) and hands back a finished future; the tree stays
+at the campaign's path until the next request, for `fetch`, `keep_tree` and step sessions.
+
+N slots (`--parallel N`): `submit` hands the build to one of N threads. Each slot has its
+own tree (`<path>.slots/<k>`) and guard, and its builds run in a private mount namespace
+where that tree is bind-mounted at the campaign's path (fuzzer/tools/unshare.py), so every
+build still sees the one path. A slot takes a new request once `as_completed` handed out
+its last run (the campaign takes what it needs of a run before submitting more); `fetch`
+and `keep_tree` read the slot that ran the record. `run` stays the one-slot path — in the
+calling thread, at the campaign's path, no namespace — for the reference, localization and
+replays; submitted builds must be collected first (their mounts cover that path). `close`
+ends every build: each slot's guard process is told to kill its build, then the threads
+are joined.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
-from concurrent.futures import Future, as_completed
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fuzzer import axes
@@ -21,17 +34,20 @@ from fuzzer.execute.guard import BuildExit, Guard, GuardError
 from fuzzer.execute.jitter import Jitter, JitterEvent
 from fuzzer.execute.logs import log_tail, note, trim_log
 from fuzzer.execute.parallelism import parallel_env
-from fuzzer.execute.run import RunRecord, RunRequest, Status
+from fuzzer.execute.run import RunKind, RunRecord, RunRequest, Status
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import Workspace
 from fuzzer.observe import take_manifest
 from fuzzer.plan import Perturbation
 from fuzzer.tools import strace
+from fuzzer.tools.unshare import Isolation
 
 # Without --timeout, runs after the reference are ended after max(10 × its wall time, 300 s).
 # The reference runs at -j1, the slowest schedule; jitter slows a build at most 2×.
 TIMEOUT_FACTOR = 10
 TIMEOUT_FLOOR_S = 300.0
+
+RunKey = tuple[RunKind, int]
 
 
 @dataclass(frozen=True)
@@ -43,14 +59,55 @@ class BuildSpec:
     logs: Path
     timeout: float | None = None  # the user's --timeout; a request may carry a default instead
     env: tuple[tuple[str, str], ...] = ()
+    # the environment builds start from; None: this process's (a Dask worker passes its client's)
+    environ: tuple[tuple[str, str], ...] | None = None
+
+
+class RunCancelled(Exception):
+    """The executor closed while this run was being prepared or built: there is no record."""
+
+
+class _Slot:
+    """Where builds run one at a time: a tree and the guard that owns its builds."""
+
+    def __init__(self, workspace: Workspace | None = None):
+        self.workspace = workspace  # None: the spec's own, at the campaign's path (no namespace)
+        self.holds: RunKey | None = None  # the run whose tree is there now
+        self._guard: Guard | None = None
+
+    def guard(self) -> Guard:
+        if self._guard is not None and not self._guard.alive:
+            self.close()  # it died between runs (and swept what it left): start a fresh one
+        if self._guard is None:
+            self._guard = Guard()
+        return self._guard
+
+    def interrupt(self) -> None:
+        """Have the guard kill its build, whichever thread waits on it."""
+        if self._guard is not None:
+            self._guard.interrupt()
+
+    def close(self) -> None:
+        if self._guard is not None:
+            self._guard.close()
+            self._guard = None
 
 
 class LocalExecutor:
-    slots = 1  # one workspace at one path: one build at a time
-
-    def __init__(self, spec: BuildSpec):
-        self.spec = spec
-        self._guard: Guard | None = None
+    def __init__(self, spec: BuildSpec, slots: int = 1, isolation: Isolation | None = None):
+        """`slots` > 1 needs `isolation`: how a build gets its own mount namespace here."""
+        if slots > 1 and (isolation is None or spec.workspace.in_place):
+            raise ValueError("several slots need mount namespaces and a copied tree (not --in-place)")
+        self.spec, self.slots, self.isolation = spec, slots, isolation
+        self._serial = _Slot()
+        self._parallel = [_Slot(replace(spec.workspace, path=self._slots_root() / str(k), not_copied=[]))
+                          for k in range(slots)] if slots > 1 else []
+        self._free = list(self._parallel)
+        self._busy: dict[Future[RunRecord], _Slot] = {}  # submitted, not yet handed out by as_completed
+        self._slot_of: dict[RunKey, _Slot] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()  # `_closing` against a slot starting a guard
+        self._closing = False
 
     def __enter__(self) -> "LocalExecutor":
         return self
@@ -60,28 +117,56 @@ class LocalExecutor:
 
     @property
     def guard(self) -> Guard:
-        if self._guard is not None and not self._guard.alive:
-            self.close()  # it died between runs (and swept what it left): start a fresh one
-        if self._guard is None:
-            self._guard = Guard()
-        return self._guard
+        """The guard of the one-slot path (`run`, step sessions)."""
+        return self._guard_of(self._serial)
+
+    def _guard_of(self, slot: _Slot) -> Guard:
+        with self._lock:
+            if self._closing:
+                raise RunCancelled("the executor is closing")
+            return slot.guard()
 
     def close(self) -> None:
-        if self._guard is not None:
-            self._guard.close()
-            self._guard = None
+        """Kill every build, join the threads, remove the slots' trees. The executor can run again."""
+        with self._lock:
+            self._closing = True  # from now on no slot starts a guard, so no build
+        for slot in self._parallel:
+            slot.interrupt()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        for slot in [self._serial, *self._parallel]:
+            slot.close()
+        if self._parallel:
+            replace(self.spec.workspace, path=self._slots_root(), not_copied=[]).remove()
+        self._free, self._busy = list(self._parallel), {}
+        self._closing = False
 
     def submit(self, request: RunRequest) -> Future[RunRecord]:
-        future: Future[RunRecord] = Future()
-        future.set_result(self.run(request))
+        if not self._parallel:
+            future: Future[RunRecord] = Future()
+            future.set_result(self.run(request))
+            return future
+        if not self._free:
+            raise RuntimeError(f"all {self.slots} slots are busy: take a finished run from as_completed first")
+        slot = self._free.pop(0)
+        self._pool = self._pool or ThreadPoolExecutor(self.slots, thread_name_prefix="buildfuzz-slot")
+        future = self._pool.submit(self._run_in, slot, request)
+        self._busy[future] = slot
         return future
 
     def as_completed(self, futures):
-        return as_completed(list(futures))
+        """Futures as their runs end; a run handed out frees its slot for the next submit."""
+        for future in as_completed(list(futures)):
+            slot = self._busy.pop(future, None)
+            if slot is not None:
+                self._free.append(slot)
+            yield future
 
     def fetch(self, record: RunRecord, path: str, dest: Path) -> bool:
-        source = self.spec.workspace.path / path
-        if not source.is_file():
+        workspace = self._tree_of(record)
+        source = workspace.path / path if workspace else None
+        if source is None or not source.is_file():
             return False
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, dest)
@@ -89,36 +174,65 @@ class LocalExecutor:
 
     def keep_tree(self, record: RunRecord, dest: Path) -> bool:
         """The tree moves (a rename, not a copy): the next run starts from a fresh copy anyway."""
-        workspace = self.spec.workspace
-        if workspace.in_place or dest.exists() or not workspace.path.is_dir():
+        workspace = self._tree_of(record)
+        if workspace is None or workspace.in_place or dest.exists() or not workspace.path.is_dir():
             return False
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(workspace.path), str(dest))
+        self._slot_of[(record.kind, record.index)].holds = None
         return True
 
     def step_session(self, record: RunRecord) -> "LocalStepSession":
+        if self._slot_of.get((record.kind, record.index), self._serial) is not self._serial:
+            raise ValueError("step replays need a tree built by run(), at the campaign's path")
         return LocalStepSession(self, self.spec.logs / "replays")
 
     def run(self, request: RunRequest) -> RunRecord:
+        if self._busy:
+            raise RuntimeError("run() builds at the path submitted builds mount their trees on: collect them first")
+        return self._run_in(self._serial, request)
+
+    def _tree_of(self, record: RunRecord) -> Workspace | None:
+        """The workspace holding `record`'s tree, if no later run replaced it."""
+        key = (record.kind, record.index)
+        slot = self._slot_of.get(key)
+        return self._workspace_of(slot) if slot is not None and slot.holds == key else None
+
+    def _workspace_of(self, slot: _Slot) -> Workspace:
+        return slot.workspace or self.spec.workspace
+
+    def _slots_root(self) -> Path:
+        """Next to the campaign's path, so the slots' trees live in the store too."""
+        path = self.spec.workspace.path
+        return path.with_name(path.name + ".slots")
+
+    def _run_in(self, slot: _Slot, request: RunRequest) -> RunRecord:
         spec = self.spec
+        workspace = self._workspace_of(slot)
+        key = (request.kind, request.index)
+        slot.holds, self._slot_of[key] = key, slot
         perturbation = request.perturbation
         log_path = spec.logs / f"{request.stem}.log"
         spec.logs.mkdir(parents=True, exist_ok=True)
-        cwd = spec.workspace.prepare()
-        launch = axes.launch(spec.command, perturbation, {**os.environ, **dict(spec.env + request.env)})
+        cwd = workspace.prepare()
+        base = os.environ if spec.environ is None else dict(spec.environ)
+        launch = axes.launch(spec.command, perturbation, {**base, **dict(spec.env + request.env)})
         argv = list(launch.argv)
         trace_path = None
         if request.trace:
             trace_path = str(spec.logs / f"{request.stem}.strace")
             argv = strace.wrap(argv, trace_path)
+        argv = self._entered(slot, argv, cwd, launch.env)
         started_at, started = time.time(), time.monotonic()
         timeout = request.timeout if request.timeout is not None else spec.timeout
         with axes.mounted(perturbation, cwd):
-            end, jitter = self._build(argv, str(cwd), launch, perturbation, request.trace, log_path, timeout)
+            end, jitter = self._build(slot, argv, str(cwd), launch, perturbation, request.trace, log_path, timeout)
+        if self._closing:
+            raise RunCancelled("the executor closed during the build")
         wall = time.monotonic() - started
         status = Status.TIMEOUT if end.timed_out else Status.OK if end.exit_code == 0 else Status.FAILED
-        manifest = take_manifest(cwd, skip=spec.workspace.skipped())
-        note(log_path, _not_copied(spec.workspace))
+        manifest = take_manifest(cwd, skip=workspace.skipped())
+        note(log_path, _not_copied(workspace))
         note(log_path, end.note)
         trim_log(log_path)
         return RunRecord(
@@ -137,18 +251,26 @@ class LocalExecutor:
             started_at=started_at,
         )
 
-    def _build(self, argv: list[str], cwd: str, launch: axes.Launch, perturbation: Perturbation, trace: bool,
-               log_path: Path, timeout: float | None) -> tuple[BuildExit, tuple[JitterEvent, ...]]:
+    def _entered(self, slot: _Slot, argv: list[str], tree: Path, env: dict[str, str]) -> list[str]:
+        """A parallel slot's build (strace included, so its trace shows the campaign's path)
+        runs in its own mount namespace, its tree mounted at the campaign's path."""
+        if slot is self._serial:
+            return argv
+        self.spec.workspace.path.mkdir(parents=True, exist_ok=True)  # the mount point
+        return self.isolation.wrap(argv, tree, self.spec.workspace.path, env)
+
+    def _build(self, slot: _Slot, argv: list[str], cwd: str, launch: axes.Launch, perturbation: Perturbation,
+               trace: bool, log_path: Path, timeout: float | None) -> tuple[BuildExit, tuple[JitterEvent, ...]]:
         """The build under the guard and the jitter engine. A guard that died is a failed run:
         it already swept what the build left, and the next run gets a new guard."""
-        guard = self.guard
+        guard = self._guard_of(slot)
         try:
             root = guard.start(argv, cwd=cwd, env=launch.env, cpus=launch.cpus, log_path=str(log_path))
             exclude = (lambda: {root}) if trace else (lambda: set())  # never stop strace itself
             with Jitter(perturbation.jitter, perturbation.seed, guard.processes, exclude=exclude) as jitter:
                 return guard.wait(timeout, jitter.stopped_pids), jitter.events
         except GuardError as e:
-            self.close()
+            slot.close()
             return BuildExit(exit_code=None, timed_out=False, stragglers=0, note=str(e)), ()
 
 

@@ -1,0 +1,132 @@
+"""unshare: several builds at once at the same path, each in its own mount namespace.
+
+A build of `--parallel N` runs in a private mount namespace where its own tree (a slot's
+backing directory) is bind-mounted at the campaign's one path, so every build still sees
+that path, and the mount vanishes with the namespace's last process, however the build
+ends (nothing to unmount, nothing left if buildfuzz is SIGKILLed).
+
+Two ways in, the first that works here:
+- as root, `unshare -m`;
+- unprivileged, `unshare -Urm` (root in a new user namespace may mount), then a nested
+  `unshare -U` maps the user's own uid and gid back, so the build does not run as root.
+  In that mode files of other users (/usr) show as owned by nobody: a build that records
+  the owner of files it did not create differs from a build outside any namespace.
+
+The mount and the chdir are done by a few lines of Python, not a shell: dash exports PWD
+and OLDPWD on `cd`, bash sets `_`; the build must get its environment exactly as given.
+Without either way (no unshare, no permission), `unavailable()` says why and builds run
+one at a time.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from fuzzer.tools import register
+
+UNSHARE = register("unshare", "util-linux", "several builds at once at the same path (--parallel)")
+PROBE_TIMEOUT_S = 10
+MOUNT_FAILED = 125  # the exit status of a build whose tree could not be mounted (as env(1) uses it)
+
+# argv: TREE PATH LC_CTYPE PROGRAM ARGS... — LC_CTYPE is "-" when unset, "=value" when set:
+# CPython sets LC_CTYPE when it coerces a C locale (PEP 538), so the build's value is restored.
+ENTER = f"""\
+import ctypes, os, sys
+tree, path, lc_ctype, *argv = sys.argv[1:]
+if lc_ctype == "-":
+    os.environ.pop("LC_CTYPE", None)
+else:
+    os.environ["LC_CTYPE"] = lc_ctype[1:]
+MS_BIND, MS_REC = 4096, 16384
+if ctypes.CDLL(None, use_errno=True).mount(os.fsencode(tree), os.fsencode(path), None, MS_BIND | MS_REC, None):
+    sys.stderr.write(f"buildfuzz: cannot bind-mount {{tree}} at {{path}}: {{os.strerror(ctypes.get_errno())}}\\n")
+    sys.exit({MOUNT_FAILED})
+os.chdir(path)
+try:
+    os.execvp(argv[0], argv)
+except OSError as e:
+    sys.stderr.write(f"buildfuzz: cannot run {{argv[0]}}: {{e.strerror}}\\n")
+    sys.exit(127)
+"""
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How a build enters its own mount namespace here."""
+
+    user_namespace: bool  # unprivileged: through a user namespace, ids mapped back for the build
+
+    @property
+    def mode(self) -> str:
+        return "unshare -Urm (user namespace)" if self.user_namespace else "unshare -m (root)"
+
+    def wrap(self, argv: list[str], tree: Path, path: Path, env: dict[str, str]) -> list[str]:
+        """The argv that runs `argv` (with environment `env`) in a new mount namespace, in
+        `tree` bind-mounted at `path`. The process keeps its pid through every step (each
+        one execs the next), so the guard, the jitter engine and strace see the build as usual."""
+        unshare = UNSHARE.require()
+        enter = ["-Urm"] if self.user_namespace else ["-m"]
+        inner = [unshare, "-U", f"--map-user={os.getuid()}", f"--map-group={os.getgid()}", "--"] \
+            if self.user_namespace else []
+        lc_ctype = "-" if "LC_CTYPE" not in env else "=" + env["LC_CTYPE"]
+        return [unshare, *enter, "--", sys.executable, "-I", "-S", "-c", ENTER, str(tree), str(path), lc_ctype,
+                *inner, *argv]
+
+
+@functools.cache
+def _probe() -> tuple[Isolation | None, str]:
+    """The first way in that works here, else None and why (cached: it runs a few processes)."""
+    if not UNSHARE.available():
+        return None, f"unshare not found; install the Debian package {UNSHARE.package!r}"
+    ways = [Isolation(user_namespace=False)] if os.geteuid() == 0 else []
+    reasons = []
+    for way in ways + [Isolation(user_namespace=True)]:
+        reason = _try(way)
+        if not reason:
+            return way, ""
+        reasons.append(f"{way.mode}: {reason}")
+    return None, "; ".join(reasons)
+
+
+def _try(way: Isolation) -> str:
+    """'' when a bind mount through `way` is seen inside and not outside, else what went wrong."""
+    with tempfile.TemporaryDirectory(prefix="buildfuzz-unshare-probe-") as scratch:
+        tree, path = Path(scratch, "tree"), Path(scratch, "path")
+        tree.mkdir()
+        path.mkdir()
+        (tree / "marker").write_text("inside\n")
+        argv = way.wrap(["/bin/sh", "-c", "pwd -P; cat marker"], tree, path, dict(os.environ))
+        try:
+            proc = subprocess.run(argv, cwd=tree, capture_output=True, timeout=PROBE_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return str(e)
+        if proc.returncode != 0:
+            lines = proc.stderr.decode(errors="replace").strip().splitlines()
+            return lines[-1] if lines else f"exit status {proc.returncode}"
+        if proc.stdout.decode(errors="replace") != f"{path}\ninside\n":
+            return "the tree was not seen at its path inside the namespace"
+        if any(path.iterdir()):
+            return "the mount leaked out of the namespace"
+    return ""
+
+
+def isolation() -> Isolation | None:
+    """How builds get their own mount namespace here; None when they cannot."""
+    return _probe()[0]
+
+
+def unavailable() -> str:
+    """Why builds cannot get their own mount namespace here ('' when they can)."""
+    return _probe()[1]
+
+
+def forget() -> None:
+    """Probe again next time (tests change PATH)."""
+    _probe.cache_clear()
