@@ -437,7 +437,7 @@ def _resumable(config: FuzzConfig, store: Store) -> CampaignRow | None:
     return previous if previous.finished is None else None
 
 
-RESUMABLE_CHANGES = {"runs"}  # a resumed campaign may plan more or fewer runs; nothing else may change
+RESUMABLE_CHANGES = {"runs", "parallel"}  # more or fewer runs, or at once: what a run is stays the same
 SETTING_NAMES = {  # stored setting → how the user sets it
     "axes": "--axes/--no-jitter/--no-affinity",
     "artifacts": "--artifact",

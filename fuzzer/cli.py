@@ -137,6 +137,9 @@ def cli() -> None:
 @click.option("--stop-on-first", is_flag=True, help="Stop at the first divergence or perturbed failure.")
 @click.option("--localize/--no-localize", default=True, help="Localize the culprit steps (on by default).")
 @click.option("--diff-timeout", type=float, default=30.0, show_default=True, help="Seconds for diffoscope per artifact.")
+@click.option("--parallel", type=int, default=1, show_default=True,
+              help="Builds at once, each in its own mount namespace at the same path (needs unshare; "
+              "else one at a time). Concurrent builds perturb each other: jitter of its own.")
 @click.option("--report-json", type=PATH, help="Write the JSON report here.")
 @click.option("--junit", type=PATH, help="Write JUnit XML here.")
 @click.option("--markdown", type=PATH, help="Write a Markdown summary here.")
@@ -149,7 +152,7 @@ def cli() -> None:
 @click.pass_context
 def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_ignore, jobs, axes, vary, jitter, affinity,
         timeout, in_place, clean, resume, stop_on_first, localize, diff_timeout, report_json, junit, markdown, html,
-        baseline, store, quiet) -> None:
+        baseline, store, quiet, parallel) -> None:
     """Fuzz BUILD COMMAND (after --; {jobs} is replaced by the job count)."""
     from fuzzer.campaign import run_campaign
     from fuzzer.findings import read_baseline
@@ -177,6 +180,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_igno
         localize=localize,
         stop_on_first=stop_on_first,
         diff_timeout=diff_timeout,
+        parallel=parallel,
         outputs=Outputs(report_json, junit, markdown, html),
         known=read_baseline(baseline) if baseline is not None else frozenset(),
     )

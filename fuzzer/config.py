@@ -48,6 +48,7 @@ class FuzzConfig:
     localize: bool = True
     stop_on_first: bool = False
     diff_timeout: float = 30.0
+    parallel: int = 1  # builds at once, each in its own mount namespace (fuzzer/tools/unshare.py)
     outputs: Outputs = field(default_factory=Outputs)
     known: frozenset[str] = frozenset()  # finding ids that do not fail CI (--baseline; fuzzer/memory.py)
 
@@ -63,6 +64,7 @@ class FuzzConfig:
             "timeout": self.timeout,
             "in_place": self.in_place,
             "clean": self.clean,
+            "parallel": self.parallel,
         }
 
 
@@ -82,12 +84,18 @@ def stored_config(source: str, command: str, seed: int, store: Path, data: dict)
         timeout=data["timeout"],
         in_place=data["in_place"],
         clean=data["clean"],
+        parallel=data.get("parallel", 1),  # stores from before --parallel
     )
 
 
 def max_jobs() -> int:
     """A job count beyond this only hangs the machine (make -j100000 forks until it stalls)."""
     return max(256, 4 * len(available_cpus()))
+
+
+def max_parallel() -> int:
+    """More builds at once than this only queue for the same CPUs and disk."""
+    return max(64, len(available_cpus()))
 
 
 def validate(config: FuzzConfig) -> FuzzConfig:
@@ -102,6 +110,9 @@ def validate(config: FuzzConfig) -> FuzzConfig:
     check_range("--runs", config.runs, MIN_SUCCESSFUL, MAX_RUNS)
     check_range("--seed", config.seed, 0, MAX_INT)
     check_jobs(config.jobs)
+    check_range("--parallel", config.parallel, 1, max_parallel())
+    if config.parallel > 1 and config.in_place:
+        raise UsageError("--parallel needs a copy of the source per build; --in-place builds in the one source tree")
     for name, seconds in (("--timeout", config.timeout), ("--budget", config.budget_s),
                           ("--diff-timeout", config.diff_timeout)):
         if seconds is not None:
