@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.compare.diff import diff_files
 from fuzzer.config import MIN_SUCCESSFUL
+from fuzzer.execute.choose import serial_fallback
+from fuzzer.execute.run import RunRecord
 from fuzzer.report.model import (INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, ArtifactFinding,
                                  Report, RunSummary, VariantSummary)
 from fuzzer.tools import diffoscope
@@ -38,10 +40,11 @@ def verdict(campaign: "Campaign", comparison: Comparison | None) -> str:
 
 def build_report(campaign: "Campaign", comparison: Comparison | None, localization: "Localization | None") -> Report:
     """`comparison` is None when no run finished (the campaign was interrupted in run 0)."""
-    runs = [_summary(campaign, r) for r in campaign.runs]
+    overlapping = overlaps(campaign.runs)
+    runs = [_summary(campaign, r, overlapping[r.index]) for r in campaign.runs]
     divergent = comparison.divergent if comparison else ()
     artifacts = [_artifact(campaign, a, with_diff=i < DIFFED_ARTIFACTS) for i, a in enumerate(divergent)]
-    notes = campaign.notes + (list(localization.notes) if localization else [])
+    notes = campaign.notes + _parallel_notes(campaign, runs) + (list(localization.notes) if localization else [])
     return Report(
         command=campaign.config.command,
         verdict=verdict(campaign, comparison),
@@ -63,7 +66,7 @@ def build_report(campaign: "Campaign", comparison: Comparison | None, localizati
     )
 
 
-def _summary(campaign: "Campaign", record) -> RunSummary:
+def _summary(campaign: "Campaign", record, overlapped_with: list[int]) -> RunSummary:
     return RunSummary(
         index=record.index,
         perturbation=record.perturbation.to_json(),
@@ -75,7 +78,37 @@ def _summary(campaign: "Campaign", record) -> RunSummary:
         log_tail=record.log_tail if not record.ok else "",
         log_path=record.log_path,
         jitter_events=len(record.jitter),
+        overlapped_with=overlapped_with,
     )
+
+
+def overlaps(records: list[RunRecord]) -> dict[int, list[int]]:
+    """Run index → the runs that were building at the same time on the same host. Runs
+    loaded from a store have no start time (a resumed campaign's earlier runs): none."""
+    found: dict[int, list[int]] = {r.index: [] for r in records}
+    spans = sorted((r for r in records if r.started_at > 0), key=lambda r: r.started_at)
+    for i, first in enumerate(spans):
+        for later in spans[i + 1:]:
+            if later.started_at >= first.started_at + first.wall_s:
+                break
+            if later.host == first.host:
+                found[first.index].append(later.index)
+                found[later.index].append(first.index)
+    return {index: sorted(others) for index, others in found.items()}
+
+
+def _parallel_notes(campaign: "Campaign", runs: list[RunSummary]) -> list[str]:
+    """What --parallel did: builds at once perturb each other, or it could not run them at once."""
+    parallel = campaign.config.parallel
+    if parallel == 1:
+        return []
+    fallback = serial_fallback(campaign.config)
+    if fallback:
+        return [fallback]
+    overlapped = sum(bool(run.overlapped_with) for run in runs)
+    return [f"--parallel {parallel}: up to {parallel} builds ran at once, each in its own mount namespace at the "
+            f"same path; concurrent builds perturb each other's timing (contention for CPUs, disk and caches: "
+            f"jitter of its own), and {overlapped} of {len(runs)} runs overlapped another (see overlapped_with)"]
 
 
 def _artifact(campaign: "Campaign", artifact: DivergentArtifact, with_diff: bool) -> ArtifactFinding:

@@ -29,6 +29,7 @@ class RunSummary:
     log_tail: str = ""
     log_path: str = ""
     jitter_events: int = 0
+    overlapped_with: list[int] = field(default_factory=list)  # runs building at the same time on its host (--parallel)
     finding_id: str = ""  # a failed run's finding (fuzzer/findings.py): runs failing alike share one
 
 
