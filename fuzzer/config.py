@@ -16,6 +16,7 @@ MAX_RUNS = 100_000  # an overnight campaign of 1-second builds runs ~30,000
 MAX_INT = 2**63 - 1  # SQLite's INTEGER: seeds and campaign ids are stored there
 MIN_SUCCESSFUL = 2  # a verdict compares at least two successful builds
 PATH_MAX, NAME_MAX = 4096, 255  # Linux limits, in bytes
+MAX_LOCAL_WORKERS = 256  # --dask local:N
 
 
 
@@ -49,6 +50,8 @@ class FuzzConfig:
     stop_on_first: bool = False
     diff_timeout: float = 30.0
     parallel: int = 1  # builds at once, each in its own mount namespace (fuzzer/tools/unshare.py)
+    dask: str | None = None  # a Dask scheduler's address, or local:N (fuzzer/execute/dask_executor.py)
+    shared_source: bool = False  # with dask: every worker reads --source at its path, no archive is sent
     outputs: Outputs = field(default_factory=Outputs)
     known: frozenset[str] = frozenset()  # finding ids that do not fail CI (--baseline; fuzzer/memory.py)
 
@@ -123,6 +126,7 @@ def validate(config: FuzzConfig) -> FuzzConfig:
         raise UsageError("--in-place needs --clean CMD, so every run starts from the same tree")
     if config.clean is not None and not config.in_place:
         raise UsageError("--clean is only for --in-place builds (other builds start from a fresh copy)")
+    _check_dask(config)
     if config.resume and not config.store.is_dir():
         raise UsageError(f"--resume: there is no store at {shown(config.store)}")
     return config
@@ -154,6 +158,31 @@ def _check_axes(axes: tuple[str, ...]) -> None:
         raise UsageError(f"unknown axis {shown(unknown[0])}; known axes: {', '.join(axis_table.BY_NAME)}")
     if not axes:
         raise UsageError(f"no axis left to vary; --axes takes a comma-separated list of {', '.join(axis_table.BY_NAME)}")
+
+
+def dask_local_workers(address: str) -> int | None:
+    """N for `--dask local:N` (a cluster of N local worker processes), None for a scheduler's address."""
+    if not address.startswith("local:"):
+        if "://" not in address:
+            raise UsageError(f"--dask takes a scheduler's address (tcp://HOST:8786) or local:N, got {shown(address)}")
+        return None
+    count = address.removeprefix("local:")
+    if not count.isdigit() or not 1 <= int(count) <= MAX_LOCAL_WORKERS:
+        raise UsageError(f"--dask local:N needs N between 1 and {MAX_LOCAL_WORKERS}, got {shown(address)}")
+    return int(count)
+
+
+def _check_dask(config: FuzzConfig) -> None:
+    if config.dask is None:
+        if config.shared_source:
+            raise UsageError("--shared-source is for --dask: it says every worker reads --source at its path")
+        return
+    dask_local_workers(config.dask)
+    if config.in_place:
+        raise UsageError("--dask builds a copy of the source on each worker; --in-place builds in the one source tree")
+    if config.parallel > 1:
+        raise UsageError("--parallel is for builds on this machine; with --dask, each worker's resource "
+                         "'builds' (dask worker --resources builds=N) sets how many it runs at once")
 
 
 def _check_text(config: FuzzConfig) -> None:

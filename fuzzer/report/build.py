@@ -44,7 +44,8 @@ def build_report(campaign: "Campaign", comparison: Comparison | None, localizati
     runs = [_summary(campaign, r, overlapping[r.index]) for r in campaign.runs]
     divergent = comparison.divergent if comparison else ()
     artifacts = [_artifact(campaign, a, with_diff=i < DIFFED_ARTIFACTS) for i, a in enumerate(divergent)]
-    notes = campaign.notes + _parallel_notes(campaign, runs) + (list(localization.notes) if localization else [])
+    notes = campaign.notes + _parallel_notes(campaign, runs) + _run_notes(campaign) \
+        + (list(localization.notes) if localization else [])
     return Report(
         command=campaign.config.command,
         verdict=verdict(campaign, comparison),
@@ -95,6 +96,11 @@ def overlaps(records: list[RunRecord]) -> dict[int, list[int]]:
                 found[first.index].append(later.index)
                 found[later.index].append(first.index)
     return {index: sorted(others) for index, others in found.items()}
+
+
+def _run_notes(campaign: "Campaign") -> list[str]:
+    """What an executor had to do besides running a build (a retry after a lost worker)."""
+    return [f"run {record.index}: {record.note}" for record in campaign.runs if record.note]
 
 
 def _parallel_notes(campaign: "Campaign", runs: list[RunSummary]) -> list[str]:

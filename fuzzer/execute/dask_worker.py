@@ -1,0 +1,276 @@
+"""What a Dask worker does for buildfuzz: builds, kept trees, step replays.
+
+A build task runs `LocalExecutor(spec).run(request)` here, so the axes, the jitter
+engine and the guard apply exactly as on the campaign's machine, at the campaign's one
+path (`<store>/workspace/<name>`, created on this host). Several workers on one host
+take turns at that path (an exclusive lock on its parent directory); after each build
+the tree moves (a rename) to this worker's own place beside it, where `fetch`,
+`keep_tree` and step replays find it until this worker's next build. A step replay
+moves the tree back to the path for as long as it runs.
+
+The client holds every task's future. When the client goes away (SIGKILL, a lost
+network) the scheduler releases its futures and a running task here is cancelled: a
+watch thread sees that and has the guard kill the build within WATCH_S. A worker that
+dies takes its builds with it: each guard kills its tree when its parent exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+import threading
+import weakref
+import zlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterator
+
+from distributed import get_worker
+from distributed.worker import thread_state
+
+from fuzzer.execute.guard import Guard
+from fuzzer.execute.local import BuildSpec, LocalExecutor
+from fuzzer.execute.logs import log_tail, note
+from fuzzer.execute.run import RunRecord, RunRequest
+from fuzzer.execute.source_archive import tar_tree, unpack_once
+from fuzzer.execute.step_replay import ReplayOutcome, StepCall, StepReplayer, Variation
+from fuzzer.execute.workspace import Workspace
+
+ATTEMPTS_TOPIC = "buildfuzz-attempts"  # every start of a build task: which worker took it
+WATCH_S = 0.5  # how often a running build checks that its client still wants it
+LIVE_STATES = frozenset({"executing", "long-running", "resumed"})  # a task still wanted, as a worker sees it
+KEPT = ".buildfuzz-kept"  # beside the campaign's path: each worker's last tree
+
+
+@dataclass(frozen=True)
+class Site:
+    """What every build of one campaign needs on a worker, whichever worker it is."""
+
+    command: str
+    path: str  # the campaign's one build path, the same on every host
+    exclude: tuple[str, ...]  # absolute paths never copied into a workspace (the store)
+    environ: tuple[tuple[str, str], ...]  # the client's environment: builds start from it, not the worker's
+    env: tuple[tuple[str, str], ...]  # the campaign's extra variables
+    timeout: float | None  # the user's --timeout
+    shared_source: str | None  # a source directory every worker reads; None: the archive
+    digest: str | None  # the source archive's sha256, when there is one
+    source_note: str = ""  # special files the archive left out, for each run's log
+
+
+@dataclass(frozen=True)
+class WorkerRun:
+    """A build's record as the worker made it, with the files the client keeps."""
+
+    record: RunRecord  # log_path and trace_path are this worker's
+    worker: str  # its address
+    log: bytes
+    trace: bytes | None  # zlib-compressed strace output, for traced runs
+
+
+# ---------------------------------------------------------------- builds
+
+
+def run_build(site: Site, request: RunRequest, run_id: str, archive: bytes | None) -> WorkerRun:
+    """One build of the campaign on this worker (the body of a Dask task)."""
+    worker, key = get_worker(), thread_state.key
+    worker.log_event(ATTEMPTS_TOPIC, {"key": key, "worker": worker.address})
+    source = _source(site, archive, worker.local_directory)
+    place = Place(site.path, worker.id)
+    with tempfile.TemporaryDirectory(prefix="buildfuzz-logs-", dir=worker.local_directory) as logs:
+        with place.locked():
+            spec = BuildSpec(site.command, Workspace(source, Path(site.path), exclude=_paths(site.exclude)),
+                             Path(logs), site.timeout, site.env, environ=site.environ)
+            record = _watched_run(spec, request, lambda: _task_wanted(worker, key))
+            place.keep(run_id)
+        return _collected(record, site, worker.address)
+
+
+def _source(site: Site, archive: bytes | None, local_directory: str) -> Path:
+    if site.shared_source is not None:
+        return Path(site.shared_source)
+    return unpack_once(archive, site.digest, Path(local_directory) / "buildfuzz-sources")
+
+
+def _watched_run(spec: BuildSpec, request: RunRequest, wanted: Callable[[], bool]) -> RunRecord:
+    executor = LocalExecutor(spec)
+    try:
+        with Watch(wanted, executor.guard):
+            return executor.run(request)
+    finally:
+        executor.close()
+
+
+def _collected(record: RunRecord, site: Site, address: str) -> WorkerRun:
+    """The log (with the archive's note on special files) and the trace, read before
+    the temporary logs directory goes."""
+    log_path = Path(record.log_path)
+    note(log_path, site.source_note)
+    trace = Path(record.trace_path).read_bytes() if record.trace_path else None
+    record = replace(record, log_tail=log_tail(log_path))
+    return WorkerRun(record, address, log_path.read_bytes(), zlib.compress(trace, 1) if trace is not None else None)
+
+
+def _task_wanted(worker, key: str) -> bool:
+    task = worker.state.tasks.get(key)
+    return task is not None and task.state in LIVE_STATES
+
+
+def _paths(texts: tuple[str, ...]) -> frozenset[Path]:
+    return frozenset(Path(t) for t in texts)
+
+
+class Watch:
+    """Has `guard` kill its build once `wanted()` turns false: the client went away or
+    cancelled the run. A thread, because the build's own thread waits on the guard."""
+
+    def __init__(self, wanted: Callable[[], bool], guard: Guard):
+        self.wanted, self.guard = wanted, guard
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="buildfuzz-watch", daemon=True)
+
+    def __enter__(self) -> "Watch":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(WATCH_S):
+            if not self.wanted():
+                self.guard.interrupt()
+                return
+
+
+# ---------------------------------------------------------------- kept trees
+
+
+class Place:
+    """The campaign's build path on this host, and this worker's kept tree beside it."""
+
+    def __init__(self, path: str, worker_id: str):
+        self.path = Path(path)
+        self.slot = self.path.parent / KEPT / _safe(worker_id) / self.path.name
+        self.tree, self.stamp = self.slot / "tree", self.slot / "run"
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """The path to ourselves: the other workers of this host wait (a lock that dies with
+        its process, so a killed worker never leaves it taken)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def keep(self, run_id: str) -> None:
+        """Move the tree the build left at the path to this worker's slot."""
+        self.forget()
+        self.slot.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            os.rename(self.path, self.tree)
+        self.stamp.write_text(run_id)
+
+    def holds(self, run_id: str) -> bool:
+        try:
+            return self.stamp.read_text() == run_id and self.tree.is_dir()
+        except OSError:
+            return False
+
+    @contextlib.contextmanager
+    def checked_out(self, run_id: str) -> Iterator[Path]:
+        """Run `run_id`'s tree back at the path (replays need it there), then keep it again."""
+        with self.locked():
+            if not self.holds(run_id):
+                raise FileNotFoundError(f"the tree of run {run_id} is no longer on this worker")
+            _remove(self.path)
+            os.rename(self.tree, self.path)
+            try:
+                yield self.path
+            finally:
+                os.rename(self.path, self.tree)
+
+    def forget(self) -> None:
+        _remove(self.tree)
+        self.stamp.unlink(missing_ok=True)
+
+
+def _remove(tree: Path) -> None:
+    """As a workspace is removed: read-only directories a build left are made writable first."""
+    Workspace(source=tree.parent, path=tree).remove()
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def read_kept(site: Site, run_id: str, path: str) -> bytes | None:
+    """One file of `run_id`'s tree (a pinned task); None when it is gone or no file."""
+    place = Place(site.path, get_worker().id)
+    file = place.tree / path
+    if not place.holds(run_id) or not file.is_file():
+        return None
+    return file.read_bytes()
+
+
+def tar_kept(site: Site, run_id: str) -> bytes | None:
+    """`run_id`'s whole tree as a tar (a pinned task); None when it is gone."""
+    place = Place(site.path, get_worker().id)
+    if not place.holds(run_id):
+        return None
+    return tar_tree(place.tree)
+
+
+def forget_kept(paths: list[str], dask_worker=None) -> None:
+    """Remove this worker's kept trees of these build paths (run on every worker at the end)."""
+    for path in paths:
+        place = Place(path, dask_worker.id)
+        place.forget()
+        for empty in (place.slot, place.slot.parent, place.slot.parent.parent):
+            with contextlib.suppress(OSError):
+                empty.rmdir()
+
+
+# ---------------------------------------------------------------- step replays
+
+
+class StepActor:
+    """Replays of one step on this worker, in the tree a traced run left here (a Dask
+    actor: it keeps the replayer, its backups and its guard between calls)."""
+
+    def __init__(self, site: Site, run_id: str, call: StepCall, cpus: tuple[int, ...]):
+        worker = get_worker()
+        self._worker, self._key, self._run_id = worker, thread_state.key, run_id
+        self._place = Place(site.path, worker.id)
+        self._guard = Guard()
+        logs = Path(tempfile.mkdtemp(prefix="buildfuzz-replays-", dir=worker.local_directory))
+        self._end = weakref.finalize(self, _end_session, self._guard, logs)
+        with self._place.checked_out(run_id) as tree:
+            self._replayer = StepReplayer(self._guard, tree, call, cpus, logs)
+
+    def replay_each(self, variations: list[Variation], times: int) -> dict[str, ReplayOutcome]:
+        with self._place.checked_out(self._run_id), Watch(self._wanted, self._guard):
+            return self._replayer.replay_each(variations, times)
+
+    def close(self) -> None:
+        self._end()
+
+    def _wanted(self) -> bool:
+        return self._key in self._worker.state.actors
+
+
+def _end_session(guard: Guard, logs: Path) -> None:
+    """The guard ends any replay; the logs directory holds the replayer's backups too."""
+    guard.close()
+    shutil.rmtree(logs, ignore_errors=True)
+
+
+def worker_facts() -> dict:
+    """What the client checks before it sends a build here (run on every worker)."""
+    return {"cpus": sorted(os.sched_getaffinity(0))}
