@@ -49,7 +49,7 @@ from fuzzer.execute.step_replay import REPLAYS, ReplayOutcome, StepCall, Variati
 from fuzzer.plan import format_cpus
 
 BUILDS = "builds"  # the worker resource a build takes one unit of
-CONNECT_TIMEOUT_S = 30
+CONNECT_TIMEOUT_S = 10  # the scheduler answers at once when it is there
 WORKERS_WAIT_S = 60  # a scheduler started a moment ago may have no worker yet
 SLOTS_REFRESH_S = 5.0  # workers come and go (adaptive clusters): count them again this often
 WORKER_CHECK_S = 2.0  # while waiting on a pinned task, look this often whether its worker is still there
@@ -90,14 +90,14 @@ class DaskPool:
 
     def workers(self) -> list[str]:
         """The addresses of the workers that take builds, sorted."""
-        info = self.client.scheduler_info(n_workers=-1)["workers"]
+        info = self.client.scheduler_info()["workers"]
         return sorted(address for address, worker in info.items() if worker.get("resources", {}).get(BUILDS, 0) > 0)
 
     def slots(self) -> int:
         """Builds the cluster runs at once; at least 1, so a campaign waits for workers to come back."""
         counted, count = self._slots
         if time.monotonic() - counted > SLOTS_REFRESH_S:
-            info = self.client.scheduler_info(n_workers=-1)["workers"].values()
+            info = self.client.scheduler_info()["workers"].values()
             count = max(1, int(sum(worker.get("resources", {}).get(BUILDS, 0) for worker in info)))
             self._slots = (time.monotonic(), count)
         return count
