@@ -140,6 +140,11 @@ def cli() -> None:
 @click.option("--parallel", type=int, default=1, show_default=True,
               help="Builds at once, each in its own mount namespace at the same path (needs unshare; "
               "else one at a time). Concurrent builds perturb each other: jitter of its own.")
+@click.option("--dask", help="Build on a Dask cluster: its scheduler's address (tcp://HOST:8786), or local:N for N "
+              "worker processes here. Workers take builds by the resource 'builds' (dask worker --resources "
+              "builds=1). Needs buildfuzz[dask] here and on every worker.")
+@click.option("--shared-source", is_flag=True, help="With --dask: every worker reads --source at the same path (a "
+              "shared file system) instead of receiving it as an archive.")
 @click.option("--report-json", type=PATH, help="Write the JSON report here.")
 @click.option("--junit", type=PATH, help="Write JUnit XML here.")
 @click.option("--markdown", type=PATH, help="Write a Markdown summary here.")
@@ -152,7 +157,7 @@ def cli() -> None:
 @click.pass_context
 def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_ignore, jobs, axes, vary, jitter, affinity,
         timeout, in_place, clean, resume, stop_on_first, localize, diff_timeout, report_json, junit, markdown, html,
-        baseline, store, quiet, parallel) -> None:
+        baseline, store, quiet, parallel, dask, shared_source) -> None:
     """Fuzz BUILD COMMAND (after --; {jobs} is replaced by the job count)."""
     from fuzzer.campaign import run_campaign
     from fuzzer.findings import read_baseline
@@ -181,6 +186,8 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_igno
         stop_on_first=stop_on_first,
         diff_timeout=diff_timeout,
         parallel=parallel,
+        dask=dask,
+        shared_source=shared_source,
         outputs=Outputs(report_json, junit, markdown, html),
         known=read_baseline(baseline) if baseline is not None else frozenset(),
     )
