@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import time
 from dataclasses import dataclass, replace
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from fuzzer.campaign import Campaign
 
 REMEMBERED = 5  # perturbations replayed first; the seeded schedule must still get most of the runs
+LOOK_BACK = 20  # earlier reports read at most: a year of green nights must not slow every start
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ def _recall(campaign: "Campaign", fits: Callable[[Perturbation], bool], limit: i
     chosen: dict[Perturbation, int] = {}
     cleared: set[Perturbation] = set()
     earlier = campaign.store.reports_before(_source(campaign), campaign.config.command, campaign.id)
-    for origin, report in earlier:
+    for origin, report in itertools.islice(earlier, LOOK_BACK):
         telling, matched = _outcomes(report)
         for perturbation in telling:
             if len(chosen) < limit and perturbation not in cleared and fits(perturbation):

@@ -247,6 +247,16 @@ def test_only_what_this_campaign_could_build_is_replayed(tmp_path):
     assert remembered(tmp_path, 2) == [] and not any("replayed" in n for n in no_jitter.report.notes)
 
 
+@pytest.mark.parametrize("look_back, found", [(2, False), (3, True)])
+def test_only_the_latest_reports_are_read(tmp_path, monkeypatch, look_back, found):
+    monkeypatch.setattr(memory, "LOOK_BACK", look_back)
+    campaign(tmp_path, one_cpu_differs, seed=3)
+    for seed in (4, 5):  # one CPU is out of their space: they neither replay nor clear campaign 1's runs
+        campaign(tmp_path, all_same, seed=seed, axes=("jobs", "jitter"))
+    campaign(tmp_path, all_same, seed=6)
+    assert bool(remembered(tmp_path, 4)) == found
+
+
 def test_a_perturbation_that_no_longer_diverges_is_forgotten(tmp_path):
     campaign(tmp_path, one_cpu_differs, seed=3)
     fixed, executor = campaign(tmp_path, all_same, seed=4)
