@@ -1,0 +1,282 @@
+"""--parallel N: N builds at once, each in its own mount namespace at the campaign's path.
+
+Real processes and real namespaces (unshare -m as root, unshare -Urm otherwise); the
+fallback is tested with unshare taken off PATH.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import ROOT
+from fuzzer.campaign import run_campaign
+from fuzzer.config import FuzzConfig, UsageError, validate
+from fuzzer.execute import choose
+from fuzzer.execute.fake import FakeExecutor
+from fuzzer.execute.local import BuildSpec, LocalExecutor
+from fuzzer.execute.run import RunKind, RunRecord, RunRequest, Status
+from fuzzer.execute.workspace import Workspace
+from fuzzer.plan import Perturbation
+from fuzzer.report.build import overlaps
+from fuzzer.store import Store
+from fuzzer.tools import unshare
+from fuzzer.tools.unshare import Isolation
+from fuzzer.trace.steps import load_trace
+
+PLAIN = Perturbation(1, None, 0.0, 0)
+WAYS = [Isolation(user_namespace=True)] + ([Isolation(user_namespace=False)] if os.geteuid() == 0 else [])
+needs_namespaces = pytest.mark.skipif(unshare.isolation() is None, reason=f"no mount namespace: {unshare.unavailable()}")
+
+
+def spec_for(tmp_path: Path, command: str) -> BuildSpec:
+    source = tmp_path / "src"
+    source.mkdir(exist_ok=True)
+    (source / "input.txt").write_text("in\n")
+    return BuildSpec(command, Workspace(source, tmp_path / "store" / "workspace" / "src"), tmp_path / "logs")
+
+
+def explore(index: int) -> RunRequest:
+    return RunRequest(index, PLAIN)
+
+
+def digest_of(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def stored(path: Path):
+    """The store's latest campaign row and its runs."""
+    store = Store(path)
+    try:
+        row = store.campaign()
+        return row, store.runs(row.id)
+    finally:
+        store.close()
+
+
+def our_mounts(path: Path) -> list[str]:
+    return [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if str(path) in line]
+
+
+# ---------------------------------------------------------------- quick
+
+
+def record(index: int, started_at: float, wall_s: float, host: str = "") -> RunRecord:
+    return RunRecord(index, PLAIN, Status.OK, 0, wall_s, None, "", host=host, started_at=started_at)
+
+
+def test_overlaps_pair_runs_that_built_at_the_same_time_on_one_host():
+    runs = [
+        record(0, 100.0, 1.0),  # the reference, alone
+        record(1, 101.0, 2.0),
+        record(2, 101.5, 3.0),  # overlaps 1 and 3
+        record(3, 103.0, 0.5),  # starts as 1 ends: overlaps only 2
+        record(4, 102.0, 1.0, host="other"),  # at the same time, on another host
+        record(5, 0.0, 0.0),  # loaded from a store: no start time
+    ]
+    assert overlaps(runs) == {0: [], 1: [2], 2: [1, 3], 3: [2], 4: [], 5: []}
+
+
+def test_parallel_is_checked_before_anything_is_built(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    base = FuzzConfig(source=source, command="make", store=tmp_path / "store")
+    for parallel in (0, -1, max(64, os.cpu_count()) + 1):
+        with pytest.raises(UsageError, match="--parallel must be between 1 and"):
+            validate(replace(base, parallel=parallel))
+    with pytest.raises(UsageError, match="--in-place"):
+        validate(replace(base, parallel=2, in_place=True, clean="true"))
+    assert not (tmp_path / "store").exists()
+
+
+def test_a_resumed_campaign_may_change_parallel_and_stores_what_now_runs(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    config = FuzzConfig(source=source, command="make", store=tmp_path / "store", runs=6, seed=1, localize=False)
+    calls = []
+
+    def interrupted_at_three(p):
+        calls.append(p)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return {"out": "same"}
+
+    first = run_campaign(replace(config, parallel=2), executor_factory=lambda spec: FakeExecutor(interrupted_at_three))
+    assert first.exit_code == 4
+    with pytest.raises(UsageError, match="--jobs"):  # what a run is may not change
+        run_campaign(replace(config, jobs=(1, 2), resume=True), executor_factory=lambda spec: FakeExecutor(dict))
+    resumed = run_campaign(replace(config, parallel=3, resume=True),
+                           executor_factory=lambda spec: FakeExecutor(lambda p: {"out": "same"}))
+    assert resumed.exit_code == 0 and resumed.report.campaign == first.report.campaign
+    assert stored(config.store)[0].config["parallel"] == 3
+
+
+def test_without_unshare_builds_run_one_at_a_time_said_once(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no unshare
+    unshare.forget()
+    try:
+        config = FuzzConfig(source=tmp_path, command="true", store=tmp_path / "store", parallel=3)
+        assert choose.parallel_slots(config) == 1
+        make = choose.executor_factory(config)
+        executors = [make(spec_for(tmp_path, "true")) for _ in range(2)]  # explore, then localization
+        assert [e.slots for e in executors] == [1, 1]
+        said = capsys.readouterr().err.splitlines()
+        assert said == [f"buildfuzz: {choose.serial_fallback(config)}"]
+        assert "one at a time" in said[0] and "unshare not found" in said[0]
+        assert choose.serial_fallback(replace(config, parallel=1)) == ""
+    finally:
+        unshare.forget()
+
+
+@needs_namespaces  # quick: two tiny builds, ~0.2 s in all
+@pytest.mark.parametrize("way", WAYS, ids=lambda w: "user" if w.user_namespace else "root")
+def test_slots_build_at_once_at_the_one_path_and_keep_their_trees_until_reused(tmp_path, way):
+    # each build records where it ran, then waits until both builds have started
+    spec = spec_for(tmp_path, f"pwd > where.txt; id -u > uid.txt; echo $$ >> {tmp_path}/started; "
+                              f"while [ $(wc -l < {tmp_path}/started) -lt 2 ]; do sleep 0.05; done")
+    canonical = spec.workspace.path
+    with LocalExecutor(spec, slots=2, isolation=way) as executor:
+        futures = [executor.submit(explore(1)), executor.submit(explore(2))]
+        with pytest.raises(RuntimeError, match="slots are busy"):
+            executor.submit(explore(3))
+        with pytest.raises(RuntimeError, match="collect them first"):
+            executor.run(explore(4))
+        finished = [f.result() for f in executor.as_completed(futures)]
+        assert all(r.ok for r in finished), [r.log_tail for r in finished]
+        one, two = sorted(finished, key=lambda r: r.index)
+        assert one.started_at < two.started_at + two.wall_s and two.started_at < one.started_at + one.wall_s
+        for run in (one, two):
+            assert run.manifest.entries["where.txt"].digest == digest_of(f"{canonical}\n")
+            assert run.manifest.entries["uid.txt"].digest == digest_of(f"{os.getuid()}\n")  # not root in a userns
+            assert executor.fetch(run, "where.txt", tmp_path / f"where-{run.index}")
+            assert (tmp_path / f"where-{run.index}").read_text() == f"{canonical}\n"
+        assert not canonical.exists() or not any(canonical.iterdir())  # outside, the path is only a mount point
+        (tmp_path / "started").write_text("1\n2\n")  # later builds need not wait
+        third = next(executor.as_completed([executor.submit(explore(3))])).result()
+        assert third.ok
+        reused = one if executor.fetch(two, "where.txt", tmp_path / "again") else two
+        assert not executor.fetch(reused, "where.txt", tmp_path / "gone")  # its slot built run 3 since
+        assert executor.keep_tree(third, tmp_path / "kept") and (tmp_path / "kept" / "where.txt").is_file()
+    assert not canonical.with_name("src.slots").exists()  # close() removed every slot's tree
+    assert our_mounts(tmp_path) == []
+
+
+# ---------------------------------------------------------------- real builds, slow
+
+
+@pytest.mark.slow
+@needs_namespaces
+def test_a_traced_build_in_a_slot_reads_as_one_at_the_campaign_path(tmp_path):
+    """strace runs inside the namespace, so its paths are the campaign's: the parsed steps of a
+    traced build in a slot are those of the same build traced by run(), outside any namespace."""
+    spec = spec_for(tmp_path, "make -j{jobs}")
+    (spec.workspace.source / "Makefile").write_text(
+        "all: copy.txt sub/out.txt\ncopy.txt: input.txt\n\tcat input.txt > copy.txt\n"
+        "sub/out.txt:\n\tmkdir -p sub && echo x > sub/out.txt\n")
+    with LocalExecutor(spec, slots=2, isolation=unshare.isolation()) as executor:
+        in_slot = next(executor.as_completed([executor.submit(RunRequest(1, PLAIN, RunKind.TRACE, trace=True))]))
+        outside = executor.run(RunRequest(2, PLAIN, RunKind.TRACE, trace=True))
+        traces = [load_trace(run.trace_path, str(spec.workspace.path)) for run in (in_slot.result(), outside)]
+
+    def in_tree(trace):  # each step's files inside the build tree, as the trace names them
+        return {step.command: sorted(p for p in [*step.reads, *step.writes] if not p.startswith("/"))
+                for step in trace.steps}
+
+    assert in_tree(traces[0]) == in_tree(traces[1])
+    assert in_tree(traces[0])["cat input.txt > copy.txt"] == ["copy.txt", "input.txt"]
+
+
+def run_parallel_cli(tmp_path: Path, command: str, *args, env=None):
+    source = tmp_path / "src"
+    source.mkdir(exist_ok=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "fuzzer", "run", "--source", source, "--store", tmp_path / "store", "--seed", "5",
+         "--parallel", "2", "--no-localize", "--report-json", tmp_path / "report.json", *args, "--", command],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
+
+
+@pytest.mark.slow
+@needs_namespaces
+def test_two_builds_at_once_both_build_at_the_campaign_path(tmp_path):
+    proc = run_parallel_cli(tmp_path, "pwd > where.txt; sleep 1", "--runs", "3")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    canonical = tmp_path / "store" / "workspace" / "src"
+    runs = stored(tmp_path / "store")[1]
+    assert [r.manifest.entries["where.txt"].digest for r in runs] == [digest_of(f"{canonical}\n")] * 3
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [run["overlapped_with"] for run in report["runs"]] == [[], [2], [1]]  # the reference runs alone
+    assert any("2 builds ran at once" in note for note in report["notes"])
+    assert not canonical.exists() and not canonical.with_name("src.slots").exists()
+    assert our_mounts(tmp_path) == []
+
+
+def wait_until(condition, proc: subprocess.Popen, what: str, patience: float = 60.0) -> None:
+    deadline = time.monotonic() + patience
+    while not condition():
+        assert proc.poll() is None, f"buildfuzz ended ({proc.returncode}) before {what}"
+        assert time.monotonic() < deadline, f"no {what} after {patience:g} s"
+        time.sleep(0.05)
+
+
+def alive(processes: list[psutil.Process]) -> list[int]:
+    return [p.pid for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+@pytest.mark.slow
+@needs_namespaces
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "sigkill"])
+def test_ctrl_c_sigterm_and_sigkill_end_every_parallel_build(tmp_path, sig):
+    pids = tmp_path / "pids"
+    # the reference (the first to write) ends at once; the two parallel builds stay, with a child each
+    command = f"echo $$ >> {pids}; if [ $(wc -l < {pids}) -gt 1 ]; then sleep 300 & echo $! >> {pids}; wait; fi"
+    proc = run_parallel_cli(tmp_path, command, "--runs", "4")
+    try:
+        # the reference, then 2 builds × (shell, sleep)
+        wait_until(lambda: pids.exists() and len(pids.read_text().split()) >= 5, proc, "two builds running")
+        ours = psutil.Process(proc.pid).children(recursive=True)  # guards, builds and their sleeps
+        proc.send_signal(sig)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()  # a failed test must not leave a campaign running: its guards end the builds
+            proc.communicate()
+    assert proc.returncode == (-signal.SIGKILL if sig == signal.SIGKILL else 4)
+    # after SIGKILL the guards notice buildfuzz is gone, then end their builds: give them a moment
+    deadline = time.monotonic() + 30
+    while alive(ours) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert alive(ours) == []
+    assert [pid for pid in map(int, pids.read_text().split()) if psutil.pid_exists(pid)] == []
+    assert our_mounts(tmp_path) == []
+    if sig != signal.SIGKILL:  # a killed buildfuzz cannot tidy up; the next run replaces the trees
+        workspace = tmp_path / "store" / "workspace"
+        assert not workspace.exists() or list(workspace.iterdir()) == []  # no slot tree, no mount point
+
+
+@pytest.mark.slow
+def test_without_unshare_parallel_runs_one_build_at_a_time(tmp_path):
+    bin_dir = tmp_path / "bin"  # PATH: the tools the build and buildfuzz need, not unshare
+    bin_dir.mkdir()
+    for tool in ("sh", "sleep", "make"):
+        (bin_dir / tool).symlink_to(subprocess.run(["which", tool], capture_output=True, text=True).stdout.strip())
+    proc = run_parallel_cli(tmp_path, "pwd > where.txt; sleep 0.3", "--runs", "3", env={"PATH": str(bin_dir)})
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    fallback = [line for line in err.splitlines() if "one at a time" in line]
+    assert len(fallback) == 1 and "unshare not found" in fallback[0]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [run["overlapped_with"] for run in report["runs"]] == [[], [], []]
+    assert sum("one at a time" in note for note in report["notes"]) == 1
