@@ -26,6 +26,7 @@ from fuzzer.explain.ablation import replay_command
 from fuzzer.execute.workspace import Workspace
 from fuzzer.execute import hold
 from fuzzer.execute.step_replay import SPREAD_S
+from fuzzer.explain.traced import TRACE_SLOWDOWN
 from fuzzer.observe import DEFAULT_IGNORE, Manifest
 from fuzzer.plan import Space, format_cpus
 from fuzzer.report.build import build_report, verdict
@@ -86,6 +87,7 @@ class Campaign:
     counters: dict[RunKind, int] = field(default_factory=dict)  # runs made so far of each localization kind
     notes: list[str] = field(default_factory=list)  # for the report: what this campaign could not do
     targets: dict = field(default_factory=dict)  # run index → the guided.Target it ran
+    settings: dict = field(default_factory=dict)  # for the report: each setting and where it came from
 
     def request(self, kind: RunKind, perturbation, trace: bool = False) -> RunRequest:
         """A localization run (numbered within its kind), under the campaign's timeout."""
@@ -148,8 +150,10 @@ class Campaign:
         return len(self.groups) > 1 or (bool(self.runs) and self.runs[0].ok and not all(r.ok for r in self.runs))
 
 
-def run_campaign(config: FuzzConfig, events: Events = SILENT, executor_factory: ExecutorFactory | None = None) -> Outcome:
-    """`executor_factory`: where builds run (tests pass a fake); by default from the config."""
+def run_campaign(config: FuzzConfig, events: Events = SILENT, executor_factory: ExecutorFactory | None = None,
+                 settings: dict | None = None) -> Outcome:
+    """`executor_factory`: where builds run (tests pass a fake); by default from the config.
+    `settings`: each setting and where it came from, for the report (the stored one too)."""
     config = validate(config)
     executor_factory = executor_factory or choose.executor_factory(config)
     # held until the report is written: a second campaign on this store would build in the same workspace
@@ -157,6 +161,7 @@ def run_campaign(config: FuzzConfig, events: Events = SILENT, executor_factory: 
     try:
         campaign = _open(config, store)
         campaign.executor_factory = executor_factory
+        campaign.settings = settings or {}
         try:
             events.started(campaign.id, campaign.seed, campaign.spec.workspace.path, len(campaign.runs))
             executor = executor_factory(campaign.spec)
@@ -268,6 +273,9 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
             return
     if _guided(campaign) and len(plan) > 1:
         if len(campaign.runs) == 1:  # the first run after the reference is traced, alone
+            if not _within_budget(campaign, slowdown=TRACE_SLOWDOWN):
+                campaign.exit_reason = "budget spent"
+                return
             traced = executor.run(RunRequest(1, plan[1], timeout=campaign.timeout_after_reference(), trace=True))
             if not _finish_run(campaign, executor, events, traced):
                 return
@@ -344,7 +352,7 @@ def _finish_run(campaign: Campaign, executor: Executor, events: Events, record: 
     return True
 
 
-def _within_budget(campaign: Campaign) -> bool:
+def _within_budget(campaign: Campaign, slowdown: float = 1.0) -> bool:
     """Start another run only if it is expected to end inside the budget, keeping room
     for what follows: a traced hazard scan (~1.5 builds), or once the builds diverged,
     localization (two traced builds, step replays; ablation runs only if time is left)."""
@@ -353,7 +361,7 @@ def _within_budget(campaign: Campaign) -> bool:
     # step replays are paced over SPREAD_S (twice: plain, then stabilisers) whatever the build's length
     localize = 4 * typical + 2 * SPREAD_S if campaign.diverged() else 1.5 * typical
     reserve = localize if campaign.config.localize else 0.0
-    return typical * 1.2 + reserve <= campaign.seconds_left()
+    return typical * 1.2 * slowdown + reserve <= campaign.seconds_left()
 
 
 def _keep_evidence(campaign: Campaign, executor: Executor, record: RunRecord) -> None:

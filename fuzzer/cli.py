@@ -15,7 +15,6 @@ import signal
 import sys
 import tempfile
 import traceback
-from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -193,8 +192,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_igno
     )
     _check_outputs(config.outputs)
     with ConsoleEvents(quiet=quiet, planned=config.runs) as events:
-        outcome = run_campaign(config, events)
-    outcome.report = replace(outcome.report, settings=used_settings(ctx))
+        outcome = run_campaign(config, events, settings=used_settings(ctx))
     _finish(outcome, config.outputs)
 
 

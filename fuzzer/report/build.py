@@ -64,6 +64,7 @@ def build_report(campaign: "Campaign", comparison: Comparison | None, localizati
         phases=dict(campaign.phases),
         localized=localization is not None and localization.traced,
         minimal_reproducer=localization.minimal_reproducer if localization else None,
+        settings=campaign.settings,
     )
 
 
