@@ -158,7 +158,7 @@ def test_resume_under_other_settings_is_refused_then_resumes_under_its_own(tmp_p
     stored_config = query(store, "SELECT config FROM campaigns")
     changes = [
         (["--jobs", "1-3"], "--jobs 1-4 → 1-3"),
-        (["--no-jitter"], "jobs,cpus,jitter,shuffle → jobs,cpus,shuffle"),
+        (["--no-jitter"], "jobs,cpus,jitter,shuffle,dirorder,hold → jobs,cpus,shuffle"),
         (["--no-affinity"], "--axes"),
         (["--axes", "jobs"], "--axes"),
         (["--artifact", "out"], "--artifact none → out"),
