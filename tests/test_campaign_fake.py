@@ -153,7 +153,7 @@ def test_a_step_that_varies_alone_is_intrinsic(digests, kind, monkeypatch):
     trace = synthetic_trace([FakeStep("python3 gen.py", 0, 1, reads={"gen.py": 0.1}, writes={"out.c": 0.9})])
     step = trace.steps[0]
     candidate = RootCandidate(step, step, ("out.c",), ("out.c",), (), ("out.c",), False)
-    monkeypatch.setattr(stabilizers, "search", lambda replayer, plain: stabilizers.StabilizerSearch((), (), 3, 0.0, ()))
+    monkeypatch.setattr(stabilizers, "search", lambda replayer, plain, *options: stabilizers.StabilizerSearch((), (), 3, 0.0, ()))
     record = run_record(Perturbation(1, (0, 1), 0.0, 0))
     context = Context(record, replace(record, perturbation=Perturbation(4, (0,), 0.0, 0)),
                       lambda c: ScriptedReplayer(digests))

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fuzzer.explain import budget as budget_module
 from fuzzer.explain import stabilizers
+from fuzzer.explain.budget import Budget
 from fuzzer.execute.step_replay import ReplayOutcome, Variation
 
 NAMES = [f"V{i}" for i in range(9)]
@@ -35,7 +37,7 @@ class OracleReplayer:
 
 @pytest.fixture(autouse=True)
 def table(monkeypatch):
-    monkeypatch.setattr(stabilizers, "candidates", lambda: [Variation(n) for n in NAMES])
+    monkeypatch.setattr(stabilizers, "candidates", lambda only=(): [Variation(n) for n in NAMES if not only or n in only])
 
 
 def plain(distinct: int, n: int = 5) -> ReplayOutcome:
@@ -85,3 +87,66 @@ def test_confirmation_keeps_a_chance_match_below_one_percent(labels):
 def test_rarer_variation_needs_more_replays():
     often, rarely = stabilizers.replays_to_confirm(plain(5)), stabilizers.replays_to_confirm(plain(2, 6))
     assert often[0] == 3 and rarely[0] > often[0]
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class TimedOracle(OracleReplayer):
+    """Each replay takes `seconds` on a fake clock."""
+
+    def __init__(self, works, clock: Clock, seconds: float):
+        super().__init__(works)
+        self.clock, self.seconds, self.replays = clock, seconds, 0
+
+    def replay(self, variation, times):
+        self.clock.now += times * self.seconds
+        self.replays += times
+        return super().replay(variation, times)
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(stabilizers, "time", clock)
+    monkeypatch.setattr(budget_module, "time", clock)
+    return clock
+
+
+def test_a_slow_steps_failing_tests_stop_at_two_different_outputs(clock):
+    replayer = TimedOracle([{"V3", "V5"}], clock, seconds=5.0)
+    found = stabilizers.search(replayer, plain(5), per_replay_s=5.0)
+    assert found.stabilizers == ("V3", "V5")
+    for _, distinct, replays in found.tried:
+        assert replays == (found.replays if distinct == 1 else stabilizers.FIRST_LOOK)
+    assert replayer.replays < len(found.tried) * found.replays  # fewer than a full test each
+
+
+def test_no_test_starts_that_the_budget_cannot_finish(clock):
+    replayer = TimedOracle([{"V0", "V1"}], clock, seconds=1.0)
+    budget = Budget(clock.now + 7.0, 7.0, "--localize-budget")
+    found = stabilizers.search(replayer, plain(5), budget=budget, per_replay_s=1.0)
+    assert clock.now <= 7.0  # every test it started ended inside the budget
+    assert set(found.stabilizers) >= {"V0", "V1"} and not found.minimal
+    assert "the localization budget ran out before this set was narrowed to a minimal one" in found.describe()
+    nothing = stabilizers.search(TimedOracle([{"V0"}], clock, 1.0), plain(5), budget=budget, per_replay_s=1.0)
+    assert nothing.stabilizers == () and not nothing.tried and "budget ran out" in nothing.describe()
+
+
+def test_the_user_chooses_the_candidates():
+    replayer = OracleReplayer([{"V2"}, {"V6"}])
+    found = stabilizers.search(replayer, plain(5), only=("V4", "V2"))
+    assert found.stabilizers == ("V2",) and not found.alternatives
+    assert all(set(tested.split(" + ")) <= {"V2", "V4"} for tested, _, _ in found.tried)
+
+
+def test_the_table_holds_perl_hash_order_and_home():
+    table = {v.name: v for v, _ in stabilizers.TABLE}
+    assert dict(table["PERL_HASH_SEED"].env) == {"PERL_HASH_SEED": "0", "PERL_PERTURB_KEYS": "0"}
+    assert dict(table["HOME"].env) == {"HOME": stabilizers.FIXED_HOME}
+    assert stabilizers.NAMES.index("SOURCE_DATE_EPOCH") < stabilizers.NAMES.index("clock")  # gcc's __DATE__
