@@ -205,10 +205,20 @@ def _confirm_targets(campaign: Campaign, localization):
     """Targeted runs that diverged or failed confirm their hazard, with a replay command."""
     if localization is None or not campaign.targets:
         return localization
-    ran = [(t, i, campaign.differs_from_reference(campaign.runs[i])) for i, t in campaign.targets.items()
-           if i < len(campaign.runs)]
+    control = campaign.runs[2] if len(campaign.runs) > 2 else None
+    if control is None or campaign.differs_from_reference(control):
+        return localization  # the build differs without any hold: a held run's difference proves nothing
+    ran = [(t, i, guided.manifested(t, _differing_files(campaign, campaign.runs[i])))
+           for i, t in campaign.targets.items() if i < len(campaign.runs)]
     hazards = guided.confirmed(ran, list(localization.hazards), lambda t: replay_command(campaign, t.perturbation))
     return replace(localization, hazards=tuple(hazards))
+
+
+def _differing_files(campaign: Campaign, record: RunRecord) -> list[str] | None:
+    """Files of a run that differ from the reference's (None: the run failed)."""
+    if not record.ok or record.manifest is None:
+        return None
+    return campaign.select_ignored(record.manifest).differing(campaign.select_ignored(campaign.runs[0].manifest))
 
 
 def _require_evidence(campaign: Campaign, comparison: Comparison | None) -> None:
@@ -312,9 +322,11 @@ def _with_targets(campaign: Campaign, plan: list) -> list:
         return plan
     trace = load_trace(traced.trace_path, str(campaign.spec.workspace.path))
     base = traced.perturbation
-    found = guided.targets(trace, base, min(guided.MAX_TARGETS, max(0, campaign.config.runs - 2)))
-    campaign.targets = {2 + i: t for i, t in enumerate(found)}
-    return (plan[:2] + [t.perturbation for t in found] + plan[2:])[: campaign.config.runs]
+    found = guided.targets(trace, base, min(guided.MAX_TARGETS, max(0, campaign.config.runs - 3)))
+    if not found:
+        return plan
+    campaign.targets = {3 + i: t for i, t in enumerate(found)}  # run 2 is their control
+    return (plan[:2] + [guided.control(base)] + [t.perturbation for t in found] + plan[2:])[: campaign.config.runs]
 
 
 def _space(config: FuzzConfig) -> Space:
@@ -353,9 +365,10 @@ def _finish_run(campaign: Campaign, executor: Executor, events: Events, record: 
 
 
 def _within_budget(campaign: Campaign, slowdown: float = 1.0) -> bool:
-    """Start another run only if it is expected to end inside the budget, keeping room
-    for what follows: a traced hazard scan (~1.5 builds), or once the builds diverged,
-    localization (two traced builds, step replays; ablation runs only if time is left)."""
+    """Start another run (`slowdown` times a build: tracing costs more) only if it is
+    expected to end inside the budget, keeping room for what follows: a traced hazard
+    scan (~1.5 builds), or once the builds diverged, localization (two traced builds, step
+    replays; ablation runs only if time is left)."""
     walls = [r.wall_s for r in campaign.runs] or [0.0]
     typical = max(statistics.median(walls), walls[-1])
     # step replays are paced over SPREAD_S (twice: plain, then stabilisers) whatever the build's length

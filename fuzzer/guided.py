@@ -7,9 +7,14 @@ reference is traced; each conflict it shows (a file one step writes and another 
 writes or lists, a directory one creates and another fills) becomes a run that holds
 the step that went first back at its start, long enough for the other to go first
 (the `hold` axis). If the two steps are ordered by the build, the build simply waits
-and nothing changes; if they are not, the race manifests: the build diverges or fails,
-and the conflict is reported as a **confirmed** hazard with its own replay command.
+and nothing changes; if they are not, the race manifests: the build diverges or fails.
 Conflicts seen overlapping come first, then near misses, closest first.
+
+A divergence proves the hold caused it only against a control: the same settings
+without any hold (one run before the targets) must match the reference, and the held
+run must differ in the conflict's file or in what the step that went first wrote. Then
+the conflict is reported as a **confirmed** hazard with its own replay command; a build
+that differs anyway (an intrinsic generator, a race that needs no help) confirms nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class Target:
     held: str  # command of the step held back
     other: str  # command of the step it should let go first
     ms: int
+    telling: tuple[str, ...]  # files whose change shows the flip: the conflict's, and what `other` wrote
 
     def describe(self) -> str:
         return f"holding `{self.held}` back {self.ms} ms so that `{self.other}` goes first on {self.file}"
@@ -53,12 +59,18 @@ def targets(trace: BuildTrace, base: Perturbation, limit: int = MAX_TARGETS) -> 
             continue
         ms = int((wait * MARGIN + SLACK_S) * 1000)
         value, key = hold.value(first.argv, ms), hold.argv_hash(first.argv)
-        target = Target(Perturbation(base.jobs, base.cpus).with_variation("hold", value), conflict.type,
-                        conflict.file, first.command, second.command, ms)
+        telling = tuple(sorted({conflict.file.rstrip("/"), *second.writes}))
+        target = Target(control(base).with_variation("hold", value), conflict.type, conflict.file, first.command,
+                        second.command, ms, telling)
         rank = (conflict.relation != OVERLAP, max(0.0, second.start - first.end), conflict.file)
         if key not in found or rank < found[key][0]:  # one run per step held back
             found[key] = (rank, target)
     return [t for _, t in sorted(found.values(), key=lambda item: item[0])][:limit]
+
+
+def control(base: Perturbation) -> Perturbation:
+    """The targets' settings without a hold: no jitter, so only the hold differs."""
+    return Perturbation(base.jobs, base.cpus)
 
 
 def _order(conflict) -> tuple[Step, Step, float]:
@@ -83,10 +95,16 @@ def _after(moment: float, step: Step) -> float:
     return max(0.0, moment - step.start)
 
 
+def manifested(target: Target, differing: list[str] | None) -> bool:
+    """Did the held run show the flip? `differing`: files that differ from the reference
+    (None: the build failed, which the control did not)."""
+    return differing is None or any(f in target.telling for f in differing)
+
+
 def confirmed(targets_run: list[tuple[Target, int, bool]], hazards: list[Hazard], reproduce) -> list[Hazard]:
-    """`hazards` with every target that made its run diverge or fail marked confirmed
-    (added when the traces alone had not shown it unordered). `targets_run`: (target,
-    run index, whether that run diverged or failed); `reproduce(target)` → replay command."""
+    """`hazards` with every target that manifested marked confirmed (added when the traces
+    alone had not shown it unordered). `targets_run`: (target, run index, whether it
+    manifested, against a clean control); `reproduce(target)` → replay command."""
     by_file = {h.file: h for h in hazards}
     out = list(hazards)
     for target, index, manifested in targets_run:

@@ -86,3 +86,15 @@ def test_a_race_plain_rebuilds_never_hit_is_found_and_confirmed(tmp_path):
     (confirmed,) = [h for h in data["hazards"] if h["status"] == "confirmed"]
     assert confirmed["file"] == "config.h" and "--vary hold=" in confirmed["reproduce"]
     assert any("-c main.c" in c["command"] and c["kind"] == "race" for c in data["culprits"])
+
+
+def test_only_a_difference_in_what_the_flip_touches_confirms():
+    (target,) = guided.targets(near_miss(), BASE)
+    assert target.telling == ("config.h",) or "config.h" in target.telling
+    assert guided.manifested(target, None)  # failed where the control built
+    assert not guided.manifested(target, ["unrelated.log"])  # changed, but not by this flip
+    reader_output = synthetic_trace([FakeStep("gen > config.h", 0.0, 0.01, writes={"config.h": 0.009}),
+                                     FakeStep("cc -c main.c", 0.05, 0.3, reads={"config.h": 0.08},
+                                              writes={"main.o": 0.29})])
+    (target,) = guided.targets(reader_output, BASE)
+    assert guided.manifested(target, ["main.o", "app"])
