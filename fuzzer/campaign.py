@@ -208,8 +208,8 @@ def _confirm_targets(campaign: Campaign, localization):
     control = campaign.runs[2] if len(campaign.runs) > 2 else None
     if control is None or campaign.differs_from_reference(control):
         return localization  # the build differs without any hold: a held run's difference proves nothing
-    ran = [(t, i, guided.manifested(t, _differing_files(campaign, campaign.runs[i])))
-           for i, t in campaign.targets.items() if i < len(campaign.runs)]
+    ran = [(t, i, guided.manifested(t, _differing_files(campaign, run), run.log_tail))
+           for i, t in campaign.targets.items() if i < len(campaign.runs) and (run := campaign.runs[i])]
     hazards = guided.confirmed(ran, list(localization.hazards), lambda t: replay_command(campaign, t.perturbation))
     return replace(localization, hazards=tuple(hazards))
 

@@ -19,6 +19,7 @@ that differs anyway (an intrinsic generator, a race that needs no help) confirms
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from fuzzer.execute import hold
@@ -95,10 +96,12 @@ def _after(moment: float, step: Step) -> float:
     return max(0.0, moment - step.start)
 
 
-def manifested(target: Target, differing: list[str] | None) -> bool:
-    """Did the held run show the flip? `differing`: files that differ from the reference
-    (None: the build failed, which the control did not)."""
-    return differing is None or any(f in target.telling for f in differing)
+def manifested(target: Target, differing: list[str] | None, log: str = "") -> bool:
+    """Did the held run show the flip? `differing`: files that differ from the reference;
+    None when the build failed (the control did not): then its log must name one of them."""
+    if differing is None:
+        return any(os.path.basename(f) in log for f in target.telling)
+    return any(f in target.telling for f in differing)
 
 
 def confirmed(targets_run: list[tuple[Target, int, bool]], hazards: list[Hazard], reproduce) -> list[Hazard]:

@@ -91,7 +91,8 @@ def test_a_race_plain_rebuilds_never_hit_is_found_and_confirmed(tmp_path):
 def test_only_a_difference_in_what_the_flip_touches_confirms():
     (target,) = guided.targets(near_miss(), BASE)
     assert target.telling == ("config.h",) or "config.h" in target.telling
-    assert guided.manifested(target, None)  # failed where the control built
+    assert guided.manifested(target, None, "main.c:2: fatal error: config.h: No such file")  # failed, naming it
+    assert not guided.manifested(target, None, "lexer.c: fatal error: parser.h: No such file")  # another race
     assert not guided.manifested(target, ["unrelated.log"])  # changed, but not by this flip
     reader_output = synthetic_trace([FakeStep("gen > config.h", 0.0, 0.01, writes={"config.h": 0.009}),
                                      FakeStep("cc -c main.c", 0.05, 0.3, reads={"config.h": 0.08},
