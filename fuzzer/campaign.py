@@ -86,6 +86,7 @@ class Campaign:
     executor_factory: ExecutorFactory = LocalExecutor
     counters: dict[RunKind, int] = field(default_factory=dict)  # runs made so far of each localization kind
     notes: list[str] = field(default_factory=list)  # for the report: what this campaign could not do
+    localize_deadline: float | None = None  # while localizing: when its budget ends (time.monotonic())
     targets: dict = field(default_factory=dict)  # run index → the guided.Target it ran
     settings: dict = field(default_factory=dict)  # for the report: each setting and where it came from
 
@@ -102,9 +103,11 @@ class Campaign:
         return default_timeout(self.config.timeout, self.runs[0].wall_s)
 
     def seconds_left(self) -> float:
-        """Of the --budget, in this invocation (a resumed campaign gets a new budget)."""
+        """Of the --budget, in this invocation (a resumed campaign gets a new budget), and of
+        the localization budget while localizing."""
         budget = self.config.budget_s
-        return float("inf") if budget is None else budget - (time.monotonic() - self.started)
+        left = float("inf") if budget is None else budget - (time.monotonic() - self.started)
+        return left if self.localize_deadline is None else min(left, self.localize_deadline - time.monotonic())
 
     @property
     def dir(self) -> Path:

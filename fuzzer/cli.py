@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 
 from fuzzer.config import (MAX_INT, MAX_RUNS, MIN_SUCCESSFUL, FuzzConfig, Outputs, UsageError, available_cpus,
-                           check_range, max_jobs, parse_duration, shown)
+                           check_range, max_jobs, parse_duration, parse_stabilizers, shown)
 from fuzzer import axes as axis_table
 from fuzzer.plan import Perturbation, format_cpus, parse_cpus, parse_jobs_range
 from fuzzer.settings import ConfiguredCommand
@@ -135,6 +135,10 @@ def cli() -> None:
 @click.option("--resume", is_flag=True, help="Continue the latest campaign in the store.")
 @click.option("--stop-on-first", is_flag=True, help="Stop at the first divergence or perturbed failure.")
 @click.option("--localize/--no-localize", default=True, help="Localize the culprit steps (on by default).")
+@click.option("--localize-budget", help="Time for localization (tracing, step replays, shrinking), e.g. 10m. Default: "
+              "what --budget leaves, else 3 builds' time (at least 3 minutes).")
+@click.option("--stabilizers", help="Stabiliser candidates to try, comma-separated (default: all of "
+              "PYTHONHASHSEED, ASLR, SOURCE_DATE_EPOCH, PERL_HASH_SEED, clock, TZ, LC_ALL, HOME, umask).")
 @click.option("--diff-timeout", type=float, default=30.0, show_default=True, help="Seconds for diffoscope per artifact.")
 @click.option("--parallel", type=int, default=1, show_default=True,
               help="Builds at once, each in its own mount namespace at the same path (needs unshare; "
@@ -155,8 +159,8 @@ def cli() -> None:
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_ignore, jobs, axes, vary, jitter, affinity,
-        timeout, in_place, clean, resume, stop_on_first, localize, diff_timeout, report_json, junit, markdown, html,
-        baseline, store, quiet, parallel, dask, shared_source) -> None:
+        timeout, in_place, clean, resume, stop_on_first, localize, localize_budget, stabilizers, diff_timeout,
+        report_json, junit, markdown, html, baseline, store, quiet, parallel, dask, shared_source) -> None:
     """Fuzz BUILD COMMAND (after --; {jobs} is replaced by the job count)."""
     from fuzzer.campaign import run_campaign
     from fuzzer.findings import read_baseline
@@ -182,6 +186,8 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_igno
         clean=clean,
         resume=resume,
         localize=localize,
+        localize_budget_s=parse_duration(localize_budget) if localize_budget is not None else None,
+        stabilizers=parse_stabilizers(stabilizers) if stabilizers is not None else (),
         stop_on_first=stop_on_first,
         diff_timeout=diff_timeout,
         parallel=parallel,

@@ -49,6 +49,8 @@ class FuzzConfig:
     localize: bool = True
     stop_on_first: bool = False
     diff_timeout: float = 30.0
+    localize_budget_s: float | None = None  # None: what --budget leaves, else 3 builds' time (fuzzer/explain/budget.py)
+    stabilizers: tuple[str, ...] = ()  # stabiliser candidates to try (empty: every one)
     parallel: int = 1  # builds at once, each in its own mount namespace (fuzzer/tools/unshare.py)
     dask: str | None = None  # a Dask scheduler's address, or local:N (fuzzer/execute/dask_executor.py)
     shared_source: bool = False  # with dask: every worker reads --source at its path, no archive is sent
@@ -117,9 +119,10 @@ def validate(config: FuzzConfig) -> FuzzConfig:
     if config.parallel > 1 and config.in_place:
         raise UsageError("--parallel needs a copy of the source per build; --in-place builds in the one source tree")
     for name, seconds in (("--timeout", config.timeout), ("--budget", config.budget_s),
-                          ("--diff-timeout", config.diff_timeout)):
+                          ("--diff-timeout", config.diff_timeout), ("--localize-budget", config.localize_budget_s)):
         if seconds is not None:
             check_seconds(name, seconds)
+    _check_stabilizers(config.stabilizers)
     if any(not glob for glob in config.artifacts + config.ignore):
         raise UsageError("--artifact and --ignore need a non-empty GLOB")
     if config.in_place and not config.clean:
@@ -158,6 +161,25 @@ def _check_axes(axes: tuple[str, ...]) -> None:
         raise UsageError(f"unknown axis {shown(unknown[0])}; known axes: {', '.join(axis_table.BY_NAME)}")
     if not axes:
         raise UsageError(f"no axis left to vary; --axes takes a comma-separated list of {', '.join(axis_table.BY_NAME)}")
+
+
+def parse_stabilizers(text: str) -> tuple[str, ...]:
+    """`--stabilizers ASLR,pythonhashseed` → the candidates' own names (any case)."""
+    from fuzzer.explain.stabilizers import NAMES  # the candidate table lives with the search
+
+    canonical = {name.lower(): name for name in NAMES}
+    words = [w.strip() for w in text.split(",") if w.strip()]
+    if not words:
+        raise UsageError(f"--stabilizers needs at least one name, of: {', '.join(NAMES)}")
+    return tuple(dict.fromkeys(canonical.get(w.lower(), w) for w in words))
+
+
+def _check_stabilizers(names: tuple[str, ...]) -> None:
+    from fuzzer.explain.stabilizers import NAMES
+
+    unknown = [n for n in names if n not in NAMES]
+    if unknown:
+        raise UsageError(f"unknown stabiliser {shown(unknown[0])} in --stabilizers; known: {', '.join(NAMES)}")
 
 
 def dask_local_workers(address: str) -> int | None:

@@ -2,21 +2,29 @@
 stabilises it (design.md, "Localization").
 
 Phases: trace divergent reruns and the reference → find root divergent steps and the
-hazards over every trace → classify the top roots (trace evidence first, then faithful
-replays alone) → shrink the divergent perturbation to a minimal reproducer. When no
-traced rerun diverges, a failed run's log is read against the reference trace. A
-reproducible campaign still gets one traced parallel run, for latent hazards.
+hazards over every trace → rank the roots (`ranking`: deliverables before logs and
+caches, known noise last, the cheapest first) → classify them in that order (trace
+evidence first, then faithful replays alone) while the localization budget lasts
+(`budget`), naming the roots left unexplained → shrink the divergent perturbation to a
+minimal reproducer. When no traced rerun diverges, a failed run's log is read against
+the reference trace. A reproducible campaign still gets one traced parallel run, for
+latent hazards.
 """
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from fuzzer.execute.local import build_env
 from fuzzer.execute.run import RunKind
-from fuzzer.explain.ablation import minimal_reproducer
+from fuzzer.explain import ranking, stabilizers
+from fuzzer.explain.ablation import minimal_reproducer, replay_command
+from fuzzer.explain.budget import Budget, localization_budget
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.from_log import explain_failure, read_log
+from fuzzer.explain.noise import MAX_BYTES, Noise, noise_between
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.explain.traced import trace_pair
 from fuzzer.report.model import Culprit, Hazard
@@ -26,7 +34,7 @@ from fuzzer.trace.differences import in_workspace
 from fuzzer.trace.graph import RootCandidate, find_roots
 from fuzzer.trace.steps import BuildTrace, load_trace
 
-CLASSIFIED = 3  # roots classified by replay; the rest are listed by the trace alone
+LISTED = 5  # roots left unexplained named in the note; the rest are counted
 # When one step is found twice, the stronger evidence wins: a kind drawn from the traces
 # or from replays beats "unknown".
 STRENGTH = {"race": 0, "intrinsic": 1, "parallelism-level": 2, "order": 3, "unknown": 4}
@@ -45,6 +53,15 @@ def localize(campaign, comparison, executor) -> Localization:
     unusable = strace.available()
     if unusable:
         return Localization(notes=(f"step localization disabled: {unusable}; results are artifact-level only",))
+    budget = localization_budget(campaign.config.localize_budget_s, campaign.seconds_left(), campaign.runs[0].wall_s)
+    campaign.localize_deadline = budget.deadline  # tracing and shrinking stop inside it too
+    try:
+        return _localize(campaign, comparison, executor, budget)
+    finally:
+        campaign.localize_deadline = None
+
+
+def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
     pair = trace_pair(campaign, comparison, executor)
     tree = str(campaign.spec.workspace.path)
     reference_trace = load_trace(pair.reference.trace_path, tree)
@@ -57,13 +74,107 @@ def localize(campaign, comparison, executor) -> Localization:
     roots = find_roots(reference_trace, divergent_trace, _differing(campaign, pair))
     if not pair.divergent.ok:  # what a failed build never got to is a consequence, not a cause
         roots = [r for r in roots if r.div is not None]
-    session = executor.step_session(pair.reference)
-    context = Context(pair.reference, pair.divergent, _replayer_factory(session, pair), tuple(found))
-    classified = [classify(candidate, context) for candidate in roots[:CLASSIFIED]]
-    culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in classified])
-    notes = () if roots else ("no step could be named: the differing files were written by no traced step",)
-    minimal = minimal_reproducer(campaign, executor, pair.divergent.perturbation) if culprits else None
+    noise = _known_noise(campaign, executor, pair, roots)  # before any replay rewrites the traced tree
+    ranked = ranking.rank(roots, campaign.config.artifacts, set(noise))
+    context = Context(pair.reference, pair.divergent, _replayer_factory(executor.step_session(pair.reference), pair),
+                      tuple(found), budget, {roots[i].step.key: n for i, n in noise.items()},
+                      campaign.config.stabilizers)
+    explained, left = _explain_in_budget(ranked, context)
+    culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
+    notes = _notes(roots, left, budget, campaign.config.stabilizers)
+    minimal = _minimal_reproducer(campaign, executor, pair) if culprits else None
     return Localization(tuple(culprits), _hazards(found), notes, minimal, traced=True)
+
+
+def _explain_in_budget(ranked: list[ranking.Ranked], context: Context) -> tuple[list[Culprit], list[ranking.Ranked]]:
+    """Classify in rank order while the budget lasts; the culprits in report order, and the
+    roots left unexplained."""
+    done: list[tuple[ranking.Ranked, Culprit]] = []
+    left: list[ranking.Ranked] = []
+    for root in ranked:
+        if context.budget.left() <= 0:
+            left.append(root)
+        else:
+            done.append((root, classify(root.root, context)))
+    done.sort(key=lambda pair: ranking.report_key(pair[0]))
+    return [culprit for _, culprit in done], left
+
+
+def _notes(roots, left: list[ranking.Ranked], budget: Budget, chosen: tuple[str, ...]) -> tuple[str, ...]:
+    notes = [] if roots else ["no step could be named: the differing files were written by no traced step"]
+    if left:
+        named = "; ".join(f"`{r.root.command}` ({', '.join(r.root.outputs[:2]) or 'no output'}, {r.tier.label})"
+                          for r in left[:LISTED])
+        more = f"; and {len(left) - LISTED} more" if len(left) > LISTED else ""
+        notes.append(f"{budget.describe()} was spent: {len(left)} root step(s) left unexplained: {named}{more}")
+    missing = stabilizers.unusable(chosen) if chosen else []
+    if missing:
+        notes.append(f"stabiliser candidates not usable here (their tool is missing): {', '.join(missing)}")
+    return tuple(notes)
+
+
+def _minimal_reproducer(campaign, executor, pair) -> str:
+    """The traced reference rebuild already differed from run 0: any rebuild does, so the
+    reference perturbation reproduces, and no build is spent shrinking."""
+    if campaign.differs_from_reference(pair.reference):
+        return replay_command(campaign, campaign.runs[0].perturbation)
+    return minimal_reproducer(campaign, executor, pair.divergent.perturbation)
+
+
+def _known_noise(campaign, executor, pair, roots: list[RootCandidate]) -> dict[int, Noise]:
+    """Roots (by index) whose differing outputs are all logs or caches differing only in
+    temporary names, pids or dates, judged on the variants at hand: run 0's tree, the traced
+    reference's, and the variants kept from the campaign's runs."""
+    found: dict[int, Noise] = {}
+    campaign.dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="variants-", dir=campaign.dir) as scratch:
+        for i, root in enumerate(roots):
+            if not root.outputs or not all(ranking.is_bookkeeping(p) for p in (*root.outputs, *root.explains)):
+                continue
+            noises = [_noise_in(campaign, executor, pair.reference, path, Path(scratch)) for path in root.outputs]
+            if all(noises):
+                found[i] = _merged(noises)
+    return found
+
+
+def _noise_in(campaign, executor, traced_reference, path: str, scratch: Path) -> Noise | None:
+    variants = _variants(campaign, executor, traced_reference, path, scratch)
+    if len(variants) < 2:
+        return None
+    first, *others = variants
+    judged = [noise_between(path, first, other) for other in others]
+    return judged[0] if all(judged) else None
+
+
+def _variants(campaign, executor, traced_reference, path: str, scratch: Path) -> list[bytes]:
+    """Distinct contents of one file: run 0's, the traced reference's, the kept blobs."""
+    fetched = scratch / "traced"
+    fetched.unlink(missing_ok=True)  # another file's, fetched before
+    sources = [campaign.reference_tree / path]
+    if executor.fetch(traced_reference, path, fetched):
+        sources.append(fetched)
+    digests = {r.manifest.entries[path].digest for r in campaign.runs
+               if r.ok and r.manifest is not None and path in r.manifest.entries}
+    sources += [campaign.dir / "blobs" / digest for digest in sorted(digests)]
+    contents: list[bytes] = []
+    for source in sources:
+        data = _read(source)
+        if data is not None and data not in contents:
+            contents.append(data)
+    return contents
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read(MAX_BYTES + 1)
+    except OSError:
+        return None
+
+
+def _merged(noises: list[Noise]) -> Noise:
+    kinds = tuple(dict.fromkeys(k for n in noises for k in n.kinds))
+    return Noise(", ".join(n.path for n in noises), kinds, noises[0].example)
 
 
 def scan_hazards(campaign, executor) -> Localization:

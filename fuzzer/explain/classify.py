@@ -8,23 +8,33 @@
 - replayed alone on identical inputs it varies → intrinsic (then: what stabilises it);
 - stable alone, but its output follows the CPU set or the job count → parallelism-level;
 - stable alone, same input contents, yet different output → order (say what differed).
+
+Known noise (a log differing only in temporary file names, pids or dates) is said in one
+line once the plain replays show the step varies, with no stabiliser search. A step whose
+first replays would take more than its share of the localization budget is explained
+from the traces alone, and says so.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Callable
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
 
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.parallelism import parallel_env
 from fuzzer.explain import stabilizers
-from fuzzer.execute.step_replay import REPLAYS, StepReplayer, Variation
+from fuzzer.explain.budget import UNLIMITED, Budget
+from fuzzer.explain.noise import Noise
+from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, StepReplayer, Variation
 from fuzzer.report.model import Culprit
 from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
 from fuzzer.trace.hazards import DUPLICATE, MKDIR_RACE, WRITE_WRITE, Hazard
+from fuzzer.trace.steps import StepKey
 
 AXIS_REPLAYS = 2
+AXIS_TRIALS = 2  # at most: the CPU set, then the job count
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,9 @@ class Context:
     divergent: RunRecord
     replayer_for: Callable[[RootCandidate], StepReplayer]  # a replayer of the candidate's reference step
     hazards: tuple[Hazard, ...] = ()  # unordered conflicts seen in the traces
+    budget: Budget = UNLIMITED
+    noise: Mapping[StepKey, Noise] = field(default_factory=dict)  # roots whose outputs are known noise
+    stabilizers: tuple[str, ...] = ()  # the candidates the user chose (empty: every one)
 
 
 def classify(candidate: RootCandidate, context: Context) -> Culprit:
@@ -53,18 +66,30 @@ def classify(candidate: RootCandidate, context: Context) -> Culprit:
         return _culprit(candidate, "unknown", evidence=f"failed with exit {step.exit_code} in the divergent run "
                         "and succeeded in the reference, with no input difference seen in the trace "
                         "(a resource limit, a flaky tool, or a race through something not traced)")
+    noise = context.noise.get(step.key)
+    first_replays_s = REPLAYS * candidate.duration + SPREAD_S
+    if not context.budget.affords_replays(first_replays_s):
+        return _from_traces(candidate, noise, _too_costly(first_replays_s, context.budget))
     with context.replayer_for(candidate) as replayer:
-        return _by_replay(candidate, replayer, context)
+        return _by_replay(candidate, replayer, context, noise)
 
 
-def _by_replay(candidate: RootCandidate, replayer: StepReplayer, context: Context) -> Culprit:
+def _by_replay(candidate: RootCandidate, replayer: StepReplayer, context: Context, noise: Noise | None) -> Culprit:
+    started = time.monotonic()
     plain = replayer.replay(Variation("plain"), REPLAYS)
+    per_replay_s = (time.monotonic() - started) / REPLAYS
     if plain.failed:
         return _culprit(candidate, "unknown", evidence=(
             f"replay failed: replayed alone with its traced argv, cwd and environment it {plain.failure}; "
             "no kind is drawn from a replay that did not run as the traced step did"))
+    if plain.varies and noise is not None:
+        return _noise(candidate, noise, f"replayed alone it gave {plain.distinct} distinct outputs in {REPLAYS}")
     if plain.varies:
-        return _intrinsic(candidate, replayer, plain)
+        return _intrinsic(candidate, replayer, plain, context, per_replay_s)
+    if not context.budget.affords(AXIS_TRIALS * AXIS_REPLAYS * per_replay_s):
+        return _culprit(candidate, "unknown", evidence=(
+            f"replayed alone it is stable ({REPLAYS}/{REPLAYS}); {context.budget.describe()} ran out before its "
+            "CPU set and job count were varied: no kind drawn"))
     axis = _tracked_axis(replayer, plain.digests[0], context)
     if axis:
         name, value = axis
@@ -103,8 +128,27 @@ def _other(hazard: Hazard, command: str) -> str | None:
     return next((s for s in hazard.steps if s != command), None)
 
 
-def _intrinsic(candidate, replayer: StepReplayer, plain) -> Culprit:
-    search = stabilizers.search(replayer, plain)
+def _from_traces(candidate: RootCandidate, noise: Noise | None, why: str) -> Culprit:
+    """No replay: the diff of its outputs may still say what it is."""
+    if noise is not None:
+        return _noise(candidate, noise, why)
+    return _culprit(candidate, "unknown", evidence=(
+        f"explained from the traces alone: its inputs were identical in both builds and its output differs; {why}, "
+        "so no kind is drawn (--localize-budget gives localization more time)"))
+
+
+def _too_costly(seconds: float, budget: Budget) -> str:
+    return (f"not replayed: its first {REPLAYS} replays would take about {seconds:.0f} s, more than its share of the "
+            f"{max(budget.left(), 0):.0f} s left of {budget.describe()}")
+
+
+def _noise(candidate: RootCandidate, noise: Noise, how: str) -> Culprit:
+    """Known noise: one line, no stabiliser search."""
+    return _culprit(candidate, "intrinsic", evidence=f"intrinsic: {noise.describe()}; {noise.evidence()}; {how}")
+
+
+def _intrinsic(candidate, replayer: StepReplayer, plain, context: Context, per_replay_s: float) -> Culprit:
+    search = stabilizers.search(replayer, plain, context.stabilizers, context.budget, per_replay_s)
     evidence = (f"its inputs are identical in both builds; replayed alone {REPLAYS} times with its traced argv, "
                 f"cwd and environment it gave {plain.distinct} distinct outputs; {search.describe()}")
     return _culprit(candidate, "intrinsic", evidence=evidence, stabilized_by=list(search.stabilizers),

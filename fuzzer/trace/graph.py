@@ -55,6 +55,13 @@ class RootCandidate:
     def command(self) -> str:
         return self.step.command
 
+    @property
+    def duration(self) -> float:
+        """About what one replay of it costs: the traced run time of the step replayed (the
+        reference's, whose tree replays run in)."""
+        step = self.ref or self.div
+        return max(step.end - step.start, 0.0)  # type: ignore[union-attr]
+
 
 # --- roots ----------------------------------------------------------------------------
 

@@ -1,0 +1,79 @@
+"""Known noise: logs whose variants differ only in temporary file names, process ids or dates.
+
+A configure script's `config.log` quotes the linker's errors from failed link tests,
+`/usr/bin/ld: /tmp/ccVIeq8g.o: in function main`, and gcc picks a new random object name
+every time. The step that writes it is intrinsic, but nothing a release engineer can act
+on. It is recognised from the two variants themselves: each kind of noise is replaced by a
+placeholder, and when the variants become equal, those kinds were all that differed.
+Only logs and caches are judged so (a date inside a library is a real finding, fixed by
+SOURCE_DATE_EPOCH).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_BYTES = 16 << 20  # a log larger than this is not normalised (and not called noise)
+
+_MONTH = (rb"\b(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:tember)?"
+          rb"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b")
+_DAY = rb"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\b"
+_CLOCK = rb"\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?"  # with seconds: file:line:col is no time
+# Each kind: what the report calls it, and the patterns of its values.
+KINDS: tuple[tuple[str, re.Pattern], ...] = (
+    ("names of temporary files", re.compile(
+        rb"(?<![\w/.])/(?:var/)?tmp/[\w.+-]+"  # anything directly under /tmp
+        rb"|\bcc[A-Za-z0-9]{6}\.[a-z]{1,3}\b"  # gcc's temporaries wherever TMPDIR points
+        rb"|\btmp\.[A-Za-z0-9]{10}\b"  # mktemp's default template
+        rb"|\b[\w-]+[.-](?=[a-z0-9]{0,5}[A-Z])[A-Za-z0-9]{6}\b"  # mkstemp's name.XXXXXX
+    )),
+    ("process ids", re.compile(
+        rb"(?i)\bpid\b\D{0,3}\d+"  # pid 4242, pid=4242, PID: 4242
+        rb"|(?<=[A-Za-z_])\[\d{1,7}\](?=:)"  # configure[4242]: (syslog style)
+        rb"|/proc/\d+"
+    )),
+    ("dates", re.compile(
+        rb"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"  # ISO 8601
+        rb"|(?:" + _DAY + rb",?\s+)?" + _MONTH + rb"\s+\d{1,2}(?:,?\s+\d{4})?(?:\s+" + _CLOCK
+        + rb")?(?:\s+[A-Z]{3,4})?(?:\s+\d{4})?"  # Dec  1 2026 10:54:54, Mon Dec 1 10:54:54 UTC 2026
+        rb"|\b\d{1,2}\s+" + _MONTH + rb"\s+\d{4}"  # 1 Dec 2026
+        rb"|(?<![\w:.])" + _CLOCK + rb"(?![\d:])"
+    )),
+)
+
+
+@dataclass(frozen=True)
+class Noise:
+    path: str
+    kinds: tuple[str, ...]  # what differed: "names of temporary files", "process ids", "dates"
+    example: tuple[str, str]  # one differing value in each variant
+
+    def describe(self) -> str:
+        return " and ".join(self.kinds)
+
+    def evidence(self) -> str:
+        a, b = self.example
+        return f"the variants of {self.path} differ only in {self.describe()} (e.g. {a} vs {b})"
+
+
+def noise_between(path: str, a: bytes, b: bytes) -> Noise | None:
+    """The noise that explains every difference between two variants of a text file; None
+    when they are equal, binary, too large, or differ in anything else."""
+    if a == b or b"\0" in a or b"\0" in b or max(len(a), len(b)) > MAX_BYTES:
+        return None
+    kinds, example = [], None
+    for name, pattern in KINDS:
+        found_a, found_b = pattern.findall(a), pattern.findall(b)
+        if found_a != found_b:
+            kinds.append(name)
+            example = example or _first_difference(found_a, found_b)
+        a, b = pattern.sub(b"<>", a), pattern.sub(b"<>", b)
+    if a != b or example is None:
+        return None
+    return Noise(path, tuple(kinds), example)
+
+
+def _first_difference(a: list[bytes], b: list[bytes]) -> tuple[str, str]:
+    x, y = next(((x, y) for x, y in zip(a, b) if x != y), (a[0] if a else b"", b[0] if b else b""))
+    return x.decode(errors="replace"), y.decode(errors="replace")
