@@ -208,7 +208,8 @@ def _confirm_targets(campaign: Campaign, localization):
     """Targeted runs that diverged or failed confirm their hazard, with a replay command."""
     if localization is None or not campaign.targets:
         return localization
-    control = campaign.runs[2] if len(campaign.runs) > 2 else None
+    after = 2 + len(campaign.targets)
+    control = campaign.runs[after] if len(campaign.runs) > after else None
     if control is None or campaign.differs_from_reference(control):
         return localization  # the build differs without any hold: a held run's difference proves nothing
     ran = [(t, i, guided.manifested(t, _differing_files(campaign, run), run.log_tail))
@@ -328,8 +329,9 @@ def _with_targets(campaign: Campaign, plan: list) -> list:
     found = guided.targets(trace, base, min(guided.MAX_TARGETS, max(0, campaign.config.runs - 3)))
     if not found:
         return plan
-    campaign.targets = {3 + i: t for i, t in enumerate(found)}  # run 2 is their control
-    return (plan[:2] + [guided.control(base)] + [t.perturbation for t in found] + plan[2:])[: campaign.config.runs]
+    # their control runs right after them: placed first, it would delay every detection by a build
+    campaign.targets = {2 + i: t for i, t in enumerate(found)}
+    return (plan[:2] + [t.perturbation for t in found] + [guided.control(base)] + plan[2:])[: campaign.config.runs]
 
 
 def _space(config: FuzzConfig) -> Space:
