@@ -7,6 +7,7 @@ fallback is tested with unshare taken off PATH.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import signal
@@ -103,15 +104,13 @@ def test_a_resumed_campaign_may_change_parallel_and_stores_what_now_runs(tmp_pat
     source = tmp_path / "src"
     source.mkdir()
     config = FuzzConfig(source=source, command="make", store=tmp_path / "store", runs=6, seed=1, localize=False)
-    calls = []
+    builds = itertools.count()
 
-    def interrupted_at_three(p):
-        calls.append(p)
-        if len(calls) == 4:
-            raise KeyboardInterrupt
-        return {"out": "same"}
+    def ctrl_c_in_the_third_build(p):
+        return {"out": "same"} if next(builds) != 2 else signal.raise_signal(signal.SIGINT)
 
-    first = run_campaign(replace(config, parallel=2), executor_factory=lambda spec: FakeExecutor(interrupted_at_three))
+    first = run_campaign(replace(config, parallel=2),
+                         executor_factory=lambda spec: FakeExecutor(ctrl_c_in_the_third_build))
     assert first.exit_code == 4
     with pytest.raises(UsageError, match="--jobs"):  # what a run is may not change
         run_campaign(replace(config, jobs=(1, 2), resume=True), executor_factory=lambda spec: FakeExecutor(dict))
