@@ -201,6 +201,7 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     if report.verdict != INCONCLUSIVE:
         campaign.store.save_report(campaign.id, report.to_json())
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed
+        _drop_traces(campaign)
     return Outcome(report, report.exit_code, _why(campaign, report))
 
 
@@ -385,8 +386,8 @@ def _within_budget(campaign: Campaign, slowdown: float = 1.0) -> bool:
 def _keep_evidence(campaign: Campaign, executor: Executor, record: RunRecord) -> None:
     """Keep the reference tree, and every later variant of a differing file, for diffs."""
     if record.index == 0:
-        if record.ok and not campaign.reference_tree.exists():
-            executor.keep_tree(record, campaign.reference_tree)
+        if record.ok and not campaign.reference_tree.exists() and executor.keep_tree(record, campaign.reference_tree):
+            _drop_large_files(campaign.reference_tree)
         return
     reference = campaign.runs[0].manifest
     if not record.ok or record.manifest is None or reference is None:
@@ -402,6 +403,21 @@ def _keep_evidence(campaign: Campaign, executor: Executor, record: RunRecord) ->
         if not blob.exists() and campaign.kept.get(path, 0) < VARIANTS_KEPT:
             if executor.fetch(record, path, blob):
                 campaign.kept[path] = campaign.kept.get(path, 0) + 1
+
+
+def _drop_large_files(tree: Path) -> None:
+    """The kept reference tree is for diffs, and files over BLOB_LIMIT are never diffed:
+    a campaign's store growth stays bounded by the small files of one tree."""
+    for path in tree.rglob("*"):
+        if path.is_file() and not path.is_symlink() and path.stat().st_size > BLOB_LIMIT:
+            path.unlink()
+
+
+def _drop_traces(campaign: Campaign) -> None:
+    """Traces (often the largest files of a campaign) served its localization, whose
+    findings are in the report; `explain --relocalize` traces again."""
+    for trace in campaign.spec.logs.glob("*.strace"):
+        trace.unlink(missing_ok=True)
 
 
 def _selected(campaign: Campaign, record: RunRecord) -> RunRecord:
