@@ -13,7 +13,7 @@ Four groups:
   `Perturbation`, drawn from the campaign's `Space`;
 - order (`shuffle`: make's prerequisite order, `dirorder`: directory entry order through
   disorderfs): on by default where their tool exists, said once where it does not;
-- environment (`tz`, `locale`, `umask`, `home`, `aslr`, `hashseed`, `clock`): opt-in
+- environment (`tz`, `locale`, `umask`, `hostname`, `home`, `aslr`, `hashseed`, `clock`): opt-in
   with `--vary`, since a fixed environment is how buildfuzz separates parallelism from
   everything else.
 - targeted (`hold`): never drawn at random; the guided schedule (fuzzer.guided) sets it
@@ -34,7 +34,7 @@ from typing import Callable, Iterator
 from fuzzer.execute import hold
 from fuzzer.execute.parallelism import command_argv, parallel_env, render_command
 from fuzzer.plan import Perturbation, Space, format_cpus, phases
-from fuzzer.tools import disorderfs, faketime, make, setarch
+from fuzzer.tools import disorderfs, faketime, make, setarch, unshare
 
 SCHEDULE, ORDER, ENVIRONMENT, TARGETED = "schedule", "order", "environment", "targeted"
 REFERENCE = ""  # the value of an order or environment axis in the reference build
@@ -173,6 +173,9 @@ AXES: tuple[Axis, ...] = (
                "an installed locale", apply=_with_env(LC_ALL="{}", LANG="{}")),
     _variation("umask", "umask", ENVIRONMENT, ("0002",), lambda rng: rng.choice(("0002", "0022", "0077")),
                "an octal umask", apply=_wrapped(_umask)),
+    _variation("hostname", "host name", ENVIRONMENT, ("buildfuzz-host",), lambda rng: f"host-{_seed(rng)}",
+               "a host name", apply=_wrapped(lambda name, argv: unshare.with_hostname(name, argv)),
+               requires=unshare.hostname_unavailable),
     _variation("home", "HOME and user name", ENVIRONMENT, ("/nonexistent/buildfuzz",),
                lambda rng: f"/nonexistent/{_seed(rng)}", "a directory path",
                apply=_with_env(HOME="{}", USER="buildfuzz", LOGNAME="buildfuzz")),

@@ -129,3 +129,10 @@ def test_replay_accepts_an_environment_axis(tmp_path):
     replay = subprocess.run([*run, "replay", "--store", store, "--jobs", "1", "--vary", "tz=Etc/GMT-14"],
                             capture_output=True, text=True, timeout=120)
     assert replay.returncode == 1 and "zone.txt" in replay.stdout, replay.stdout + replay.stderr
+
+
+@pytest.mark.skipif(axes.BY_NAME["hostname"].requires() is not None, reason="no UTS namespace here")
+def test_the_hostname_axis_gives_the_build_its_own_host_name():
+    p = Perturbation(1, (0,)).with_variation("hostname", "buildfuzz-host")
+    launch = axes.launch("hostname", p, dict(os.environ))
+    assert subprocess.run(list(launch.argv), capture_output=True, text=True, env=launch.env).stdout.strip() == "buildfuzz-host"

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -130,3 +129,26 @@ def unavailable() -> str:
 def forget() -> None:
     """Probe again next time (tests change PATH)."""
     _probe.cache_clear()
+
+
+# --- the hostname axis: a UTS namespace of the build's own -------------------------------
+
+HOSTNAME_SCRIPT = 'hostname "$0" && exec "$@"'
+
+
+@functools.cache
+def hostname_unavailable() -> str | None:
+    """None when this process may give a build its own hostname (root: `unshare -u`)."""
+    if UNSHARE.path() is None:
+        return f"unshare not found; install the Debian package {UNSHARE.package!r}"
+    try:
+        probe = subprocess.run([UNSHARE.path(), "-u", "/bin/sh", "-c", HOSTNAME_SCRIPT, "buildfuzz-probe", "true"],
+                               capture_output=True, timeout=PROBE_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"unshare -u could not run: {e}"
+    return None if probe.returncode == 0 else "a UTS namespace needs root here (unshare -u failed)"
+
+
+def with_hostname(name: str, argv: list[str]) -> list[str]:
+    """`argv` run with `name` as its hostname, in a UTS namespace of its own (same pid: exec)."""
+    return [UNSHARE.require(), "-u", "/bin/sh", "-c", HOSTNAME_SCRIPT, name, *argv]
