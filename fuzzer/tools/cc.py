@@ -26,6 +26,8 @@ def shared_library(source: Path) -> Path | str:
     """The compiled library for `source`, or a one-line reason it cannot be built here."""
     if CC.path() is None:
         return f"no C compiler found; install the Debian package {CC.package!r}"
+    if not source.is_file():
+        return f"{source} is missing from this installation of buildfuzz"
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
     target = cache_dir() / f"{source.stem}-{digest}.so"
     if target.exists():
