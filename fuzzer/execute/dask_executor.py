@@ -7,8 +7,9 @@ The campaign does not change: it submits `RunRequest`s and gets `RunRecord`s bac
 - Each build is a Dask task needing one unit of the worker resource `builds`, so a
   worker started with `--resources builds=1` runs one build at a time; the executor's
   `slots` are the units the cluster offers. The worker side is in `dask_worker.py`.
-- The source reaches each worker once: as a content-addressed archive (scattered once;
-  a worker unpacks it into a cache named by its sha256), or read from a path every
+- The source reaches each worker once: as a content-addressed archive (held by the
+  scheduler, which loses nothing when a worker dies; a worker fetches it with its first
+  build and unpacks it into a cache named by its sha256), or read from a path every
   worker shares (`--shared-source`). Builds get this machine's environment, not the
   worker's (a Dask nanny sets PYTHONHASHSEED, OMP_NUM_THREADS, ...).
 - A result carries its manifest, log and trace; they are written to the campaign's logs
@@ -36,11 +37,11 @@ from typing import Callable, Iterable, Iterator
 
 import dask
 import distributed
-from distributed import Client, LocalCluster
+from distributed import Client, LocalCluster, Variable
 from distributed.scheduler import KilledWorker
 
 from fuzzer.config import UsageError, available_cpus, dask_local_workers, shown
-from fuzzer.execute.dask_worker import (ATTEMPTS_TOPIC, Site, StepActor, WorkerRun, forget_kept, read_kept, run_build,
+from fuzzer.execute.dask_worker import (ATTEMPTS_TOPIC, Site, StepActor, WorkerRun, forget, read_kept, run_build,
                                         tar_kept, worker_facts)
 from fuzzer.execute.local import BuildSpec, _not_copied
 from fuzzer.execute.run import RunKind, RunRecord, RunRequest
@@ -70,7 +71,7 @@ class DaskPool:
         self.address, self.shared_source = address, shared_source
         self.attempts = Attempts()
         self._paths: list[str] = []  # build paths used, whose kept trees the workers remove at the end
-        self._sources: dict[tuple, tuple[str, str, distributed.Future]] = {}
+        self._sources: dict[tuple, tuple[str, str, Variable]] = {}  # source → (digest, note, where the archive is)
         self._slots = (float("-inf"), 1)  # (when counted, count)
         self.environ = tuple(os.environ.items())  # before a local cluster's nannies add theirs to it
         self.client, cluster = _connect(address)
@@ -102,26 +103,30 @@ class DaskPool:
             self._slots = (time.monotonic(), count)
         return count
 
-    def site(self, spec: BuildSpec) -> tuple[Site, distributed.Future | None]:
-        """What builds of `spec` need on a worker, and the scattered source archive."""
+    def site(self, spec: BuildSpec) -> Site:
+        """What builds of `spec` need on a worker."""
         workspace = spec.workspace
         if str(workspace.path) not in self._paths:
             self._paths.append(str(workspace.path))
         common = dict(command=spec.command, path=str(workspace.path), exclude=tuple(sorted(map(str, workspace.exclude))),
                       environ=self.environ, env=spec.env, timeout=spec.timeout)
         if self.shared_source:
-            return Site(**common, shared_source=str(workspace.source), digest=None), None
+            return Site(**common, shared_source=str(workspace.source), digest=None, archive=None)
         digest, source_note, archive = self._archive(spec)
-        return Site(**common, shared_source=None, digest=digest, source_note=source_note), archive
+        return Site(**common, shared_source=None, digest=digest, archive=archive.name, source_note=source_note)
 
-    def _archive(self, spec: BuildSpec) -> tuple[str, str, distributed.Future]:
-        """Packed and scattered once per source; a worker fetches it with its first build."""
+    def _archive(self, spec: BuildSpec) -> tuple[str, str, Variable]:
+        """Packed once per source and handed to the scheduler: data scattered to workers
+        dies with the last worker holding it (and Dask keeps one replica), the scheduler's
+        stays until this client drops it."""
         workspace = spec.workspace
         key = (workspace.source, workspace.exclude)
         if key not in self._sources:
             archive = pack(workspace.source, workspace.exclude, scratch=workspace.path.parent)
             skipped = _not_copied(replace(workspace, not_copied=list(archive.not_copied)))
-            self._sources[key] = (archive.digest, skipped, self.client.scatter(archive.data, hash=False))
+            variable = Variable(f"buildfuzz-source-{archive.digest}-{uuid.uuid4().hex}", client=self.client)
+            variable.set(archive.data, timeout=None)
+            self._sources[key] = (archive.digest, skipped, variable)
         return self._sources[key]
 
     def on_worker(self, worker: str, function: Callable, *args):
@@ -188,12 +193,13 @@ def _connect(address: str) -> tuple[Client, LocalCluster | None]:
 
 
 def _shutdown(client: Client, cluster: LocalCluster | None, paths: list[str], sources: dict) -> None:
-    """The workers drop the trees they kept and the source archives; then the connection
-    (and our own cluster) goes."""
+    """The workers drop the trees they kept and their copies of the sources, the scheduler
+    the archives; then the connection (and our own cluster) goes."""
     try:
-        client.cancel([archive for _, _, archive in sources.values()])  # forgotten on purpose, not lost
-        if paths and client.status == "running":
-            client.run(forget_kept, list(paths))
+        if client.status == "running":
+            client.run(forget, list(paths), [digest for digest, _, _ in sources.values()])
+            for _, _, archive in sources.values():
+                archive.delete()
     except (OSError, TimeoutError):
         pass  # a worker gone meanwhile kept nothing
     finally:
@@ -227,7 +233,7 @@ class _Submitted:
 class DaskExecutor:
     def __init__(self, pool: DaskPool, spec: BuildSpec):
         self.pool, self.spec, self.client = pool, spec, pool.client
-        self.site, self._archive = pool.site(spec)
+        self.site = pool.site(spec)
         self._submitted: dict[Future[RunRecord], _Submitted] = {}
         self._trees: dict[RunKey, tuple[str, str]] = {}  # run → (worker, run id) of the tree it left
         self._pin: str | None = None  # the worker localization runs go to
@@ -244,7 +250,7 @@ class DaskExecutor:
 
     def submit(self, request: RunRequest) -> Future[RunRecord]:
         run_id = uuid.uuid4().hex
-        remote = self.client.submit(run_build, self.site, request, run_id, self._archive,
+        remote = self.client.submit(run_build, self.site, request, run_id,
                                     key=f"buildfuzz-{request.stem}-{run_id}", resources={BUILDS: 1}, pure=False,
                                     **self._placement(request))
         future: Future[RunRecord] = Future()

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from distributed import get_worker
+from distributed import Variable, get_worker
 from distributed.worker import thread_state
 
 from fuzzer.execute.guard import Guard
@@ -39,6 +39,7 @@ from fuzzer.execute.source_archive import tar_tree, unpack_once
 from fuzzer.execute.step_replay import ReplayOutcome, StepCall, StepReplayer, Variation
 from fuzzer.execute.workspace import Workspace
 
+ARCHIVE_WAIT_S = 600  # fetching the source archive from the scheduler; it is there before any build
 ATTEMPTS_TOPIC = "buildfuzz-attempts"  # every start of a build task: which worker took it
 WATCH_S = 0.5  # how often a running build checks that its client still wants it
 LIVE_STATES = frozenset({"executing", "long-running", "resumed"})  # a task still wanted, as a worker sees it
@@ -57,6 +58,7 @@ class Site:
     timeout: float | None  # the user's --timeout
     shared_source: str | None  # a source directory every worker reads; None: the archive
     digest: str | None  # the source archive's sha256, when there is one
+    archive: str | None  # the Dask Variable (on the scheduler) holding the archive
     source_note: str = ""  # special files the archive left out, for each run's log
 
 
@@ -73,11 +75,11 @@ class WorkerRun:
 # ---------------------------------------------------------------- builds
 
 
-def run_build(site: Site, request: RunRequest, run_id: str, archive: bytes | None) -> WorkerRun:
+def run_build(site: Site, request: RunRequest, run_id: str) -> WorkerRun:
     """One build of the campaign on this worker (the body of a Dask task)."""
     worker, key = get_worker(), thread_state.key
     worker.log_event(ATTEMPTS_TOPIC, {"key": key, "worker": worker.address})
-    source = _source(site, archive, worker.local_directory)
+    source = _source(site, worker.local_directory)
     place = Place(site.path, worker.id)
     with tempfile.TemporaryDirectory(prefix="buildfuzz-logs-", dir=worker.local_directory) as logs:
         with place.locked():
@@ -88,10 +90,16 @@ def run_build(site: Site, request: RunRequest, run_id: str, archive: bytes | Non
         return _collected(record, site, worker.address)
 
 
-def _source(site: Site, archive: bytes | None, local_directory: str) -> Path:
+def _source(site: Site, local_directory: str) -> Path:
+    """The source directory to copy workspaces from: the shared one, or this worker's
+    unpacked copy of the archive (fetched from the scheduler on a worker's first build)."""
     if site.shared_source is not None:
         return Path(site.shared_source)
-    return unpack_once(archive, site.digest, Path(local_directory) / "buildfuzz-sources")
+    return unpack_once(site.digest, _sources(local_directory), lambda: Variable(site.archive).get(ARCHIVE_WAIT_S))
+
+
+def _sources(local_directory: str) -> Path:
+    return Path(local_directory) / "buildfuzz-sources"
 
 
 def _watched_run(spec: BuildSpec, request: RunRequest, wanted: Callable[[], bool]) -> RunRecord:
@@ -227,8 +235,11 @@ def tar_kept(site: Site, run_id: str) -> bytes | None:
     return tar_tree(place.tree)
 
 
-def forget_kept(paths: list[str], dask_worker=None) -> None:
-    """Remove this worker's kept trees of these build paths (run on every worker at the end)."""
+def forget(paths: list[str], digests: list[str], dask_worker=None) -> None:
+    """Remove this worker's kept trees of these build paths and its unpacked copies of
+    these archives (run on every worker when the client is done)."""
+    for digest in digests:
+        _remove(_sources(dask_worker.local_directory) / digest)
     for path in paths:
         place = Place(path, dask_worker.id)
         place.forget()

@@ -3,9 +3,9 @@
 The archive holds exactly what the local executor would copy into its workspace: it is
 made from such a copy (`Workspace.prepare`: the store left out, FIFOs recreated, device
 nodes and sockets not copied and listed), so both executors build the same tree. Its
-name is the sha256 of its bytes; a worker unpacks it once into a cache directory named
-by that digest and copies every run's workspace from there, as the local executor
-copies from the source.
+name is the sha256 of its bytes; a worker fetches and unpacks it once, into a cache
+directory named by that digest, and copies every run's workspace from there, as the
+local executor copies from the source.
 """
 
 from __future__ import annotations
@@ -19,8 +19,12 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from fuzzer.execute.workspace import Workspace
+
+
+MTIME_NS = "BUILDFUZZ.mtime_ns"  # a PAX record of our own
 
 
 @dataclass(frozen=True)
@@ -46,25 +50,29 @@ def pack(source: Path, exclude: frozenset[Path], scratch: Path) -> SourceArchive
 
 def tar_tree(tree: Path) -> bytes:
     """Entries in sorted order with the owner left out (the copy a worker makes belongs to
-    whoever runs it, as a local copy does), so one tree gives one archive, one digest."""
+    whoever runs it, as a local copy does), so one tree gives one archive, one digest.
+    Each entry carries its mtime in nanoseconds: tar's float mtime keeps ~0.2 µs, and
+    make compares what a copy keeps exactly."""
     def anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
         info.uid = info.gid = 0
         info.uname = info.gname = ""
+        info.pax_headers = {MTIME_NS: str(os.lstat(tree / info.name).st_mtime_ns)}
         return info
 
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:  # PAX: sub-second mtimes
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         tar.add(tree, arcname=".", filter=anonymous)
     return buffer.getvalue()
 
 
-def unpack_once(archive: bytes, digest: str, cache: Path) -> Path:
-    """The directory holding the unpacked archive `digest`, unpacking it on first use.
-    Unpacked beside its final name and renamed into place, so a half-unpacked tree is
-    never used, even if this process dies midway."""
+def unpack_once(digest: str, cache: Path, fetch: Callable[[], bytes]) -> Path:
+    """The directory holding the unpacked archive `digest`; on first use the archive is
+    fetched and unpacked beside its final name, then renamed into place, so a
+    half-unpacked tree is never used, even if this process dies midway."""
     final = cache / digest
     if final.is_dir():
         return final
+    archive = fetch()
     if hashlib.sha256(archive).hexdigest() != digest:
         raise ValueError(f"source archive damaged in transfer: its sha256 is not {digest}")
     cache.mkdir(parents=True, exist_ok=True)
@@ -84,6 +92,10 @@ def extract(archive: bytes, dest: Path) -> None:
     """Unpack a tar we made: files belong to whoever unpacks it (their owners were left out)."""
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r") as tar:
         tar.extractall(dest, numeric_owner=True, **_trusted())
+        for member in tar.getmembers():  # after every file is written: a directory's mtime too
+            if MTIME_NS in member.pax_headers:
+                ns = int(member.pax_headers[MTIME_NS])
+                os.utime(dest / member.name, ns=(ns, ns), follow_symlinks=False)
 
 
 def _trusted() -> dict:

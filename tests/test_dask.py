@@ -1,0 +1,303 @@
+"""The Dask executor: the same campaign on a real Dask cluster (a scheduler and two worker
+processes on loopback, started here with the `dask` command as a user would) gives the
+same verdicts, groups and culprits as on this machine; a worker killed mid-build costs a
+retry, noted in the report, and leaves no process; a client killed with SIGKILL leaves no
+build running on any worker. The source archive and the option checks need no Dask."""
+
+import json
+import os
+import random
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import ROOT, SCENARIOS, buildfuzz, make_project
+from fuzzer import axes as axis_table
+from fuzzer.config import FuzzConfig
+from fuzzer.execute.source_archive import pack, unpack_once
+
+CLUSTER_START_S = 60
+GONE_WITHIN_S = 30  # the client's SIGKILL → every remote build ended
+
+
+# ---------------------------------------------------------------- the source archive (no Dask needed)
+
+
+@pytest.fixture
+def source_tree(tmp_path):
+    tree = tmp_path / "src"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "a.c").write_text("int a;\n")
+    (tree / "sub" / "b.txt").write_text("b\n")
+    os.utime(tree / "a.c", ns=(1_600_000_000_123_456_789, 1_600_000_000_123_456_789))
+    (tree / "link").symlink_to("a.c")
+    os.mkfifo(tree / "pipe")
+    (tree / ".store").mkdir()
+    (tree / ".store" / "big").write_text("never sent\n")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tree / "sock"))
+    return tree
+
+
+def test_the_archive_holds_what_a_workspace_copy_holds(source_tree, tmp_path):
+    archive = pack(source_tree, frozenset({source_tree / ".store"}), tmp_path / "scratch")
+    tree = unpack_once(archive.digest, tmp_path / "cache", lambda: archive.data)
+    assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*")) == ["a.c", "link", "pipe", "sub", "sub/b.txt"]
+    assert os.readlink(tree / "link") == "a.c"
+    assert stat.S_ISFIFO(os.lstat(tree / "pipe").st_mode)
+    assert os.stat(tree / "a.c").st_mtime_ns == 1_600_000_000_123_456_789  # make compares mtimes
+    assert archive.not_copied == (("sock", "socket"),)
+    assert list((tmp_path / "scratch").iterdir()) == []  # the staging copy is gone
+
+
+def test_one_tree_gives_one_digest_and_a_change_another(source_tree, tmp_path):
+    exclude = frozenset({source_tree / ".store"})
+    first = pack(source_tree, exclude, tmp_path / "scratch")
+    (source_tree / ".store" / "big").write_text("changed, but never sent\n")
+    assert pack(source_tree, exclude, tmp_path / "scratch").digest == first.digest
+    (source_tree / "a.c").write_text("int b;\n")
+    assert pack(source_tree, exclude, tmp_path / "scratch").digest != first.digest
+
+
+def test_a_worker_fetches_and_unpacks_an_archive_once_and_refuses_a_damaged_one(source_tree, tmp_path):
+    archive = pack(source_tree, frozenset(), tmp_path / "scratch")
+    cache, fetched = tmp_path / "cache", []
+
+    def fetch():
+        fetched.append(1)
+        return archive.data
+
+    tree = unpack_once(archive.digest, cache, fetch)
+    assert unpack_once(archive.digest, cache, fetch) == tree and len(fetched) == 1
+    damaged = archive.data[:-1024] + bytes(1024)
+    with pytest.raises(ValueError, match="damaged"):
+        unpack_once("0" * 64, cache, lambda: damaged)
+    assert sorted(p.name for p in cache.iterdir()) == [archive.digest]  # no half-unpacked tree
+
+
+# ---------------------------------------------------------------- options (no Dask needed)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dask", "scheduler:8786"], "--dask takes a scheduler's address"),
+    (["--dask", "local:0"], "local:N needs N between 1 and"),
+    (["--shared-source"], "--shared-source is for --dask"),
+    (["--dask", "local:2", "--in-place", "--clean", "true"], "--in-place builds in the one source tree"),
+    (["--dask", "local:2", "--parallel", "2"], "--parallel is for builds on this machine"),
+])
+def test_dask_options_are_checked_before_anything_is_built(tmp_path, args, message):
+    project = make_project(tmp_path / "src", "all:\n    echo hi > out\n")
+    result = buildfuzz("run", "--source", project, "--store", tmp_path / "store", *args, "--", "make", cwd=tmp_path)
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "store").exists()
+
+
+def test_without_dask_installed_dask_exits_2_naming_the_extra(tmp_path):
+    project = make_project(tmp_path / "src", "all:\n    echo hi > out\n")
+    hide_dask = "import sys; sys.modules['dask'] = sys.modules['distributed'] = None; " \
+                "from fuzzer.cli import main; main()"
+    result = subprocess.run([sys.executable, "-c", hide_dask, "run", "--source", str(project), "--store",
+                             str(tmp_path / "store"), "--dask", "local:2", "--", "make"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 2
+    assert "pip install 'buildfuzz[dask]'" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "store").exists()
+
+
+# ---------------------------------------------------------------- on a real cluster
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """`dask scheduler` and `dask worker --nworkers 2 --resources builds=1`, loopback only.
+    Yields the scheduler's address; every process is ended by its process group."""
+    pytest.importorskip("distributed", reason="needs the extra buildfuzz[dask]")
+    from distributed import Client
+
+    scratch = tmp_path_factory.mktemp("dask")
+    address_file = scratch / "scheduler.json"
+    dask = [sys.executable, "-m", "dask"]
+    started = [
+        subprocess.Popen(dask + ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                 "--scheduler-file", str(address_file)],
+                         start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+    ]
+    try:
+        deadline = time.monotonic() + CLUSTER_START_S
+        while not address_file.exists():
+            assert time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.2)
+        address = json.loads(address_file.read_text())["address"]
+        started.append(subprocess.Popen(
+            dask + ["worker", address, "--nworkers", "2", "--nthreads", "1", "--resources", "builds=1",
+                    "--host", "127.0.0.1", "--no-dashboard", "--local-directory", str(scratch / "workers")],
+            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_test_env()))
+        with Client(address, set_as_default=False) as client:
+            client.wait_for_workers(2, timeout=CLUSTER_START_S)
+        yield address
+    finally:
+        for process in reversed(started):
+            _end_group(process)
+
+
+def _test_env() -> dict[str, str]:
+    """Workers import buildfuzz from this checkout, as an installed one would."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def _end_group(process: subprocess.Popen) -> None:
+    for sig, patience in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(process.pid, sig)
+            process.wait(patience)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _workers(address: str, count: int = 2) -> dict[str, int]:
+    """Worker address → pid, once `count` workers are there (a killed one comes back)."""
+    from distributed import Client
+
+    with Client(address, set_as_default=False) as client:
+        client.wait_for_workers(count, timeout=CLUSTER_START_S)
+        return client.run(os.getpid)
+
+
+def _marked(marker: str) -> list[psutil.Process]:
+    """Live processes whose command line holds `marker` (a build's unique sleep)."""
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        if marker in " ".join(process.info["cmdline"] or ()) and process.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(process)
+    return found
+
+
+def _wait_for(condition, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"{what} within {timeout} s")
+
+
+def _sleeping_project(root: Path, seconds: float) -> tuple[Path, str]:
+    """A build that sleeps `seconds` in a process findable by its unique argument."""
+    marker = f"{seconds}.{random.randrange(10**6):06d}"
+    return make_project(root, f"""
+        all: out
+        out:
+            sleep {marker}
+            echo done > out
+        """), marker
+
+
+def _campaign(scenario: str, store: Path, dask: str | None, runs: int, axes: tuple[str, ...]):
+    from fuzzer.campaign import run_campaign
+
+    config = FuzzConfig(source=SCENARIOS / scenario, command="make -j{jobs}", store=store, runs=runs, seed=3,
+                        axes=axes, dask=dask)
+    return run_campaign(config).report
+
+
+def _essence(report) -> dict:
+    """What must not depend on where the builds ran."""
+    return {
+        "verdict": report.verdict,
+        "groups": [(run.index, run.group, run.status) for run in report.runs],
+        "artifacts": [(a.path, a.variants, bool(a.diff) and not a.diff.startswith("(no diff")) for a in
+                      report.divergent_artifacts],
+        "culprits": [(c.command, c.kind, c.axis, c.stabilized_by) for c in report.culprits],
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario, runs, guided", [("clean-c", 4, True), ("nproc-output", 6, False),
+                                                    ("hashseed", 4, False)])
+def test_same_seed_same_verdict_groups_and_culprits_as_on_this_machine(cluster, tmp_path, scenario, runs, guided):
+    """nproc-output and hashseed are localized: traced runs and step replays on a worker.
+    hashseed also shows that builds get the client's environment: a Dask nanny gives its
+    workers PYTHONHASHSEED=6640, which would make every build alike. clean-c is guided (its
+    run 1 is traced, for targets); the others are not, so the 1-CPU run comes third."""
+    axes = tuple(a for a in axis_table.DEFAULT if guided or a != "hold")
+    local = _campaign(scenario, tmp_path / "local", None, runs, axes)
+    remote = _campaign(scenario, tmp_path / "remote", cluster, runs, axes)
+    assert _essence(remote) == _essence(local)
+    assert {run.verdict for run in (local, remote)} == {"reproducible" if scenario == "clean-c" else "unreproducible"}
+    assert all(run.log_path.startswith(str(tmp_path / "remote")) and Path(run.log_path).is_file()
+               for run in remote.runs)
+
+
+@pytest.mark.slow
+def test_budget_and_resume_work_as_on_this_machine(cluster, tmp_path):
+    """A budget shorter than one build leaves the reference alone (no verdict, exit 4);
+    --resume continues that campaign on the cluster without rebuilding it."""
+    project = make_project(tmp_path / "src", "all:\n    sleep 1.5\n    echo hi > out\n")
+    common = ["--source", project, "--store", tmp_path / "store", "--dask", cluster, "--seed", "3", "--no-localize",
+              "--report-json", tmp_path / "r.json"]
+    first = buildfuzz("run", *common, "--runs", "3", "--budget", "1s", "--", "make")
+    assert first.returncode == 4, first.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["exit_reason"] == "budget spent" and len(report["runs"]) == 1
+    more = buildfuzz("run", *common, "--runs", "3", "--resume", "--", "make")
+    assert more.returncode == 0, more.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["campaign"] == 1 and [run["index"] for run in report["runs"]] == [0, 1, 2]
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_build_costs_a_retry_noted_and_leaves_no_process(cluster, tmp_path):
+    workers = _workers(cluster)
+    project, marker = _sleeping_project(tmp_path / "src", 4)
+    campaign = subprocess.Popen(
+        [sys.executable, "-m", "fuzzer", "run", "--source", str(project), "--store", str(tmp_path / "store"),
+         "--dask", cluster, "--runs", "2", "--no-localize", "--report-json", str(tmp_path / "r.json"), "--", "make"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        build = _wait_for(lambda: _marked(marker), 60, "the reference build did not start")[0]
+        worker = next(p for p in build.parents() if p.pid in workers.values())
+        lost = next(address for address, pid in workers.items() if pid == worker.pid)
+        worker.send_signal(signal.SIGKILL)
+        _wait_for(lambda: not build.is_running() or build.status() == psutil.STATUS_ZOMBIE, GONE_WITHIN_S,
+                  "the killed worker's build is still running")
+        out, err = campaign.communicate(timeout=180)
+    finally:
+        campaign.kill()
+        campaign.wait()
+    assert campaign.returncode == 0, err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert f"run 0: retried after worker {lost} was lost" in report["notes"]
+    assert f"retried after worker {lost} was lost" in out
+    assert [run["status"] for run in report["runs"]] == ["ok", "ok"]
+    assert _marked(marker) == []
+    _workers(cluster)  # its nanny brought it back, for the next test
+
+
+@pytest.mark.slow
+def test_a_sigkilled_client_leaves_no_build_on_any_worker(cluster, tmp_path):
+    _workers(cluster)
+    project, marker = _sleeping_project(tmp_path / "src", 600)
+    campaign = subprocess.Popen(
+        [sys.executable, "-m", "fuzzer", "run", "--source", str(project), "--store", str(tmp_path / "store"),
+         "--dask", cluster, "--runs", "2", "--", "make"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        build = _wait_for(lambda: _marked(marker), 60, "the build did not start")[0]
+        assert campaign.pid not in {p.pid for p in build.parents()}  # it runs on a worker, not under the client
+    finally:
+        campaign.send_signal(signal.SIGKILL)
+        campaign.wait()
+    _wait_for(lambda: not _marked(marker), GONE_WITHIN_S, "a build outlived its SIGKILLed client")
+    assert not build.is_running() or build.status() == psutil.STATUS_ZOMBIE
