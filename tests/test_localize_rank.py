@@ -23,8 +23,10 @@ from fuzzer.report.model import Culprit
 from fuzzer.trace.graph import find_roots
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 
-from conftest import buildfuzz
+from conftest import SCENARIOS, buildfuzz
+from test_stabilizers import Clock
 
+NOISE_LINE = "intrinsic: names of temporary files; the variants of config.log differ only in names of temporary files"
 LINK_ERROR = "/usr/bin/ld: /tmp/cc{}.o: in function `main':\nconftest.c:(.text+0x5): undefined reference to `{}'\n"
 
 
@@ -167,14 +169,6 @@ def test_the_default_budget_is_three_builds_with_a_floor():
     assert localization_budget(None, -3.0, 1.0).seconds == 0.0  # a spent --budget: nothing starts
 
 
-class Clock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-
 def test_explaining_stops_when_the_budget_is_spent_and_names_what_is_left(monkeypatch):
     clock = Clock()
     monkeypatch.setattr(budget_module, "time", clock)
@@ -233,3 +227,34 @@ def test_bad_localization_options_are_one_line_and_exit_2(tmp_path, args, messag
     assert result.returncode == 2 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
     assert not (tmp_path / "store").exists()
+
+
+# --- real builds ---------------------------------------------------------------------------
+
+def localized(tmp_path, name: str, *options: str) -> dict:
+    import json
+
+    report = tmp_path / f"{name}.json"
+    result = buildfuzz("run", "--source", SCENARIOS / "configure-tmpnames", "--store", tmp_path / name, "--runs", 3,
+                       "--seed", 1, "--report-json", report, *options, "--", "./configure && make -j{jobs}",
+                       timeout=600)
+    assert result.returncode == 1, result.stderr
+    return json.loads(report.read_text())
+
+
+@pytest.mark.slow
+def test_lzop_shape_names_the_deliverables_cause_first_and_the_logs_noise_last_in_one_line(tmp_path):
+    report = localized(tmp_path, "ranked")
+    first, *_, last = report["culprits"]
+    assert "help.c" in first["command"] and first["stabilized_by"] == ["SOURCE_DATE_EPOCH"]
+    assert last["command"] == "./configure" and last["kind"] == "intrinsic"
+    assert last["evidence"].startswith(NOISE_LINE) and "\n" not in last["evidence"]
+
+
+@pytest.mark.slow
+def test_a_spent_localization_budget_names_the_roots_left_unexplained(tmp_path):
+    report = localized(tmp_path, "spent", "--localize-budget", "1s")
+    assert report["culprits"] == [] and report["localized"]
+    (note,) = [n for n in report["notes"] if "left unexplained" in n]
+    assert "(1 s, --localize-budget) was spent: 2 root step(s) left unexplained" in note
+    assert "-c help.c" in note and "`./configure` (config.log, noise)" in note
