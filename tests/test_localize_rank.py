@@ -15,7 +15,7 @@ from fuzzer.execute.run import RunRecord, Status
 from fuzzer.explain import budget as budget_module
 from fuzzer.explain.budget import DEFAULT_BUILDS, DEFAULT_MIN_S, Budget, localization_budget
 from fuzzer.explain.classify import Context, classify
-from fuzzer.explain.noise import noise_between
+from fuzzer.explain.noise import known_noise, noise_between
 from fuzzer.explain.ranking import Tier, rank, tier_of
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
@@ -146,16 +146,15 @@ def test_noise_is_judged_on_the_variants_at_hand(tmp_path):
     roots = lzop_like()
     configure = by_command(roots, "./configure")
     first, second = config_log(["AAAAAA"]), config_log(["BBBBBB"])
-    pair = SimpleNamespace(reference=None)
     campaign = stored_campaign(tmp_path / "traced", {"config.log": first}, {})
-    noise = explain._known_noise(campaign, FetchingExecutor({"config.log": second}), pair, roots)
+    noise = known_noise(campaign, FetchingExecutor({"config.log": second}), None, roots)
     assert list(noise) == [configure] and noise[configure].kinds == ("names of temporary files",)
     campaign = stored_campaign(tmp_path / "kept", {"config.log": first}, {"config.log": second})
-    assert list(explain._known_noise(campaign, FetchingExecutor({}), pair, roots)) == [configure]
+    assert list(known_noise(campaign, FetchingExecutor({}), None, roots)) == [configure]
     lone = stored_campaign(tmp_path / "lone", {"config.log": first}, {})
-    assert explain._known_noise(lone, FetchingExecutor({}), pair, roots) == {}  # one variant proves nothing
+    assert known_noise(lone, FetchingExecutor({}), None, roots) == {}  # one variant proves nothing
     real = stored_campaign(tmp_path / "real", {"config.log": first}, {"config.log": config_log(["BBBBBB"], "yes")})
-    assert explain._known_noise(real, FetchingExecutor({}), pair, roots) == {}
+    assert known_noise(real, FetchingExecutor({}), None, roots) == {}
     assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["blobs", "reference"]  # no scratch left
 
 

@@ -13,9 +13,7 @@ latent hazards.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from fuzzer.execute.local import build_env
 from fuzzer.execute.run import RunKind
@@ -24,7 +22,7 @@ from fuzzer.explain.ablation import minimal_reproducer, replay_command
 from fuzzer.explain.budget import Budget, localization_budget
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.from_log import explain_failure, read_log
-from fuzzer.explain.noise import MAX_BYTES, Noise, noise_between
+from fuzzer.explain.noise import known_noise
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.explain.traced import trace_pair
 from fuzzer.report.model import Culprit, Hazard
@@ -74,7 +72,7 @@ def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
     roots = find_roots(reference_trace, divergent_trace, _differing(campaign, pair))
     if not pair.divergent.ok:  # what a failed build never got to is a consequence, not a cause
         roots = [r for r in roots if r.div is not None]
-    noise = _known_noise(campaign, executor, pair, roots)  # before any replay rewrites the traced tree
+    noise = known_noise(campaign, executor, pair.reference, roots)  # before any replay rewrites the traced tree
     ranked = ranking.rank(roots, campaign.config.artifacts, set(noise))
     context = Context(pair.reference, pair.divergent, _replayer_factory(executor.step_session(pair.reference), pair),
                       tuple(found), budget, {roots[i].step.key: n for i, n in noise.items()},
@@ -119,62 +117,6 @@ def _minimal_reproducer(campaign, executor, pair) -> str:
     if campaign.differs_from_reference(pair.reference):
         return replay_command(campaign, campaign.runs[0].perturbation)
     return minimal_reproducer(campaign, executor, pair.divergent.perturbation)
-
-
-def _known_noise(campaign, executor, pair, roots: list[RootCandidate]) -> dict[int, Noise]:
-    """Roots (by index) whose differing outputs are all logs or caches differing only in
-    temporary names, pids or dates, judged on the variants at hand: run 0's tree, the traced
-    reference's, and the variants kept from the campaign's runs."""
-    found: dict[int, Noise] = {}
-    campaign.dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="variants-", dir=campaign.dir) as scratch:
-        for i, root in enumerate(roots):
-            if not root.outputs or not all(ranking.is_bookkeeping(p) for p in (*root.outputs, *root.explains)):
-                continue
-            noises = [_noise_in(campaign, executor, pair.reference, path, Path(scratch)) for path in root.outputs]
-            if all(noises):
-                found[i] = _merged(noises)
-    return found
-
-
-def _noise_in(campaign, executor, traced_reference, path: str, scratch: Path) -> Noise | None:
-    variants = _variants(campaign, executor, traced_reference, path, scratch)
-    if len(variants) < 2:
-        return None
-    first, *others = variants
-    judged = [noise_between(path, first, other) for other in others]
-    return judged[0] if all(judged) else None
-
-
-def _variants(campaign, executor, traced_reference, path: str, scratch: Path) -> list[bytes]:
-    """Distinct contents of one file: run 0's, the traced reference's, the kept blobs."""
-    fetched = scratch / "traced"
-    fetched.unlink(missing_ok=True)  # another file's, fetched before
-    sources = [campaign.reference_tree / path]
-    if executor.fetch(traced_reference, path, fetched):
-        sources.append(fetched)
-    digests = {r.manifest.entries[path].digest for r in campaign.runs
-               if r.ok and r.manifest is not None and path in r.manifest.entries}
-    sources += [campaign.dir / "blobs" / digest for digest in sorted(digests)]
-    contents: list[bytes] = []
-    for source in sources:
-        data = _read(source)
-        if data is not None and data not in contents:
-            contents.append(data)
-    return contents
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read(MAX_BYTES + 1)
-    except OSError:
-        return None
-
-
-def _merged(noises: list[Noise]) -> Noise:
-    kinds = tuple(dict.fromkeys(k for n in noises for k in n.kinds))
-    return Noise(", ".join(n.path for n in noises), kinds, noises[0].example)
 
 
 def scan_hazards(campaign, executor) -> Localization:

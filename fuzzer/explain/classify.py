@@ -86,11 +86,18 @@ def _by_replay(candidate: RootCandidate, replayer: StepReplayer, context: Contex
         return _noise(candidate, noise, f"replayed alone it gave {plain.distinct} distinct outputs in {REPLAYS}")
     if plain.varies:
         return _intrinsic(candidate, replayer, plain, context, per_replay_s)
+    return _stable_alone(candidate, replayer, plain.digests[0], context, per_replay_s)
+
+
+def _stable_alone(candidate: RootCandidate, replayer: StepReplayer, digest: str, context: Context,
+                  per_replay_s: float) -> Culprit:
+    """Stable replayed alone: its output follows the CPU set or the job count, or the order
+    or timing of its inputs, or the evidence is too thin to say."""
     if not context.budget.affords(AXIS_TRIALS * AXIS_REPLAYS * per_replay_s):
         return _culprit(candidate, "unknown", evidence=(
             f"replayed alone it is stable ({REPLAYS}/{REPLAYS}); {context.budget.describe()} ran out before its "
             "CPU set and job count were varied: no kind drawn"))
-    axis = _tracked_axis(replayer, plain.digests[0], context)
+    axis = _tracked_axis(replayer, digest, context)
     if axis:
         name, value = axis
         return _culprit(candidate, "parallelism-level", axis=name, evidence=(

@@ -6,13 +6,19 @@ every time. The step that writes it is intrinsic, but nothing a release engineer
 on. It is recognised from the two variants themselves: each kind of noise is replaced by a
 placeholder, and when the variants become equal, those kinds were all that differed.
 Only logs and caches are judged so (a date inside a library is a real finding, fixed by
-SOURCE_DATE_EPOCH).
+SOURCE_DATE_EPOCH). The variants are those at hand before any replay: run 0's tree, the
+traced reference's (through the executor), and the variants kept from the campaign's runs.
 """
 
 from __future__ import annotations
 
 import re
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
+
+from fuzzer.explain.ranking import is_bookkeeping
+from fuzzer.trace.graph import RootCandidate
 
 MAX_BYTES = 16 << 20  # a log larger than this is not normalised (and not called noise)
 
@@ -77,3 +83,59 @@ def noise_between(path: str, a: bytes, b: bytes) -> Noise | None:
 def _first_difference(a: list[bytes], b: list[bytes]) -> tuple[str, str]:
     x, y = next(((x, y) for x, y in zip(a, b) if x != y), (a[0] if a else b"", b[0] if b else b""))
     return x.decode(errors="replace"), y.decode(errors="replace")
+
+
+def known_noise(campaign, executor, traced_reference, roots: list[RootCandidate]) -> dict[int, Noise]:
+    """Roots (by index) whose differing outputs are all logs or caches differing only in
+    temporary names, pids or dates, judged on the variants at hand: run 0's tree, the traced
+    reference's, and the variants kept from the campaign's runs."""
+    found: dict[int, Noise] = {}
+    campaign.dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="variants-", dir=campaign.dir) as scratch:
+        for i, root in enumerate(roots):
+            if not root.outputs or not all(is_bookkeeping(p) for p in (*root.outputs, *root.explains)):
+                continue
+            noises = [_noise_in(campaign, executor, traced_reference, path, Path(scratch)) for path in root.outputs]
+            if all(noises):
+                found[i] = _merged(noises)
+    return found
+
+
+def _noise_in(campaign, executor, traced_reference, path: str, scratch: Path) -> Noise | None:
+    variants = _variants(campaign, executor, traced_reference, path, scratch)
+    if len(variants) < 2:
+        return None
+    first, *others = variants
+    judged = [noise_between(path, first, other) for other in others]
+    return judged[0] if all(judged) else None
+
+
+def _variants(campaign, executor, traced_reference, path: str, scratch: Path) -> list[bytes]:
+    """Distinct contents of one file: run 0's, the traced reference's, the kept blobs."""
+    fetched = scratch / "traced"
+    fetched.unlink(missing_ok=True)  # another file's, fetched before
+    sources = [campaign.reference_tree / path]
+    if executor.fetch(traced_reference, path, fetched):
+        sources.append(fetched)
+    digests = {r.manifest.entries[path].digest for r in campaign.runs
+               if r.ok and r.manifest is not None and path in r.manifest.entries}
+    sources += [campaign.dir / "blobs" / digest for digest in sorted(digests)]
+    contents: list[bytes] = []
+    for source in sources:
+        data = _read(source)
+        if data is not None and data not in contents:
+            contents.append(data)
+    return contents
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read(MAX_BYTES + 1)
+    except OSError:
+        return None
+
+
+def _merged(noises: list[Noise]) -> Noise:
+    kinds = tuple(dict.fromkeys(k for n in noises for k in n.kinds))
+    return Noise(", ".join(n.path for n in noises), kinds, noises[0].example)
