@@ -301,3 +301,22 @@ def test_a_sigkilled_client_leaves_no_build_on_any_worker(cluster, tmp_path):
         campaign.wait()
     _wait_for(lambda: not _marked(marker), GONE_WITHIN_S, "a build outlived its SIGKILLed client")
     assert not build.is_running() or build.status() == psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.slow
+def test_a_sigtermed_client_exits_4_and_its_builds_end(cluster, tmp_path):
+    _workers(cluster)
+    project, marker = _sleeping_project(tmp_path / "src", 600)
+    campaign = subprocess.Popen(
+        [sys.executable, "-m", "fuzzer", "run", "--source", str(project), "--store", str(tmp_path / "store"),
+         "--dask", cluster, "--runs", "2", "--", "make"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: _marked(marker), 60, "the build did not start")
+        campaign.send_signal(signal.SIGTERM)
+        _, err = campaign.communicate(timeout=60)
+    finally:
+        campaign.kill()
+        campaign.wait()
+    assert campaign.returncode == 4, err
+    _wait_for(lambda: not _marked(marker), GONE_WITHIN_S, "a build outlived its interrupted client")

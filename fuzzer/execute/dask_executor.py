@@ -38,6 +38,7 @@ from typing import Callable, Iterable, Iterator
 import dask
 import distributed
 from distributed import Client, LocalCluster, Variable
+from distributed.client import FutureCancelledError
 from distributed.scheduler import KilledWorker
 
 from fuzzer.config import UsageError, available_cpus, dask_local_workers, shown
@@ -62,6 +63,10 @@ class WorkerLost(RuntimeError):
     """Every worker that took a run died while building it (Dask gave up on it)."""
 
 
+class SchedulerLost(RuntimeError):
+    """The connection to the scheduler is gone, and with it every task of this client."""
+
+
 class DaskPool:
     """The cluster a campaign's executors share (exploration, then localization): connected
     once, closed when the campaign lets go of it (or at exit). Called with a BuildSpec,
@@ -74,6 +79,7 @@ class DaskPool:
         self._sources: dict[tuple, tuple[str, str, Variable]] = {}  # source → (digest, note, where the archive is)
         self._slots = (float("-inf"), 1)  # (when counted, count)
         self.environ = tuple(os.environ.items())  # before a local cluster's nannies add theirs to it
+        _quiet_dask_logs()
         self.client, cluster = _connect(address)
         self._finalizer = weakref.finalize(self, _shutdown, self.client, cluster, self._paths, self._sources)
         try:
@@ -173,6 +179,15 @@ class DaskPool:
                                  "every worker has")
 
 
+def _quiet_dask_logs() -> None:
+    """Every failure that matters reaches the campaign as an exception, said in one line;
+    Dask's own log lines (reconnection tracebacks, worker restarts) would only garble the
+    terminal. Its configuration gives some loggers levels of their own."""
+    names = [name for name in logging.root.manager.loggerDict if name.startswith("distributed.")]
+    for name in ["distributed", *names]:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def _connect(address: str) -> tuple[Client, LocalCluster | None]:
     workers = dask_local_workers(address)
     if workers is not None:
@@ -182,7 +197,7 @@ def _connect(address: str) -> tuple[Client, LocalCluster | None]:
         saved = dict(os.environ)
         with dask.config.set({"distributed.nanny.pre-spawn-environ": {}}):
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address=None, resources={BUILDS: 1}, silence_logs=logging.ERROR)
+                                   dashboard_address=None, resources={BUILDS: 1}, silence_logs=logging.CRITICAL)
         os.environ.clear()
         os.environ.update(saved)
         return Client(cluster, set_as_default=False), cluster
@@ -306,6 +321,10 @@ class DaskExecutor:
             done = submitted.remote.result()
         except KilledWorker as e:
             future.set_exception(WorkerLost(f"{submitted.request.stem} was lost: {e}"))
+        except FutureCancelledError as e:  # not by us: close() drops what it cancels
+            future.set_exception(SchedulerLost(
+                f"{submitted.request.stem} was cancelled by the cluster ({e}); the runs so far are stored, "
+                f"and `buildfuzz run --resume` continues when the scheduler at {self.pool.address} is back"))
         except Exception as e:
             future.set_exception(e)
         else:
