@@ -38,7 +38,8 @@ from fuzzer.execute.run import RunRequest  # noqa: E402
 from fuzzer.execute.workspace import Workspace  # noqa: E402
 from fuzzer.plan import Perturbation  # noqa: E402
 
-FILES = 4
+from bench_parallel import FILES, cpu_bound  # noqa: E402  (bench/ is this script's directory)
+
 SLEEP_S = 4.0  # the rest of the ~5 s
 
 
@@ -48,15 +49,12 @@ def make_empty_project(root: Path) -> None:
 
 
 def make_project(root: Path) -> None:
-    """Four C files (~0.25 s of gcc -O2 each at -j2) and a recipe that waits, like a test step."""
-    for k in range(FILES):
-        body = [f"int f{k}_{f}(int x, int y) {{" + "".join(
-            f" x = (x * {i * 7 + 3 + f}) ^ (y + {i}); if (x & {i % 13 + 1}) y += x >> {i % 5 + 1};"
-            for i in range(30)) + " return x + y; }" for f in range(20)]
-        (root / f"k{k}.c").write_text("\n".join(body) + "\n")
-    objects = " ".join(f"k{k}.o" for k in range(FILES))
-    (root / "Makefile").write_text(f"all: lib.a check\nlib.a: {objects}\n\tar rcD $@ $^\n"
-                                   f"%.o: %.c\n\tgcc -O2 -c $< -o $@\ncheck: lib.a\n\tsleep {SLEEP_S}\n")
+    """bench_parallel's CPU-bound project (four C files, ~0.25 s of gcc -O2 each at -j2),
+    then a recipe that waits, like a test step."""
+    cpu_bound(root)
+    makefile = root / "Makefile"
+    makefile.write_text(makefile.read_text().replace("all: lib.a\n", "all: lib.a check\n", 1)
+                        + f"check: lib.a\n\tsleep {SLEEP_S}\n")
 
 
 def spec_for(source: Path, store: Path) -> BuildSpec:

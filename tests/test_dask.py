@@ -19,6 +19,7 @@ import psutil
 import pytest
 
 from conftest import ROOT, SCENARIOS, buildfuzz, make_project
+from test_guard import wait_for
 from fuzzer import axes as axis_table
 from fuzzer.config import FuzzConfig
 from fuzzer.execute.source_archive import pack, unpack_once
@@ -183,16 +184,6 @@ def _marked(marker: str) -> list[psutil.Process]:
     return found
 
 
-def _wait_for(condition, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{what} within {timeout} s")
-
-
 def _sleeping_project(root: Path, seconds: float) -> tuple[Path, str]:
     """A build that sleeps `seconds` in a process findable by its unique argument."""
     marker = f"{seconds}.{random.randrange(10**6):06d}"
@@ -257,25 +248,40 @@ def test_budget_and_resume_work_as_on_this_machine(cluster, tmp_path):
     assert report["campaign"] == 1 and [run["index"] for run in report["runs"]] == [0, 1, 2]
 
 
+def _remote_campaign(cluster: str, tmp_path: Path, project: Path, *options: str) -> subprocess.Popen:
+    """`buildfuzz run --dask` on `project` in a subprocess, its output in pipes."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "fuzzer", "run", "--source", str(project), "--store", str(tmp_path / "store"),
+         "--dask", cluster, "--runs", "2", *options, "--", "make"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _ended(process: subprocess.Popen, how: signal.Signals | None = None, patience: float = 180) -> tuple[str, str]:
+    """Its output once it ended (after `how`, if given); killed if it does not end in time."""
+    try:
+        if how is not None:
+            process.send_signal(how)
+        return process.communicate(timeout=patience)
+    finally:
+        process.kill()
+        process.wait()
+
+
+def _gone(process: psutil.Process) -> bool:
+    return not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
+
+
 @pytest.mark.slow
 def test_a_worker_killed_mid_build_costs_a_retry_noted_and_leaves_no_process(cluster, tmp_path):
     workers = _workers(cluster)
     project, marker = _sleeping_project(tmp_path / "src", 4)
-    campaign = subprocess.Popen(
-        [sys.executable, "-m", "fuzzer", "run", "--source", str(project), "--store", str(tmp_path / "store"),
-         "--dask", cluster, "--runs", "2", "--no-localize", "--report-json", str(tmp_path / "r.json"), "--", "make"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        build = _wait_for(lambda: _marked(marker), 60, "the reference build did not start")[0]
-        worker = next(p for p in build.parents() if p.pid in workers.values())
-        lost = next(address for address, pid in workers.items() if pid == worker.pid)
-        worker.send_signal(signal.SIGKILL)
-        _wait_for(lambda: not build.is_running() or build.status() == psutil.STATUS_ZOMBIE, GONE_WITHIN_S,
-                  "the killed worker's build is still running")
-        out, err = campaign.communicate(timeout=180)
-    finally:
-        campaign.kill()
-        campaign.wait()
+    campaign = _remote_campaign(cluster, tmp_path, project, "--no-localize", "--report-json", str(tmp_path / "r.json"))
+    build = wait_for(lambda: _marked(marker), 60)[0]
+    worker = next(p for p in build.parents() if p.pid in workers.values())
+    lost = next(address for address, pid in workers.items() if pid == worker.pid)
+    worker.send_signal(signal.SIGKILL)
+    wait_for(lambda: _gone(build), GONE_WITHIN_S)  # the guard saw its worker go
+    out, err = _ended(campaign)
     assert campaign.returncode == 0, err
     report = json.loads((tmp_path / "r.json").read_text())
     assert f"run 0: retried after worker {lost} was lost" in report["notes"]
@@ -286,37 +292,16 @@ def test_a_worker_killed_mid_build_costs_a_retry_noted_and_leaves_no_process(clu
 
 
 @pytest.mark.slow
-def test_a_sigkilled_client_leaves_no_build_on_any_worker(cluster, tmp_path):
+@pytest.mark.parametrize("how, exit_code", [(signal.SIGKILL, -signal.SIGKILL), (signal.SIGTERM, 4)])
+def test_a_killed_client_leaves_no_build_on_any_worker(cluster, tmp_path, how, exit_code):
+    """SIGKILL: the scheduler drops the client's tasks; SIGTERM: the campaign cancels them
+    and exits 4 (no verdict). Either way the workers end the builds."""
     _workers(cluster)
     project, marker = _sleeping_project(tmp_path / "src", 600)
-    campaign = subprocess.Popen(
-        [sys.executable, "-m", "fuzzer", "run", "--source", str(project), "--store", str(tmp_path / "store"),
-         "--dask", cluster, "--runs", "2", "--", "make"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        build = _wait_for(lambda: _marked(marker), 60, "the build did not start")[0]
-        assert campaign.pid not in {p.pid for p in build.parents()}  # it runs on a worker, not under the client
-    finally:
-        campaign.send_signal(signal.SIGKILL)
-        campaign.wait()
-    _wait_for(lambda: not _marked(marker), GONE_WITHIN_S, "a build outlived its SIGKILLed client")
-    assert not build.is_running() or build.status() == psutil.STATUS_ZOMBIE
-
-
-@pytest.mark.slow
-def test_a_sigtermed_client_exits_4_and_its_builds_end(cluster, tmp_path):
-    _workers(cluster)
-    project, marker = _sleeping_project(tmp_path / "src", 600)
-    campaign = subprocess.Popen(
-        [sys.executable, "-m", "fuzzer", "run", "--source", str(project), "--store", str(tmp_path / "store"),
-         "--dask", cluster, "--runs", "2", "--", "make"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_for(lambda: _marked(marker), 60, "the build did not start")
-        campaign.send_signal(signal.SIGTERM)
-        _, err = campaign.communicate(timeout=60)
-    finally:
-        campaign.kill()
-        campaign.wait()
-    assert campaign.returncode == 4, err
-    _wait_for(lambda: not _marked(marker), GONE_WITHIN_S, "a build outlived its interrupted client")
+    campaign = _remote_campaign(cluster, tmp_path, project)
+    build = wait_for(lambda: _marked(marker), 60)[0]
+    assert campaign.pid not in {p.pid for p in build.parents()}  # it runs on a worker, not under the client
+    _, err = _ended(campaign, how)
+    assert campaign.returncode == exit_code, err
+    wait_for(lambda: not _marked(marker), GONE_WITHIN_S)
+    assert _gone(build)
