@@ -232,6 +232,20 @@ def test_same_seed_same_verdict_groups_and_culprits_as_on_this_machine(cluster, 
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("shared", [False, True])
+def test_workers_build_the_source_without_the_store_in_it(cluster, tmp_path, shared):
+    """The default store lies inside the source: neither the archive nor a worker's copy
+    from a shared source holds it, as a local workspace does not."""
+    project = make_project(tmp_path / "src", "all:\n    ls -A > listing\n")
+    (project / "data.txt").write_text("data\n")
+    result = buildfuzz("run", "--source", project, "--store", project / ".buildfuzz", "--dask", cluster, "--runs", "2",
+                       "--no-localize", *(["--shared-source"] if shared else []), "--", "make", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (project / ".buildfuzz" / "campaign-1" / "reference" / "listing").read_text() == \
+        "Makefile\ndata.txt\nlisting\n"
+
+
+@pytest.mark.slow
 def test_budget_and_resume_work_as_on_this_machine(cluster, tmp_path):
     """A budget shorter than one build leaves the reference alone (no verdict, exit 4);
     --resume continues that campaign on the cluster without rebuilding it."""
