@@ -88,6 +88,7 @@ class Campaign:
     notes: list[str] = field(default_factory=list)  # for the report: what this campaign could not do
     localize_deadline: float | None = None  # while localizing: when its budget ends (time.monotonic())
     targets: dict = field(default_factory=dict)  # run index → the guided.Target it ran
+    control_index: int | None = None  # the run with the targets' settings and no hold
     settings: dict = field(default_factory=dict)  # for the report: each setting and where it came from
 
     def request(self, kind: RunKind, perturbation, trace: bool = False) -> RunRequest:
@@ -209,8 +210,8 @@ def _confirm_targets(campaign: Campaign, localization):
     """Targeted runs that diverged or failed confirm their hazard, with a replay command."""
     if localization is None or not campaign.targets:
         return localization
-    after = 2 + len(campaign.targets)
-    control = campaign.runs[after] if len(campaign.runs) > after else None
+    after = campaign.control_index
+    control = campaign.runs[after] if after is not None and len(campaign.runs) > after else None
     if control is None or campaign.differs_from_reference(control):
         return localization  # the build differs without any hold: a held run's difference proves nothing
     ran = [(t, i, guided.manifested(t, _differing_files(campaign, run), run.log_tail))
@@ -330,9 +331,20 @@ def _with_targets(campaign: Campaign, plan: list) -> list:
     found = guided.targets(trace, base, min(guided.MAX_TARGETS, max(0, campaign.config.runs - 3)))
     if not found:
         return plan
-    # their control runs right after them: placed first, it would delay every detection by a build
-    campaign.targets = {2 + i: t for i, t in enumerate(found)}
-    return (plan[:2] + [t.perturbation for t in found] + [guided.control(base)] + plan[2:])[: campaign.config.runs]
+    # alternate with the schedule, whose extremes (one CPU, ...) find other bugs early; the
+    # control comes after the targets: placed first it would delay every detection by a build
+    guided_runs = [t.perturbation for t in found] + [guided.control(base)]
+    merged = plan[:2] + _alternate(guided_runs, plan[2:])
+    campaign.targets = {merged.index(t.perturbation, 2): t for t in found}
+    campaign.control_index = merged.index(guided_runs[-1], max(campaign.targets) + 1)
+    return merged[: campaign.config.runs]
+
+
+def _alternate(first: list, second: list) -> list:
+    """first[0], second[0], first[1], second[1], ... then the rest of the longer one."""
+    merged = [p for pair in zip(first, second) for p in pair]
+    shorter = min(len(first), len(second))
+    return merged + first[shorter:] + second[shorter:]
 
 
 def _space(config: FuzzConfig) -> Space:
