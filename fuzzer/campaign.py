@@ -332,11 +332,12 @@ def _with_targets(campaign: Campaign, plan: list) -> list:
     if not found:
         return plan
     # alternate with the schedule, whose extremes (one CPU, ...) find other bugs early; the
-    # control comes after the targets: placed first it would delay every detection by a build
-    guided_runs = [t.perturbation for t in found] + [guided.control(base)]
+    # control comes second: first it would delay the best target, last a short --runs cuts it
+    control = guided.control(base)
+    guided_runs = [found[0].perturbation, control, *(t.perturbation for t in found[1:])]
     merged = plan[:2] + _alternate(guided_runs, plan[2:])
     campaign.targets = {merged.index(t.perturbation, 2): t for t in found}
-    campaign.control_index = merged.index(guided_runs[-1], max(campaign.targets) + 1)
+    campaign.control_index = merged.index(control, min(campaign.targets) + 1)
     return merged[: campaign.config.runs]
 
 

@@ -11,7 +11,7 @@ and nothing changes; if they are not, the race manifests: the build diverges or 
 Conflicts seen overlapping come first, then near misses, closest first.
 
 A divergence proves the hold caused it only against a control: the same settings
-without any hold (one run right after the targets) must match the reference, and the held
+without any hold (one run, right after the first target) must match the reference, and the held
 run must differ in the conflict's file or in what the step that went first wrote. Then
 the conflict is reported as a **confirmed** hazard with its own replay command; a build
 that differs anyway (an intrinsic generator, a race that needs no help) confirms nothing.
