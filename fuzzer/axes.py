@@ -13,9 +13,9 @@ Four groups:
   `Perturbation`, drawn from the campaign's `Space`;
 - order (`shuffle`: make's prerequisite order, `dirorder`: directory entry order through
   disorderfs): on by default where their tool exists, said once where it does not;
-- environment (`tz`, `locale`, `umask`, `hostname`, `home`, `aslr`, `hashseed`, `clock`): opt-in
-  with `--vary`, since a fixed environment is how buildfuzz separates parallelism from
-  everything else.
+- environment (`tz`, `locale`, `umask`, `hostname`, `home`, `aslr`, `hashseed`, `clock`,
+  `buildpath`): opt-in with `--vary`, since a fixed environment (above all one build
+  path) is how buildfuzz separates parallelism from everything else.
 - targeted (`hold`): never drawn at random; the guided schedule (fuzzer.guided) sets it
   to hold one traced step back and flip the order of two unordered steps.
 Order, environment and targeted values live in `Perturbation.variations`; a missing
@@ -47,6 +47,7 @@ class Launch:
     argv: tuple[str, ...]
     env: dict[str, str]
     cpus: tuple[int, ...] | None
+    tree: Path | None = None  # the campaign's build path (where the build's tree is)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,17 @@ def _clock(value: str, argv: list[str]) -> list[str]:
 
 def _held(value: str, launch: Launch) -> Launch:
     return replace(launch, env=hold.environment(value, launch.env))
+
+
+def _elsewhere(value: str, launch: Launch) -> Launch:
+    """The build's tree seen at another path (a bind mount in a mount namespace of its
+    own), next to the campaign's: a build that records its path differs."""
+    way = unshare.isolation()
+    if launch.tree is None or way is None:
+        return launch
+    path = launch.tree.with_name(f"{launch.tree.name}.at-{value}")
+    path.mkdir(exist_ok=True)  # an empty mount point, in the store, reused by every run at this value
+    return replace(launch, argv=tuple(way.wrap(list(launch.argv), launch.tree, path, launch.env)))
 
 
 def _make_flag(value: str, launch: Launch) -> Launch:
@@ -173,6 +185,9 @@ AXES: tuple[Axis, ...] = (
                "an installed locale", apply=_with_env(LC_ALL="{}", LANG="{}")),
     _variation("umask", "umask", ENVIRONMENT, ("0002",), lambda rng: rng.choice(("0002", "0022", "0077")),
                "an octal umask", apply=_wrapped(_umask)),
+    _variation("buildpath", "build path", ENVIRONMENT, ("elsewhere",),
+               lambda rng: rng.choice(("p", "a-much-longer-build-path")), "a directory name",
+               apply=_elsewhere, requires=lambda: unshare.unavailable() or None),
     _variation("hostname", "host name", ENVIRONMENT, ("buildfuzz-host",), lambda rng: f"host-{_seed(rng)}",
                "a host name", apply=_wrapped(lambda name, argv: unshare.with_hostname(name, argv)),
                requires=unshare.hostname_unavailable),
@@ -248,10 +263,10 @@ def schedule(space: Space, seed: int, varied: tuple[Axis, ...]) -> Iterator[Pert
 # --- applying a perturbation ----------------------------------------------------------------
 
 
-def launch(template: str, p: Perturbation, base_env: dict[str, str]) -> Launch:
-    """The argv, environment and CPU set of one build under `p`."""
+def launch(template: str, p: Perturbation, base_env: dict[str, str], tree: Path | None = None) -> Launch:
+    """The argv, environment and CPU set of one build under `p`, whose tree is at `tree`."""
     env = {**base_env, **parallel_env(p.jobs, base_env)}
-    start = Launch(tuple(command_argv(render_command(template, p.jobs))), env, p.cpus)
+    start = Launch(tuple(command_argv(render_command(template, p.jobs))), env, p.cpus, tree)
     for name, value in p.variations:
         axis = BY_NAME.get(name)
         if axis is not None and axis.apply is not None:

@@ -136,3 +136,28 @@ def test_the_hostname_axis_gives_the_build_its_own_host_name():
     p = Perturbation(1, (0,)).with_variation("hostname", "buildfuzz-host")
     launch = axes.launch("hostname", p, dict(os.environ))
     assert subprocess.run(list(launch.argv), capture_output=True, text=True, env=launch.env).stdout.strip() == "buildfuzz-host"
+
+
+@pytest.mark.skipif(axes.BY_NAME["buildpath"].requires() is not None, reason="no mount namespaces here")
+def test_the_build_path_axis_builds_the_same_tree_at_another_path(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "Makefile").write_text("all:\n\tpwd > where.txt\n")
+    spec = BuildSpec("make", Workspace(source, tmp_path / "ws" / "src"), tmp_path / "logs")
+    with LocalExecutor(spec) as executor:
+        here = executor.run(RunRequest(0, Perturbation(1, (0,))))
+        assert (tmp_path / "ws" / "src" / "where.txt").read_text().strip() == str(tmp_path / "ws" / "src")
+        there = executor.run(RunRequest(1, Perturbation(1, (0,)).with_variation("buildpath", "elsewhere")))
+        assert (tmp_path / "ws" / "src" / "where.txt").read_text().strip() == str(tmp_path / "ws" / "src.at-elsewhere")
+    assert here.ok and there.ok
+    assert here.manifest.entries["where.txt"].digest != there.manifest.entries["where.txt"].digest
+    assert str(tmp_path) not in open("/proc/self/mountinfo").read()
+
+
+def test_a_trace_of_the_tree_at_another_build_path_reads_as_the_workspace():
+    from fuzzer.trace.processes import ProcessTracker
+
+    tracker = ProcessTracker("/store/workspace/src")
+    assert tracker._classify("/store/workspace/src.at-elsewhere/lib/a.c") == "lib/a.c"
+    assert tracker._classify("/store/workspace/src.at-elsewhere") == "."
+    assert tracker._classify("/store/workspace/srcother/a.c") == "/store/workspace/srcother/a.c"

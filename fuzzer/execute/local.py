@@ -216,7 +216,7 @@ class LocalExecutor:
         spec.logs.mkdir(parents=True, exist_ok=True)
         cwd = workspace.prepare()
         base = os.environ if spec.environ is None else dict(spec.environ)
-        launch = axes.launch(spec.command, perturbation, {**base, **dict(spec.env + request.env)})
+        launch = axes.launch(spec.command, perturbation, {**base, **dict(spec.env + request.env)}, spec.workspace.path)
         argv = list(launch.argv)
         trace_path = None
         if request.trace:

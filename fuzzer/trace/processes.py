@@ -33,6 +33,7 @@ NOT_FOUND = frozenset({"ENOENT", "ENOTDIR"})
 WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 OPENAT2_FLAGS = re.compile(r"flags=([A-Z_0-9|]+)")
 PATH_CACHE_LIMIT = 200_000
+MOVED = ".at-"  # the build-path axis shows the workspace at WORKSPACE.at-VALUE
 STDOUT_FDS = ("1", "2")
 
 
@@ -171,6 +172,9 @@ class ProcessTracker:
                 return "."
             if norm.startswith(root + "/"):
                 return norm[len(root) + 1 :]
+            if norm.startswith(root + MOVED):  # the same tree seen at another build path (fuzzer.axes)
+                _, _, inside = norm[len(root) + len(MOVED) :].partition("/")
+                return inside or "."
         if any(norm == r or norm.startswith(r + "/") for r in IGNORED_ROOTS):
             return None
         return norm
