@@ -79,17 +79,9 @@ def _missing_input(line: str, path: str, run: int, trace: BuildTrace, failed_tar
         reader = readers[0]
     if reader is None:
         return None
-    evidence = (f"from run {run}'s log (the traced reruns did not fail again): \"{line}\". In the traced reference "
-                f"build `{writer.command}` wrote {path} before `{reader.command}` read it; in run {run} the reader "
-                f"ran before {path} existed, so nothing orders it after its writer: a missing dependency")
-    culprit = Culprit(command=reader.command, argv=list(reader.argv), cwd=reader.cwd, outputs=sorted(reader.outputs),
-                      kind="race", evidence=evidence, other_step=writer.command)
-    hazard = Hazard(READ_BEFORE_WRITE, path, reader.command, writer.command,
-                    detail=f"run {run}: {line}",
-                    evidence="not ordered: the reference trace ran the writer first, the log of "
-                             f"run {run} shows the reader running without {path}",
-                    steps=sorted({reader.command, writer.command}))
-    return LogFinding(culprit, hazard)
+    what = (f"`{writer.command}` wrote {path} before `{reader.command}` read it; in run {run} the reader ran "
+            f"before {path} existed, so nothing orders it after its writer: a missing dependency")
+    return _finding_from(line, run, READ_BEFORE_WRITE, path, reader, writer, what, f"the reader running without {path}")
 
 
 def _missing_directory(line: str, path: str, run: int, trace: BuildTrace) -> LogFinding | None:
@@ -99,16 +91,25 @@ def _missing_directory(line: str, path: str, run: int, trace: BuildTrace) -> Log
     maker = next((s for s in trace.steps if directory in s.mkdirs and s is not writer), None)
     if maker is None:
         return None
+    what = (f"`{maker.command}` created {directory}/ before `{writer.command}` wrote {path} into it; in run {run} "
+            "the writer ran before the directory existed, so nothing orders it after the mkdir")
+    return _finding_from(line, run, MKDIR_RACE, directory + "/", writer, maker, what,
+                         f"the writer running without {directory}/")
+
+
+def _finding_from(line: str, run: int, kind: str, file: str, culprit: Step, other: Step, what: str,
+                  seen: str) -> LogFinding:
+    """The culprit (the step that ran too early) and its hazard, saying where the evidence came from."""
     evidence = (f"from run {run}'s log (the traced reruns did not fail again): \"{line}\". In the traced reference "
-                f"build `{maker.command}` created {directory}/ before `{writer.command}` wrote {path} into it; in run "
-                f"{run} the writer ran before the directory existed, so nothing orders it after the mkdir")
-    culprit = Culprit(command=writer.command, argv=list(writer.argv), cwd=writer.cwd, outputs=sorted(writer.outputs),
-                      kind="race", evidence=evidence, other_step=maker.command)
-    hazard = Hazard(MKDIR_RACE, directory + "/", writer.command, maker.command, detail=f"run {run}: {line}",
-                    evidence="not ordered: the reference trace ran the mkdir first, the log of "
-                             f"run {run} shows the writer running without {directory}/",
-                    steps=sorted({writer.command, maker.command}))
-    return LogFinding(culprit, hazard)
+                f"build {what}")
+    return LogFinding(
+        Culprit(command=culprit.command, argv=list(culprit.argv), cwd=culprit.cwd, outputs=sorted(culprit.outputs),
+                kind="race", evidence=evidence, other_step=other.command),
+        Hazard(kind, file, culprit.command, other.command, detail=f"run {run}: {line}",
+               evidence=f"not ordered: the reference trace ran `{other.command}` first, the log of run {run} "
+                        f"shows {seen}",
+               steps=sorted({culprit.command, other.command})),
+    )
 
 
 def _building(targets: set[str], readers: list[Step]) -> Step | None:
