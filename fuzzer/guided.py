@@ -34,39 +34,53 @@ SLACK_S = 0.1
 
 
 @dataclass(frozen=True)
-class Target:
-    """One targeted run: `held` waits `ms` so that `other` goes first on `file`."""
+class Flip:
+    """One conflict a held step is part of: holding it lets `other` go first on `file`."""
 
-    perturbation: Perturbation
     type: str
     file: str
-    held: str  # command of the step held back
-    other: str  # command of the step it should let go first
-    ms: int
-    telling: tuple[str, ...]  # files whose change shows the flip: the conflict's, and what `other` wrote
+    other: str  # command of the step that should go first
+    telling: tuple[str, ...]  # files whose change shows this flip: the conflict's, and what `other` wrote
 
-    def describe(self) -> str:
-        return f"holding `{self.held}` back {self.ms} ms so that `{self.other}` goes first on {self.file}"
+
+@dataclass(frozen=True)
+class Target:
+    """One targeted run: `held` waits `ms` at its start, for every conflict it is part of
+    (`flips`, the best-ranked first)."""
+
+    perturbation: Perturbation
+    held: str  # command of the step held back
+    ms: int
+    flips: tuple[Flip, ...]
+
+    def describe(self, flip: Flip | None = None) -> str:
+        flip = flip or self.flips[0]
+        return f"holding `{self.held}` back {self.ms} ms so that `{flip.other}` goes first on {flip.file}"
 
 
 def targets(trace: BuildTrace, base: Perturbation, limit: int = MAX_TARGETS) -> list[Target]:
-    """Targeted perturbations (no jitter, `base`'s jobs and CPUs) from one trace, best first."""
-    found: dict[str, tuple[tuple, Target]] = {}
+    """Targeted perturbations (no jitter, `base`'s jobs and CPUs) from one trace, best
+    first: one per step held back, long enough for all of its conflicts."""
+    by_step: dict[str, list[tuple[tuple, Flip, float, Step]]] = {}
     for conflict in conflicts(trace):
         if conflict.type == DUPLICATE:
             continue  # both runs share one argv: holding one holds the other
         first, second, wait = _order(conflict)
         if first.argv == second.argv:
             continue
-        ms = int((wait * MARGIN + SLACK_S) * 1000)
-        value, key = hold.value(first.argv, ms), hold.argv_hash(first.argv)
-        telling = tuple(sorted({conflict.file.rstrip("/"), *second.writes}))
-        target = Target(control(base).with_variation("hold", value), conflict.type, conflict.file, first.command,
-                        second.command, ms, telling)
+        flip = Flip(conflict.type, conflict.file, second.command,
+                    tuple(sorted({conflict.file.rstrip("/"), *second.writes})))
         rank = (conflict.relation != OVERLAP, max(0.0, second.start - first.end), conflict.file)
-        if key not in found or rank < found[key][0]:  # one run per step held back
-            found[key] = (rank, target)
-    return [t for _, t in sorted(found.values(), key=lambda item: item[0])][:limit]
+        by_step.setdefault(hold.argv_hash(first.argv), []).append((rank, flip, wait, first))
+    found = []
+    for entries in by_step.values():
+        entries.sort(key=lambda e: e[0])
+        unique = tuple(dict.fromkeys(flip for _, flip, _, _ in entries))
+        ms = int((max(wait for _, _, wait, _ in entries) * MARGIN + SLACK_S) * 1000)
+        held = entries[0][3]
+        found.append((entries[0][0], Target(control(base).with_variation("hold", hold.value(held.argv, ms)),
+                                            held.command, ms, unique)))
+    return [t for _, t in sorted(found, key=lambda item: item[0])][:limit]
 
 
 def control(base: Perturbation) -> Perturbation:
@@ -96,36 +110,38 @@ def _after(moment: float, step: Step) -> float:
     return max(0.0, moment - step.start)
 
 
-def manifested(target: Target, differing: list[str] | None, log: str = "") -> bool:
-    """Did the held run show the flip? `differing`: files that differ from the reference;
-    None when the build failed (the control did not): then its log must name one of them."""
+def manifested(target: Target, differing: list[str] | None, log: str = "") -> list[Flip]:
+    """The flips the held run showed. `differing`: files that differ from the reference;
+    None when the build failed (the control did not): then its log must name the flip's
+    file and a file of the step that went first (`parser.h` and `lexer.o`, not just the
+    header every compile reads)."""
     if differing is None:
-        return any(os.path.basename(f) in log for f in target.telling)
-    return any(f in target.telling for f in differing)
+        named = lambda f: os.path.basename(f.rstrip("/")) in log
+        return [f for f in target.flips if named(f.file) and any(named(t) for t in f.telling if t != f.file)]
+    return [f for f in target.flips if any(t in f.telling for t in differing)]
 
 
-def confirmed(targets_run: list[tuple[Target, int, bool]], hazards: list[Hazard], reproduce) -> list[Hazard]:
-    """`hazards` with every target that manifested marked confirmed (added when the traces
-    alone had not shown it unordered). `targets_run`: (target, run index, whether it
-    manifested, against a clean control); `reproduce(target)` → replay command."""
+def confirmed(targets_run: list[tuple[Target, int, list[Flip]]], hazards: list[Hazard], reproduce) -> list[Hazard]:
+    """`hazards` with every flip a target showed marked confirmed (added when the traces
+    alone had not shown it unordered). `targets_run`: (target, run index, the flips it
+    showed against a clean control); `reproduce(target)` → replay command."""
     by_file = {h.file: h for h in hazards}
     out = list(hazards)
-    for target, index, manifested in targets_run:
-        if not manifested:
-            continue
-        how = f"run {index}: {target.describe()} made the build differ from the reference or fail"
-        known = by_file.get(target.file)
-        confirmed_hazard = Hazard(
-            type=known.type if known else target.type,
-            file=target.file,
-            reader=known.reader if known else target.other,
-            writer=known.writer if known else target.held,
-            detail=how if not known else f"{known.detail}; {how}",
-            evidence="not ordered: a targeted schedule reversed their order and the output changed",
-            steps=sorted({target.held, target.other, *(known.steps if known else [])}),
-            status="confirmed",
-            reproduce=reproduce(target),
-        )
-        out = [confirmed_hazard if h is known else h for h in out] if known else [*out, confirmed_hazard]
-        by_file[target.file] = confirmed_hazard
+    for target, index, flips in targets_run:
+        for flip in flips:
+            how = f"run {index}: {target.describe(flip)} made the build differ from the reference or fail"
+            known = by_file.get(flip.file)
+            confirmed_hazard = Hazard(
+                type=known.type if known else flip.type,
+                file=flip.file,
+                reader=known.reader if known else flip.other,
+                writer=known.writer if known else target.held,
+                detail=how if not known else f"{known.detail}; {how}",
+                evidence="not ordered: a targeted schedule reversed their order and the output changed",
+                steps=sorted({target.held, flip.other, *(known.steps if known else [])}),
+                status="confirmed",
+                reproduce=reproduce(target),
+            )
+            out = [confirmed_hazard if h is known else h for h in out] if known else [*out, confirmed_hazard]
+            by_file[flip.file] = confirmed_hazard
     return out
