@@ -23,6 +23,7 @@ import os
 from dataclasses import dataclass
 
 from fuzzer.execute import hold
+from fuzzer.execute.logs import error_lines
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import Hazard
 from fuzzer.trace.hazards import DUPLICATE, LISTING_RACE, MKDIR_RACE, OVERLAP, WRITE_WRITE, conflicts
@@ -116,7 +117,8 @@ def manifested(target: Target, differing: list[str] | None, log: str = "") -> li
     file and a file of the step that went first (`parser.h` and `lexer.o`, not just the
     header every compile reads)."""
     if differing is None:
-        named = lambda f: os.path.basename(f.rstrip("/")) in log
+        errors = error_lines(log)  # make echoes every command: only what failed counts
+        named = lambda f: os.path.basename(f.rstrip("/")) in errors
         return [f for f in target.flips if named(f.file) and any(named(t) for t in f.telling if t != f.file)]
     return [f for f in target.flips if any(t in f.telling for t in differing)]
 

@@ -95,6 +95,8 @@ def test_only_a_difference_in_what_the_flip_touches_confirms():
     assert "config.h" in target.flips[0].telling
     assert guided.manifested(target, None, "main.c:2: fatal error: config.h: No such file\n*** [main.o] Error 1")
     assert not guided.manifested(target, None, "lexer.c: fatal error: parser.h: No such file")  # another race
+    echoed = "gen > config.h\ngcc -c main.c -o main.o\nlexer.c: fatal error: parser.h: No such file\n*** [lexer.o] Error 1"
+    assert not guided.manifested(target, None, echoed)  # its files only in a command make echoed
     assert not guided.manifested(target, ["unrelated.log"])  # changed, but not by this flip
     reader_output = synthetic_trace([FakeStep("gen > config.h", 0.0, 0.01, writes={"config.h": 0.009}),
                                      FakeStep("cc -c main.c", 0.05, 0.3, reads={"config.h": 0.08},

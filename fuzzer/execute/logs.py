@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 LOG_TAIL_LINES = 20
 LOG_LIMIT = 1 << 20  # keep the last MiB of a build's output
+# what a failing build says, as opposed to the commands make echoes (`-Werror` is no error)
+ERROR_LINE = re.compile(r"\berror\b|\*\*\*|fatal|no such file|not found|cannot|nonexistent", re.IGNORECASE)
 
 
 def log_tail(path: Path | str, lines: int = LOG_TAIL_LINES) -> str:
@@ -37,3 +40,9 @@ def trim_log(path: Path) -> None:
         path.write_bytes(b"[... log trimmed by buildfuzz ...]\n" + tail)
     except OSError:
         pass
+
+
+def error_lines(text: str) -> str:
+    """The lines of a build log that report a failure, not the commands it echoed."""
+    return "\n".join(line for line in text.splitlines() if ERROR_LINE.search(line))
+
