@@ -87,3 +87,17 @@ def test_the_reader_is_the_target_make_reports_failing_not_the_first_reader():
     assert finding is not None and finding.culprit.command == "gcc -c lexer.c -o lexer.o"
     # two readers and nothing in the log to tell them apart: not enough evidence to name one
     assert explain_failure("lexer.l:5:10: fatal error: parser.h: No such file or directory\n", 2, REFERENCE) is None
+
+
+def test_a_log_finding_on_a_file_the_traces_flagged_stays_one_hazard():
+    from fuzzer.explain import _with_log_hazard
+    from fuzzer.report.model import Hazard
+
+    traced = Hazard("read-before-write", "parser.h", "cc -c lexer.c", "gen", "traced run: overlap", "overlapped",
+                    ["cc -c lexer.c", "gen"])
+    other = Hazard("write-write", "log.txt", "a", "b")
+    finding = explain_failure(FAILED_LOG.replace("gcc -c lexer.c -o lexer.o\n", ""), 3, REFERENCE)
+    merged = _with_log_hazard((traced, other), replace(finding.hazard, file="parser.h"))
+    assert [h.file for h in merged] == ["parser.h", "log.txt"]
+    assert "traced run: overlap" in merged[0].detail and "run 3" in merged[0].detail
+    assert [h.file for h in _with_log_hazard((other,), finding.hazard)] == ["log.txt", "parser.h"]

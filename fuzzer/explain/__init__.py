@@ -146,10 +146,22 @@ def _from_logs(campaign, comparison, pair, reference_trace: BuildTrace, found) -
         if finding is not None:
             note = (f"the failure did not reappear in {tried} traced reruns; the culprit comes from run {index}'s "
                     "log read against the traced reference build")
-            return Localization((finding.culprit,), _hazards(found) + (finding.hazard,), (note,), traced=True)
+            return Localization((finding.culprit,), _with_log_hazard(_hazards(found), finding.hazard), (note,),
+                                traced=True)
     note = (f"not enough evidence to name a step: the divergence did not reappear in {tried} traced reruns"
             + (" and the failed runs' logs name no file the build generates" if comparison.failed else ""))
     return Localization(hazards=_hazards(found), notes=(note,), traced=True)
+
+
+def _with_log_hazard(hazards: tuple[Hazard, ...], from_log: Hazard) -> tuple[Hazard, ...]:
+    """One hazard per file: the traces' hazard on that file keeps its place and gains the
+    log's evidence; only a file the traces had not flagged gets the log's hazard."""
+    known = next((h for h in hazards if h.file == from_log.file), None)
+    if known is None:
+        return (*hazards, from_log)
+    merged = replace(known, detail=f"{known.detail}; {from_log.detail}",
+                     steps=sorted({*known.steps, *from_log.steps}))
+    return tuple(merged if h is known else h for h in hazards)
 
 
 def _replayer_factory(session, pair):
