@@ -303,9 +303,9 @@ LOCALIZED_EXPECTATIONS = ("culprit", "kind", "axis", "stabilized_by", "hazards")
 
 
 def _found(name: str, report: Report) -> object:
-    """What the report says for expectation `name`: the top culprit's field, or the hazard count."""
+    """What the report says for expectation `name`: the top culprit's field, or the hazards."""
     if name == "hazards":
-        return len(report.hazards)
+        return report.hazards
     top = report.culprits[0] if report.culprits else None
     return getattr(top, "command" if name == "culprit" else name) if top else None
 
@@ -316,13 +316,13 @@ def _meets(name: str, want: object, got: object) -> bool:
     if name == "stabilized_by":  # a string: one of them; a list: exactly this joint set
         return want in got if isinstance(want, str) else set(want) == set(got)
     if name == "hazards":
-        return got <= want  # at most
+        return len(got) <= want  # at most
     return got == want
 
 
 def _detail(name: str, want: object, got: object) -> str:
-    if name == "hazards":
-        return f"{got} hazards, at most {want}"
+    if name == "hazards":  # which ones, so a failing check can be read without rerunning it
+        return f"{len(got)} hazards, at most {want}" + "".join(f"; {h.type} on {h.file} [{h.status}]" for h in got)
     return ", ".join(got) or "none" if isinstance(got, list) else str(got)
 
 

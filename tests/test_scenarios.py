@@ -84,8 +84,9 @@ def test_hazards_expectation_is_an_upper_bound():
                        Report("make", "unreproducible", [], 0, [], [], found, localized=localized))
         return {c.name: (c.status, c.detail) for c in checks}["hazards"]
 
-    assert status(3) == ("pass", "3 hazards, at most 3") and status(5)[0] == "pass"
-    assert status(2) == ("FAIL", "3 hazards, at most 2")
+    named = "; write-write on f0 [latent]; write-write on f1 [latent]; write-write on f2 [latent]"
+    assert status(3) == ("pass", "3 hazards, at most 3" + named) and status(5)[0] == "pass"
+    assert status(2) == ("FAIL", "3 hazards, at most 2" + named)
     assert status(0, localized=False)[0] == "pending", "untraced: hazards were not looked for"
 
 
