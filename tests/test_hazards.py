@@ -180,3 +180,13 @@ def test_real_correct_dependencies_and_recipe_lines_have_no_hazard(tmp_path):
     assert find_hazards([traced_make(tmp_path / "w", GOOD_DEP, "-j2")]) == []
     traces = [traced_make(tmp_path / f"r{j}", RECIPE_LINES, f"-j{j}") for j in (1, 4)]
     assert find_hazards(traces) == []
+
+
+def test_appends_in_another_order_are_a_hazard_even_without_neighbours_in_common():
+    def appends(order):
+        return synthetic_trace([FakeStep(f"echo {n}.o >> modules.order", i, i + 0.5, writes={"modules.order": i + 0.2})
+                                for i, n in enumerate(order)])
+
+    (hazard,) = find_hazards([appends("abcd"), appends("cadb")])  # no adjacent pair in common, same order
+    assert (hazard.type, hazard.file) == (WRITE_WRITE, "modules.order") and "opposite orders" in hazard.evidence
+    assert find_hazards([appends("abcd"), appends("abcd")]) == []

@@ -168,10 +168,17 @@ def _write_write(trace: BuildTrace) -> Iterator[_Conflict]:
                 yield _Conflict(WRITE_WRITE, path, a, b, how, detail)
 
 
+ALL_PAIRS_UP_TO = 64  # writers of one file; beyond, overlapping pairs and neighbours only
+
+
 def _pairs(steps: list[Step]) -> Iterator[tuple[Step, Step]]:
-    """Every overlapping pair, plus neighbours in start order (enough to see two runs
-    disagree on the order), without going quadratic on a file every step appends to."""
+    """Every pair of a file's writers, so two runs that disagree on the order of any two
+    can be seen to (a shuffled append order rarely keeps the same neighbours). Past
+    ALL_PAIRS_UP_TO writers: overlapping pairs and neighbours in start order, not quadratic."""
     ordered = sorted(steps, key=lambda s: s.start)
+    if len(ordered) <= ALL_PAIRS_UP_TO:
+        yield from ((a, b) for i, a in enumerate(ordered) for b in ordered[i + 1 :])
+        return
     seen = set()
     for i, a in enumerate(ordered):
         for b in ordered[i + 1 :]:
