@@ -84,6 +84,34 @@ def targets(trace: BuildTrace, base: Perturbation, limit: int = MAX_TARGETS) -> 
     return [t for _, t in sorted(found, key=lambda item: item[0])][:limit]
 
 
+@dataclass(frozen=True)
+class GuidedPlan:
+    """A schedule with targeted runs in it: which run holds which target, and which is the control."""
+
+    plan: list[Perturbation]
+    targets: dict[int, Target]  # run index → the target it runs
+    control_index: int
+
+
+def merged(plan: list[Perturbation], found: list[Target], base: Perturbation, runs: int) -> GuidedPlan:
+    """`plan` (reference, traced run, seeded schedule) with `found` right after the traced
+    run, alternating with the schedule, whose extremes (one CPU, ...) find other bugs early;
+    the control comes second: first it would delay the best target, last a short --runs
+    cuts it. Cut to `runs`."""
+    held = control(base)
+    guided_runs = [found[0].perturbation, held, *(t.perturbation for t in found[1:])]
+    together = plan[:2] + _alternate(guided_runs, plan[2:])
+    by_index = {together.index(t.perturbation, 2): t for t in found}
+    return GuidedPlan(together[:runs], by_index, together.index(held, min(by_index) + 1))
+
+
+def _alternate(first: list, second: list) -> list:
+    """first[0], second[0], first[1], second[1], ... then the rest of the longer one."""
+    pairs = [p for pair in zip(first, second) for p in pair]
+    shorter = min(len(first), len(second))
+    return pairs + first[shorter:] + second[shorter:]
+
+
 def control(base: Perturbation) -> Perturbation:
     """The targets' settings without a hold: no jitter, so only the hold differs."""
     return Perturbation(base.jobs, base.cpus)
@@ -121,6 +149,25 @@ def manifested(target: Target, differing: list[str] | None, log: str = "") -> li
         named = lambda f: os.path.basename(f.rstrip("/")) in errors
         return [f for f in target.flips if named(f.file) and any(named(t) for t in f.telling if t != f.file)]
     return [f for f in target.flips if any(t in f.telling for t in differing)]
+
+
+@dataclass(frozen=True)
+class HeldRun:
+    """What a targeted run gave: `differing` files from the reference, None when it failed."""
+
+    target: Target
+    index: int
+    differing: list[str] | None
+    log: str
+
+
+def confirm(hazards: list[Hazard], held: list[HeldRun], control_matched: bool, reproduce) -> list[Hazard]:
+    """`hazards` with the flips the held runs showed confirmed, if the control matched the
+    reference: when the build differs without any hold, a held run's difference proves nothing."""
+    if not control_matched:
+        return list(hazards)
+    ran = [(run.target, run.index, manifested(run.target, run.differing, run.log)) for run in held]
+    return confirmed(ran, hazards, reproduce)
 
 
 def confirmed(targets_run: list[tuple[Target, int, list[Flip]]], hazards: list[Hazard], reproduce) -> list[Hazard]:

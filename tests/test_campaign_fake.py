@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzer import campaign as campaign_module
+from fuzzer.campaign import state as campaign_state
 from fuzzer.campaign import open_stored, run_campaign
 from fuzzer.config import FuzzConfig
 from fuzzer.execute.fake import FakeExecutor
@@ -89,7 +89,7 @@ def test_identical_builds_are_reproducible(tmp_path):
 
 def test_the_budget_bounds_the_runs(tmp_path, monkeypatch):
     now = [0.0]
-    monkeypatch.setattr(campaign_module, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(campaign_state, "time", SimpleNamespace(monotonic=lambda: now[0]))
 
     def tick(seconds):
         now[0] += seconds

@@ -8,11 +8,9 @@ from typing import TYPE_CHECKING
 
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.compare.diff import diff_files
-from fuzzer.config import MIN_SUCCESSFUL
 from fuzzer.execute.choose import serial_fallback
 from fuzzer.execute.run import RunRecord
-from fuzzer.report.model import (INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, ArtifactFinding,
-                                 Report, RunSummary, VariantSummary)
+from fuzzer.report.model import ArtifactFinding, Report, RunSummary, VariantSummary
 from fuzzer.tools import diffoscope
 
 if TYPE_CHECKING:
@@ -21,21 +19,6 @@ if TYPE_CHECKING:
 
 DIFFED_ARTIFACTS = 5  # diffs are for reading; the first few divergent artifacts suffice
 HTML_DIFF_LIMIT = 4 << 20  # a larger diffoscope page would swamp the report
-
-
-def verdict(campaign: "Campaign", comparison: Comparison | None) -> str:
-    """A verdict stands on evidence: `reproducible` needs an uninterrupted campaign with at
-    least two successful builds that all agree; a difference or a perturbed failure is
-    `unreproducible` (design.md); anything less is `inconclusive`."""
-    if campaign.runs and not campaign.runs[0].ok:
-        return REFERENCE_FAILED
-    if comparison is None or campaign.exit_reason == "interrupted":
-        return INCONCLUSIVE
-    if not comparison.reproducible:
-        return UNREPRODUCIBLE
-    if sum(r.ok for r in campaign.runs) < MIN_SUCCESSFUL:
-        return INCONCLUSIVE
-    return REPRODUCIBLE
 
 
 def build_report(campaign: "Campaign", comparison: Comparison | None, localization: "Localization | None") -> Report:
@@ -48,7 +31,7 @@ def build_report(campaign: "Campaign", comparison: Comparison | None, localizati
         + (list(localization.notes) if localization else [])
     return Report(
         command=campaign.config.command,
-        verdict=verdict(campaign, comparison),
+        verdict=campaign.verdict(comparison),
         runs=runs,
         failed_runs=len(comparison.failed) if comparison else 0,
         divergent_artifacts=artifacts,
@@ -122,7 +105,7 @@ def _artifact(campaign: "Campaign", artifact: DivergentArtifact, with_diff: bool
     diff, diff_html, pair = "", "", []
     if with_diff:
         pair = [artifact.variants[0].runs[0], artifact.variants[1].runs[0]]
-        files = [variant_file(campaign, index, artifact.path) for index in pair]
+        files = [campaign.evidence.variant_file(campaign.runs[index], artifact.path) for index in pair]
         diff = _diff(campaign, artifact.path, pair, files)
         if None not in files:
             diff_html = diffoscope.report(str(files[0]), str(files[1]), "html", campaign.config.diff_timeout) or ""
@@ -152,17 +135,6 @@ def _diff(campaign: "Campaign", path: str, pair: list[int], files: list[Path | N
         return f"(no diff: {path} is absent or not kept in run {', '.join(missing)})"
     labels = (f"run {pair[0]}/{path}", f"run {pair[1]}/{path}")
     return diff_files(str(files[0]), str(files[1]), labels=labels, timeout=campaign.config.diff_timeout)
-
-
-def variant_file(campaign: "Campaign", index: int, path: str) -> Path | None:
-    """Where the campaign kept run `index`'s copy of `path`: the reference tree or a blob."""
-    entry = campaign.runs[index].manifest.entries.get(path) if campaign.runs[index].manifest else None
-    if entry is None or entry.kind != "file":
-        return None
-    candidates = [campaign.dir / "blobs" / entry.digest]
-    if index == 0:
-        candidates.insert(0, campaign.reference_tree / path)
-    return next((c for c in candidates if c.is_file()), None)
 
 
 def _reproduce(campaign: "Campaign", comparison: Comparison) -> str:

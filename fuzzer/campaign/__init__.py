@@ -1,0 +1,59 @@
+"""The campaign: plan → execute → observe → compare → explain → report, in named phases.
+
+`run_campaign(config, events)` returns an `Outcome` and never prints; the CLI passes
+an `Events` object that renders progress. Every run is stored the moment it ends, so
+an interrupted campaign loses nothing and `--resume` continues it.
+
+- `state`: what the phases share (`Campaign`), the `Outcome` and the verdict;
+- `resume`: opening a campaign, new, resumed or stored;
+- `explore`: the reference and the schedule;
+- `conclude`: compare, localize, report;
+- `evidence`: the reference tree and the kept variants that diffs read.
+"""
+
+from __future__ import annotations
+
+from fuzzer.campaign.conclude import conclude
+from fuzzer.campaign.explore import explore
+from fuzzer.campaign.resume import open_campaign, open_stored
+from fuzzer.campaign.state import SILENT, Campaign, Events, ExecutorFactory, Outcome, timed
+from fuzzer.config import FuzzConfig, validate
+from fuzzer.execute import choose
+from fuzzer.execute.executor import Executor
+from fuzzer.store import Store
+
+__all__ = ["Campaign", "Events", "Outcome", "SILENT", "conclude", "open_stored", "run_campaign"]
+
+
+def run_campaign(config: FuzzConfig, events: Events = SILENT, executor_factory: ExecutorFactory | None = None,
+                 settings: dict | None = None) -> Outcome:
+    """`executor_factory`: where builds run (tests pass a fake); by default from the config.
+    `settings`: each setting and where it came from, for the report (the stored one too)."""
+    config = validate(config)
+    executor_factory = executor_factory or choose.executor_factory(config)
+    # held until the report is written: a second campaign on this store would build in the same workspace
+    store = Store(config.store, create=True, exclusive=True)
+    try:
+        campaign = open_campaign(config, store)
+        campaign.executor_factory = executor_factory
+        campaign.settings = settings or {}
+        try:
+            events.started(campaign.id, campaign.seed, campaign.spec.workspace.path, len(campaign.runs))
+            executor = executor_factory(campaign.spec)
+            return _phases(campaign, executor, events)
+        finally:
+            store.drop_if_empty(campaign.id)
+    finally:
+        store.close()
+
+
+def _phases(campaign: Campaign, executor: Executor, events: Events) -> Outcome:
+    try:
+        with timed(campaign, "explore", events):
+            explore(campaign, executor, events)
+    except KeyboardInterrupt:
+        campaign.exit_reason = "interrupted"
+    finally:
+        executor.close()
+        campaign.spec.workspace.remove()
+    return conclude(campaign, events)

@@ -1,0 +1,115 @@
+"""The conclude phase: compare the stored runs, localize when they differ (or scan for
+latent hazards when they agree), confirm the guided targets, write the report."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from fuzzer import explain, guided, memory
+from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, timed
+from fuzzer.compare import Comparison, compare
+from fuzzer.config import MIN_SUCCESSFUL, UsageError, shown
+from fuzzer.execute.run import RunRecord
+from fuzzer.explain.ablation import replay_command
+from fuzzer.report.build import build_report
+from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
+
+
+def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
+    """Compare the stored runs, localize when they differ, and write the report. A campaign
+    with no verdict (interrupted, too few successful builds) is neither saved nor marked
+    finished: `--resume` continues it."""
+    comparison = compare([_selected(campaign, r) for r in campaign.runs]) if campaign.runs else None
+    _require_evidence(campaign, comparison)
+    localization = None
+    if campaign.config.localize and campaign.verdict(comparison) in (REPRODUCIBLE, UNREPRODUCIBLE):
+        localization = _localize(campaign, comparison, events)
+    localization = _confirm_targets(campaign, localization)
+    report = memory.remember(campaign, build_report(campaign, comparison, localization))
+    if report.verdict != INCONCLUSIVE:
+        campaign.store.save_report(campaign.id, report.to_json())
+        campaign.store.finish(campaign.id)  # a finished campaign is not resumed
+        _drop_traces(campaign)
+    return Outcome(report, report.exit_code, _why(campaign, report))
+
+
+def _confirm_targets(campaign: Campaign, localization):
+    """Targeted runs that diverged or failed confirm their hazard, with a replay command."""
+    if localization is None or not campaign.targets:
+        return localization
+    after = campaign.control_index
+    control = campaign.runs[after] if after is not None and len(campaign.runs) > after else None
+    held = [guided.HeldRun(target, i, _differing_files(campaign, run), run.log_tail)
+            for i, target in campaign.targets.items() if i < len(campaign.runs) and (run := campaign.runs[i])]
+    matched = control is not None and not campaign.differs_from_reference(control)
+    hazards = guided.confirm(list(localization.hazards), held, matched,
+                             lambda t: replay_command(campaign, t.perturbation))
+    return replace(localization, hazards=tuple(hazards))
+
+
+def _differing_files(campaign: Campaign, record: RunRecord) -> list[str] | None:
+    """Files of a run that differ from the reference's (None: the run failed)."""
+    if not record.ok or record.manifest is None:
+        return None
+    return campaign.select_ignored(record.manifest).differing(campaign.select_ignored(campaign.runs[0].manifest))
+
+
+def _require_evidence(campaign: Campaign, comparison: Comparison | None) -> None:
+    """No green without a compared file: an empty tree, a wrong --source, a filter that
+    matched nothing or a build that writes outside its tree must not pass CI."""
+    if comparison is None or comparison.checked or campaign.verdict(comparison) != REPRODUCIBLE:
+        return
+    left = len(campaign.runs[0].manifest.entries) if campaign.runs[0].manifest else 0
+    if left:
+        raise UsageError(f"no verdict: no file was compared: --artifact/--ignore (and the default ignores) "
+                         f"left out all {left} files the reference build left")
+    raise UsageError(f"no verdict: no file was compared: the build left no file in its tree (--source "
+                     f"{shown(str(campaign.config.source))}); is --source right, or does the build write outside it?")
+
+
+def _localize(campaign: Campaign, comparison: Comparison, events: Events) -> explain.Localization | None:
+    """Localize a divergence, or scan a reproducible build for latent hazards."""
+    phase = "hazards" if comparison.reproducible else "localize"
+    try:
+        with timed(campaign, phase, events):
+            localizer = campaign.executor_factory(campaign.spec)
+            try:
+                if comparison.reproducible:
+                    return explain.scan_hazards(campaign, localizer)
+                return explain.localize(campaign, comparison, localizer)
+            finally:
+                localizer.close()
+    except KeyboardInterrupt:
+        campaign.exit_reason = "interrupted"
+        return None
+    finally:
+        campaign.spec.workspace.remove()
+
+
+def _why(campaign: Campaign, report: Report) -> str:
+    """What the user needs to know beyond the report when there is no verdict."""
+    if report.verdict == REFERENCE_FAILED:
+        reference = campaign.runs[0]
+        tail = reference.log_tail or "(no output)"
+        return f"the reference build failed (exit {reference.exit_code}); last lines:\n{tail}"
+    if report.verdict != INCONCLUSIVE:
+        return ""
+    resume = "`buildfuzz run --resume` with the same options continues this campaign"
+    if campaign.exit_reason == "interrupted":
+        return f"interrupted after {len(campaign.runs)} runs: no verdict; {resume}"
+    succeeded = sum(r.ok for r in campaign.runs)
+    return (f"no verdict: {succeeded} successful build(s), a verdict needs at least {MIN_SUCCESSFUL} "
+            f"({campaign.exit_reason}); {resume}")
+
+
+def _drop_traces(campaign: Campaign) -> None:
+    """Traces (often the largest files of a campaign) served its localization, whose
+    findings are in the report; `explain --relocalize` traces again."""
+    for trace in campaign.spec.logs.glob("*.strace"):
+        trace.unlink(missing_ok=True)
+
+
+def _selected(campaign: Campaign, record: RunRecord) -> RunRecord:
+    if record.manifest is None:
+        return record
+    return replace(record, manifest=campaign.select(record.manifest))

@@ -1,0 +1,66 @@
+"""The files a campaign keeps for diffs: the reference build's tree, and a few variants of
+every file a later run left differently (as blobs named by digest). What keeps them and
+what reads them back (reports, known noise) meet here, not in a path convention."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fuzzer.execute.executor import Executor
+from fuzzer.execute.run import RunRecord
+from fuzzer.observe import Manifest
+
+BLOB_LIMIT = 64 << 20  # variants larger than this are not kept for diffs
+VARIANTS_KEPT = 3  # per path: enough to diff; an intrinsic build must not fill the disk overnight
+
+
+@dataclass
+class Evidence:
+    dir: Path  # the campaign's directory in the store
+    kept: dict[str, int] = field(default_factory=dict)  # path → variants kept as blobs in this invocation
+
+    @property
+    def reference_tree(self) -> Path:
+        return self.dir / "reference"
+
+    def blob(self, digest: str) -> Path:
+        return self.dir / "blobs" / digest
+
+    def keep(self, executor: Executor, record: RunRecord, reference: Manifest | None) -> None:
+        """Keep the reference tree (run 0), or the variants of `record`'s files that differ
+        from `reference`'s."""
+        if record.index == 0:
+            if record.ok and not self.reference_tree.exists() and executor.keep_tree(record, self.reference_tree):
+                _drop_large_files(self.reference_tree)
+            return
+        if not record.ok or record.manifest is None or reference is None:
+            return
+        for path, entry in record.manifest.entries.items():
+            if entry.kind != "file" or entry.size > BLOB_LIMIT:
+                continue
+            ref_entry = reference.entries.get(path)
+            if ref_entry is not None and ref_entry.identity() == entry.identity():
+                continue
+            blob = self.blob(entry.digest)
+            if not blob.exists() and self.kept.get(path, 0) < VARIANTS_KEPT:
+                if executor.fetch(record, path, blob):
+                    self.kept[path] = self.kept.get(path, 0) + 1
+
+    def variant_file(self, record: RunRecord, path: str) -> Path | None:
+        """Where the campaign kept `record`'s copy of `path`: the reference tree or a blob."""
+        entry = record.manifest.entries.get(path) if record.manifest else None
+        if entry is None or entry.kind != "file":
+            return None
+        candidates = [self.blob(entry.digest)]
+        if record.index == 0:
+            candidates.insert(0, self.reference_tree / path)
+        return next((c for c in candidates if c.is_file()), None)
+
+
+def _drop_large_files(tree: Path) -> None:
+    """The kept reference tree is for diffs, and files over BLOB_LIMIT are never diffed:
+    a campaign's store growth stays bounded by the small files of one tree."""
+    for path in tree.rglob("*"):
+        if path.is_file() and not path.is_symlink() and path.stat().st_size > BLOB_LIMIT:
+            path.unlink()

@@ -1,0 +1,136 @@
+"""The explore phase: the reference build, then the schedule (remembered perturbations
+and guided targets in front of the seeded runs), `executor.slots` builds at a time, each
+stored as it ends and stopped inside the budget."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from pathlib import Path
+
+from fuzzer import axes, guided, memory
+from fuzzer.campaign.state import Campaign, Events
+from fuzzer.config import FuzzConfig, UsageError, available_cpus
+from fuzzer.execute import hold
+from fuzzer.execute.executor import Executor
+from fuzzer.execute.run import RunRecord, RunRequest
+from fuzzer.execute.step_replay import SPREAD_S
+from fuzzer.explain.traced import TRACE_SLOWDOWN
+from fuzzer.plan import Space
+from fuzzer.tools import strace
+from fuzzer.trace.steps import load_trace
+
+
+def explore(campaign: Campaign, executor: Executor, events: Events) -> None:
+    """The reference first, alone (every later run is compared with it and timed by it),
+    then the schedule, `executor.slots` builds at a time, each stored as it ends."""
+    config = campaign.config
+    campaign.notes += axes.unavailable(config.axes)  # said once, in the report
+    varied = axes.variation_axes(config.axes)
+    plan = list(itertools.islice(axes.schedule(_space(config), campaign.seed, varied), config.runs))
+    plan = memory.remembered_first(campaign, plan, _space(config), varied)  # what diverged before, first
+    if not campaign.runs:
+        reference = executor.run(RunRequest(0, plan[0], timeout=config.timeout))
+        if not _finish_run(campaign, executor, events, reference):
+            return
+    if _guided(campaign) and len(plan) > 1:
+        if len(campaign.runs) == 1:  # the first run after the reference is traced, alone
+            if not _within_budget(campaign, slowdown=TRACE_SLOWDOWN):
+                campaign.exit_reason = "budget spent"
+                return
+            traced = executor.run(RunRequest(1, plan[1], timeout=campaign.timeout_after_reference(), trace=True))
+            if not _finish_run(campaign, executor, events, traced):
+                return
+        plan = _with_targets(campaign, plan)
+    pending: dict = {}
+    upcoming = iter(range(len(campaign.runs), len(plan)))
+    stop = ""
+    while True:
+        while not stop and len(pending) < executor.slots:
+            index = next(upcoming, None)
+            stop = _stop_before(campaign, index)
+            if not stop:
+                request = RunRequest(index, plan[index], timeout=campaign.timeout_after_reference())
+                pending[executor.submit(request)] = request
+        if not pending:
+            break
+        done = next(iter(executor.as_completed(pending)))
+        del pending[done]
+        if not _finish_run(campaign, executor, events, done.result()):
+            stop = stop or campaign.exit_reason
+    campaign.exit_reason = campaign.exit_reason or (stop if stop != "done" else "all runs done")
+
+
+def _guided(campaign: Campaign) -> bool:
+    """Targeted runs need the hold axis, a trace, and localization (their hazards are findings)."""
+    config = campaign.config
+    return "hold" in config.axes and config.localize and not strace.available() and not hold.unavailable()
+
+
+def _with_targets(campaign: Campaign, plan: list) -> list:
+    """The plan with the traced run's targets right after it (the same ones on --resume)."""
+    traced = campaign.runs[1] if len(campaign.runs) > 1 else None
+    if traced is None or not traced.trace_path or not Path(traced.trace_path).exists():
+        return plan
+    trace = load_trace(traced.trace_path, str(campaign.spec.workspace.path))
+    found = guided.targets(trace, traced.perturbation, min(guided.MAX_TARGETS, max(0, campaign.config.runs - 3)))
+    if not found:
+        return plan
+    guided_plan = guided.merged(plan, found, traced.perturbation, campaign.config.runs)
+    campaign.targets, campaign.control_index = guided_plan.targets, guided_plan.control_index
+    return guided_plan.plan
+
+
+def _space(config: FuzzConfig) -> Space:
+    return Space(
+        jobs=config.jobs if "jobs" in config.axes else (config.jobs[0], config.jobs[0]),
+        cpus=available_cpus(),
+        vary_cpus="cpus" in config.axes,
+        vary_jitter="jitter" in config.axes,
+    )
+
+
+def _stop_before(campaign: Campaign, index: int | None) -> str:
+    """Why no further run starts ("" to go on)."""
+    if index is None:
+        return "done"
+    if not _within_budget(campaign):
+        return "budget spent"
+    return ""
+
+
+def _finish_run(campaign: Campaign, executor: Executor, events: Events, record: RunRecord) -> bool:
+    """Store the run, keep its evidence, tell the user; False when the campaign must stop."""
+    campaign.add_run(record)
+    campaign.store.save_run(campaign.id, record)
+    campaign.evidence.keep(executor, record, campaign.runs[0].manifest)
+    events.run_finished(record, campaign.group_of(record), campaign.config.runs)
+    if record.index == 0 and not record.ok:
+        campaign.exit_reason = "reference build failed"
+        return False
+    if record.index == 0:
+        _check_artifact_globs(campaign, record)
+    if campaign.config.stop_on_first and campaign.diverged():
+        campaign.exit_reason = "first divergence found"
+        return False
+    return True
+
+
+def _within_budget(campaign: Campaign, slowdown: float = 1.0) -> bool:
+    """Start another run (`slowdown` times a build: tracing costs more) only if it is
+    expected to end inside the budget, keeping room for what follows: a traced hazard
+    scan (~1.5 builds), or once the builds diverged, localization (two traced builds, step
+    replays; ablation runs only if time is left)."""
+    walls = [r.wall_s for r in campaign.runs] or [0.0]
+    typical = max(statistics.median(walls), walls[-1])
+    # step replays are paced over SPREAD_S (twice: plain, then stabilisers) whatever the build's length
+    localize = 4 * typical + 2 * SPREAD_S if campaign.diverged() else 1.5 * typical
+    reserve = localize if campaign.config.localize else 0.0
+    return typical * 1.2 * slowdown + reserve <= campaign.seconds_left()
+
+
+def _check_artifact_globs(campaign: Campaign, reference: RunRecord) -> None:
+    entries = reference.manifest.entries if reference.manifest else {}
+    for glob in campaign.config.artifacts:
+        if not reference.manifest.select([glob]).entries:
+            raise UsageError(f"--artifact {glob!r} matched no file the reference build left ({len(entries)} files)")

@@ -1,0 +1,169 @@
+"""What one campaign's phases share: its runs and their digest groups, its budget, the
+events it reports, and the verdict its runs support."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Protocol
+
+from fuzzer.campaign.evidence import Evidence
+from fuzzer.compare import Comparison, variant_label
+from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig
+from fuzzer.execute.executor import Executor
+from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
+from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.observe import DEFAULT_IGNORE, Manifest
+from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
+from fuzzer.store import Store
+
+
+class Events(Protocol):
+    def started(self, campaign: int, seed: int, workspace: Path, resumed: int) -> None: ...
+    def run_finished(self, record: RunRecord, group: str | None, planned: int) -> None: ...
+    def phase(self, name: str) -> None: ...
+
+
+class SilentEvents:
+    def started(self, campaign, seed, workspace, resumed):
+        pass
+
+    def run_finished(self, record, group, planned):
+        pass
+
+    def phase(self, name):
+        pass
+
+
+SILENT = SilentEvents()
+ExecutorFactory = Callable[[BuildSpec], Executor]  # the local executor unless told otherwise
+
+
+@dataclass
+class Outcome:
+    report: Report
+    exit_code: int
+    message: str = ""
+
+
+def verdict(runs: list[RunRecord], comparison: Comparison | None, exit_reason: str) -> str:
+    """A verdict stands on evidence: `reproducible` needs an uninterrupted campaign with at
+    least two successful builds that all agree; a difference or a perturbed failure is
+    `unreproducible`; anything less is `inconclusive`."""
+    if runs and not runs[0].ok:
+        return REFERENCE_FAILED
+    if comparison is None or exit_reason == "interrupted":
+        return INCONCLUSIVE
+    if not comparison.reproducible:
+        return UNREPRODUCIBLE
+    if sum(r.ok for r in runs) < MIN_SUCCESSFUL:
+        return INCONCLUSIVE
+    return REPRODUCIBLE
+
+
+@dataclass
+class Campaign:
+    """Everything one campaign's phases share."""
+
+    config: FuzzConfig
+    store: Store
+    id: int
+    seed: int
+    spec: BuildSpec
+    runs: list[RunRecord] = field(default_factory=list)
+    phases: dict[str, float] = field(default_factory=dict)
+    exit_reason: str = ""
+    groups: dict[str, str] = field(default_factory=dict)  # selected-manifest digest → label
+    digests: dict[int, str] = field(default_factory=dict)  # run index → selected-manifest digest
+    started: float = field(default_factory=lambda: time.monotonic())
+    executor_factory: ExecutorFactory = LocalExecutor
+    counters: dict[RunKind, int] = field(default_factory=dict)  # runs made so far of each localization kind
+    notes: list[str] = field(default_factory=list)  # for the report: what this campaign could not do
+    localize_deadline: float | None = None  # while localizing: when its budget ends (time.monotonic())
+    targets: dict = field(default_factory=dict)  # run index → the guided.Target it ran
+    control_index: int | None = None  # the run with the targets' settings and no hold
+    settings: dict = field(default_factory=dict)  # for the report: each setting and where it came from
+    evidence: Evidence = field(init=False)
+
+    def __post_init__(self):
+        self.evidence = Evidence(self.store.campaign_dir(self.id))
+
+    def request(self, kind: RunKind, perturbation, trace: bool = False) -> RunRequest:
+        """A localization run (numbered within its kind), under the campaign's timeout."""
+        index = self.counters.get(kind, 0)
+        self.counters[kind] = index + 1
+        return RunRequest(index, perturbation, kind, trace=trace, timeout=self.timeout_after_reference())
+
+    def timeout_after_reference(self) -> float | None:
+        """--timeout, or a default derived from the reference build once it ran."""
+        if not self.runs:
+            return self.config.timeout
+        return default_timeout(self.config.timeout, self.runs[0].wall_s)
+
+    def seconds_left(self) -> float:
+        """Of the --budget, in this invocation (a resumed campaign gets a new budget), and of
+        the localization budget while localizing."""
+        budget = self.config.budget_s
+        left = float("inf") if budget is None else budget - (time.monotonic() - self.started)
+        return left if self.localize_deadline is None else min(left, self.localize_deadline - time.monotonic())
+
+    @property
+    def dir(self) -> Path:
+        return self.evidence.dir
+
+    @property
+    def reference_tree(self) -> Path:
+        return self.evidence.reference_tree
+
+    def select(self, manifest: Manifest) -> Manifest:
+        return self.select_ignored(manifest).select(self.config.artifacts)
+
+    def select_ignored(self, manifest: Manifest) -> Manifest:
+        """Every file but the ignored ones: intermediates matter when walking upstream."""
+        return manifest.select((), self.config.ignore + (DEFAULT_IGNORE if self.config.default_ignore else ()))
+
+    def group_of(self, record: RunRecord) -> str | None:
+        """The run's digest group label: A is the reference's, then B, C... in order of
+        first appearance by run index, whatever order the runs finished in."""
+        if not record.ok or record.manifest is None:
+            return None
+        return self.groups.get(self._digest(record))
+
+    def add_run(self, record: RunRecord) -> None:
+        """Keep `runs` in index order (parallel runs end in any order), and the labels with them."""
+        self.runs.append(record)
+        self.runs.sort(key=lambda r: r.index)
+        order = [self._digest(r) for r in self.runs if r.ok and r.manifest is not None]
+        self.groups = {digest: variant_label(i) for i, digest in enumerate(dict.fromkeys(order))}
+
+    def _digest(self, record: RunRecord) -> str:
+        if record.index not in self.digests:
+            self.digests[record.index] = self.select(record.manifest).digest()
+        return self.digests[record.index]
+
+    def differs_from_reference(self, record: RunRecord) -> bool:
+        """A failed run, or one whose compared files differ from the reference's."""
+        if not record.ok:
+            return True
+        return self.select(record.manifest).digest() != self.select(self.runs[0].manifest).digest()
+
+    def diverged(self) -> bool:
+        return len(self.groups) > 1 or (bool(self.runs) and self.runs[0].ok and not all(r.ok for r in self.runs))
+
+    def verdict(self, comparison: Comparison | None) -> str:
+        return verdict(self.runs, comparison, self.exit_reason)
+
+
+class timed:
+    """Times one named phase into `campaign.phases`, telling `events` it started."""
+
+    def __init__(self, campaign: Campaign, name: str, events: Events):
+        self.campaign, self.name, self.events = campaign, name, events
+
+    def __enter__(self):
+        self.events.phase(self.name)
+        self.start = time.monotonic()
+
+    def __exit__(self, *exc):
+        self.campaign.phases[self.name] = round(time.monotonic() - self.start, 3)
