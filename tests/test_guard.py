@@ -14,7 +14,8 @@ import pytest
 from conftest import buildfuzz
 from fuzzer.execute import guard as guard_module
 from fuzzer.execute import jitter as jitter_module
-from fuzzer.execute.guard import BuildExit, FreezeWatch, Guard, GuardError, _members, _Sample
+from fuzzer.execute.guard import BuildExit, FreezeWatch, Guard, GuardError, _Sample
+from fuzzer.execute.procfs import members as _members
 from fuzzer.execute.jitter import Jitter
 from fuzzer.campaign import run_campaign
 from fuzzer.config import FuzzConfig

@@ -1,9 +1,9 @@
 """guard: whatever ends a build, every process of it is resumed and killed.
 
-Each executor owns one guard *process* (`python -m fuzzer.execute.guard`). The guard is a
-child subreaper, so build processes that double-fork or setsid away still reparent to it
-and stay findable: "the build" is simply every descendant of the guard. It kills that
-tree when the build's root exits (stragglers), when asked (timeout, interrupt), and when
+Each executor owns one guard *process* (`python -m fuzzer.execute.guard_server`). The
+guard is a child subreaper, so build processes that double-fork or setsid away still
+reparent to it and stay findable: "the build" is simply every descendant of the guard.
+It kills that tree when the build's root exits (stragglers), when asked (timeout, interrupt), and when
 its stdin reaches EOF or its parent exits — which is how it learns the fuzzer died, even
 by SIGKILL. Killing means SIGKILL then SIGCONT to every descendant until none is left, so
 a process stopped by the jitter engine never survives in the stopped state.
@@ -25,32 +25,28 @@ Once per build, when the root has exited and no descendant is left, the guard se
 
 from __future__ import annotations
 
-import ctypes
 import json
 import math
 import os
 import select
-import selectors
 import signal
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import psutil
 
-PR_SET_CHILD_SUBREAPER = 36
-KILL_PATIENCE = 30.0  # a process stuck in uninterruptible sleep cannot die; don't hang forever
+from fuzzer.execute.procfs import descendants, members, process_table, send_signals, stat_fields
+
 CLOSE_PATIENCE = 10.0
 SWEEP_PATIENCE = 5.0  # the fuzzer's own kill loop, once the guard is gone
 WATCH_TICK = 0.25  # how often wait() looks at the tree (self-stop check, processes last seen)
 FREEZE_S = 2.0  # a tree frozen this long around a process stopped outside the jitter engine is stuck
 STOPPED_STATES = ("T", "t")  # stopped, and stopped under ptrace (strace's tracees)
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
-CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")  # CONFIG_PROC_CHILDREN
 
 
 class GuardError(RuntimeError):
@@ -65,69 +61,6 @@ class BuildExit:
     note: str = ""  # what the guard had to do besides waiting (a self-stopped build), for the log
 
 
-# ---------------------------------------------------------------- process tree (both sides)
-
-
-def descendants(pid: int) -> list[int]:
-    """Every descendant of `pid`, parents before children.
-
-    Reads /proc/PID/task/TID/children, which costs O(tree) instead of psutil's O(system);
-    it can miss a child while it is being reparented, so callers that must be complete
-    (the kill loop) also ask waitpid whether the guard still has children.
-    """
-    if not CHILDREN_FILES:
-        try:
-            return [p.pid for p in psutil.Process(pid).children(recursive=True)]
-        except psutil.Error:
-            return []
-    found: list[int] = []
-    stack = [pid]
-    while stack:
-        kids = _children(stack.pop())
-        found += kids
-        stack += kids
-    return found
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    kids: list[int] = []
-    for tid in tids:  # a child belongs to the thread that forked it
-        kids += [int(k) for k in _read(f"/proc/{pid}/task/{tid}/children").split()]
-    return kids
-
-
-def _is_zombie(pid: int) -> bool:
-    fields = _stat_fields(pid)
-    return not fields or fields[0] == b"Z"  # gone already counts as dead too
-
-
-def _stat_fields(pid: int) -> list[bytes]:
-    """/proc/PID/stat from the state on (the command name before it may hold spaces); [] when gone.
-
-    Indices used: 0 state, 1 ppid, 3 session, 11 utime, 12 stime, 19 start time.
-    """
-    return _read(f"/proc/{pid}/stat").rpartition(b")")[2].split()
-
-
-def _read(path: str) -> bytes:
-    """A small /proc file, or b"" when its process is gone (os.open: io.open costs 3x)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            return os.read(fd, 65536)
-        finally:
-            os.close(fd)
-    except OSError:
-        return b""
-
-
-# ---------------------------------------------------------------- fuzzer side
-
-
 class Guard:
     """Runs builds, one at a time, under a guard process. A context manager."""
 
@@ -136,7 +69,7 @@ class Guard:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
         # own session: a Ctrl-C on the terminal reaches the fuzzer, which decides what to kill
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "fuzzer.execute.guard"],
+            [sys.executable, "-m", "fuzzer.execute.guard_server"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True,
         )
         self._buffer = b""
@@ -205,7 +138,7 @@ class Guard:
             return True
         action = freeze.look(now, self._look(), jitter_stopped)
         if action == FreezeWatch.RESUME:
-            _signal(freeze.stopped, signal.SIGCONT)
+            send_signals(freeze.stopped, signal.SIGCONT)
         return action == FreezeWatch.END
 
     def _look(self) -> dict[int, "_Sample"]:
@@ -317,22 +250,13 @@ class Guard:
         deadline = time.monotonic() + SWEEP_PATIENCE
         while time.monotonic() < deadline:
             seen = {pid for pid, process in list(self._known.items()) if process.is_running()}
-            alive = _members(_process_table(), seen, self._sessions)
+            alive = members(process_table(), seen, self._sessions)
             if not alive:
                 break
-            _signal(alive, signal.SIGKILL, signal.SIGCONT)
+            send_signals(alive, signal.SIGKILL, signal.SIGCONT)
             killed |= alive
             time.sleep(0.001)
         return len(killed)
-
-
-def _signal(pids, *signals: int) -> None:
-    for pid in pids:
-        for sig in signals:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
 
 
 def _how_it_ended(proc: subprocess.Popen) -> str:
@@ -344,34 +268,6 @@ def _how_it_ended(proc: subprocess.Popen) -> str:
     return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
 
 
-def _process_table() -> dict[int, tuple[int, int, bytes]]:
-    """Every process on the machine: pid → (ppid, session, state)."""
-    table = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit() and (fields := _stat_fields(int(name))):
-            table[int(name)] = (int(fields[1]), int(fields[3]), fields[0])
-    return table
-
-
-def _members(table: dict[int, tuple[int, int, bytes]], seen: set[int], sessions: set[int]) -> set[int]:
-    """The live processes among `seen`, in `sessions`, or descending from either.
-
-    A session id stays allocated while any process is in it, so a live member of a session
-    the build ran in is the build's (sessions are never joined, only created).
-    """
-    found = {pid for pid, (_, session, _) in table.items() if session in sessions or pid in seen}
-    children = defaultdict(list)
-    for pid, (ppid, _, _) in table.items():
-        children[ppid].append(pid)
-    stack = list(found)
-    while stack:
-        for child in children[stack.pop()]:
-            if child not in found:
-                found.add(child)
-                stack.append(child)
-    return {pid for pid in found if table[pid][2] != b"Z"}
-
-
 @dataclass(frozen=True)
 class _Sample:
     """One look at one process."""
@@ -381,7 +277,7 @@ class _Sample:
 
     @classmethod
     def of(cls, pid: int) -> "_Sample | None":
-        fields = _stat_fields(pid)
+        fields = stat_fields(pid)
         if len(fields) < 20:
             return None
         return cls(fields[0].decode(), (int(fields[19]), int(fields[11]) + int(fields[12])))
@@ -429,132 +325,3 @@ class FreezeWatch:
             return self.END
         self.resumed = True
         return self.RESUME
-
-
-# ---------------------------------------------------------------- guard side
-
-
-class _Server:
-    """The guard process's state: at most one build root, plus everything it spawned."""
-
-    def __init__(self) -> None:
-        self.root: subprocess.Popen | None = None
-        self.root_code: int | None = None  # set once the root has been reaped
-
-    def start(self, request: dict) -> dict:
-        own_cpus = os.sched_getaffinity(0)
-        try:
-            # the guard is single-threaded, so narrowing its own affinity around the spawn
-            # is the cheap way to have the build (and all its children) inherit the set
-            if request["cpus"] is not None:
-                os.sched_setaffinity(0, request["cpus"])
-            with open(request["log_path"], "wb") as log:
-                self.root = subprocess.Popen(
-                    request["argv"], cwd=request["cwd"], env=request["env"], stdin=subprocess.DEVNULL,
-                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                )
-        except OSError as e:
-            return {"error": [e.errno, e.strerror or str(e), e.filename]}
-        except (ValueError, TypeError) as e:  # e.g. a NUL byte in argv or env
-            return {"error": [0, str(e), None]}
-        finally:
-            os.sched_setaffinity(0, own_cpus)
-        self.root_code = None
-        return {"pid": self.root.pid}
-
-    def reap(self) -> bool:
-        """Collect exited children, noting the root's status; True while any child remains."""
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return False
-            if pid == 0:
-                return True
-            if self.root is not None and pid == self.root.pid:
-                self.root_code = self.root.returncode = os.waitstatus_to_exitcode(status)
-
-    def kill_all(self) -> int:
-        """SIGKILL+SIGCONT every descendant until none is left; how many were alive."""
-        alive: set[int] = set()
-        deadline = time.monotonic() + KILL_PATIENCE
-        while self.reap() and time.monotonic() < deadline:
-            for pid in descendants(os.getpid()):
-                if not _is_zombie(pid):
-                    alive.add(pid)
-                    for sig in (signal.SIGKILL, signal.SIGCONT):
-                        try:
-                            os.kill(pid, sig)
-                        except ProcessLookupError:
-                            pass
-            time.sleep(0.001)  # let the kernel finish the kills; orphans then reparent to us
-        return len(alive)
-
-    def finish(self, kill: bool) -> dict | None:
-        """Once the root has exited (or at once, with `kill`): clear the tree, say how it ended."""
-        self.reap()
-        if self.root is None or not (kill or self.root_code is not None):
-            return None
-        exited_by_itself = self.root_code is not None
-        others = self.kill_all()
-        self.root = None
-        if exited_by_itself:
-            return {"exited": self.root_code, "killed": False, "stragglers": others}
-        return {"exited": None, "killed": True, "stragglers": 0}
-
-
-def serve() -> None:
-    """The guard process's main loop."""
-    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
-    try:
-        parent = os.pidfd_open(os.getppid())  # readable once the fuzzer exits, even if stdin leaked
-    except OSError:  # Linux < 5.3: stdin's EOF alone tells
-        parent = None
-    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
-    for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        # a Python handler (not SIG_IGN, which builds would inherit); the work happens in the loop
-        signal.signal(sig, lambda *_: None)
-    selector = selectors.PollSelector()  # unlike epoll, takes any fd (stdin may be a file)
-    for fd in (sys.stdin.fileno(), wake_r, parent):
-        if fd is not None:
-            selector.register(fd, selectors.EVENT_READ)
-    server, buffer, out = _Server(), b"", sys.stdout.buffer
-
-    def send(message: dict | None) -> None:
-        if message is not None:
-            out.write(json.dumps(message).encode() + b"\n")
-            out.flush()
-
-    try:
-        while True:
-            for key, _ in selector.select():
-                if key.fd == parent:
-                    return
-                if key.fd == wake_r:
-                    signals = os.read(wake_r, 65536)
-                    if {signal.SIGINT, signal.SIGTERM, signal.SIGHUP} & set(signals):
-                        return
-                    continue
-                data = os.read(key.fd, 65536)
-                if not data:
-                    return
-                buffer += data
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    request = json.loads(line)
-                    if request["op"] == "start":
-                        send({"reply": "start", **server.start(request)})
-                    else:
-                        send(server.finish(kill=True))
-                        send({"reply": "kill"})
-            send(server.finish(kill=False))
-    except BrokenPipeError:
-        pass  # the fuzzer is gone; fall through to the cleanup
-    finally:
-        server.kill_all()
-
-
-if __name__ == "__main__":
-    serve()
