@@ -1,115 +1,27 @@
-"""store: every campaign's configuration, runs, manifests and report, in SQLite (WAL).
-
-A run is committed the moment it ends, so a campaign killed at any point resumes
-from its last complete run without repeating or losing any (`--resume`).
-Manifests are stored zlib-compressed as JSON: a tree's file list compresses ~10×.
-The schema is versioned (`PRAGMA user_version`, upgraded by MIGRATIONS); a store that
-is newer, damaged, foreign or read-only is refused when opened, before any build.
-A campaign or replay holds `<store>/lock` (flock) while it runs: they share the workspace.
-"""
+"""The store's queries: campaigns, their runs (manifests zlib-compressed JSON: a tree's
+file list compresses ~10×) and reports, the memory across campaigns, and the lock a
+campaign or replay holds while it builds in the store's workspace."""
 
 from __future__ import annotations
 
 import fcntl
-import functools
 import json
 import os
 import sqlite3
 import time
 import zlib
-from contextlib import contextmanager
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Iterator
 
-from fuzzer.config import UsageError
 from fuzzer.execute.jitter import JitterEvent
 from fuzzer.execute.run import RunRecord, Status
 from fuzzer.observe import Manifest
 from fuzzer.plan import Perturbation
+from fuzzer.store.migrations import StoreError, open_schema, transaction
 
 DB_NAME = "buildfuzz.sqlite"
 LOCK_NAME = "lock"
-
-# MIGRATIONS[i] takes a store from schema version i to i + 1 (`PRAGMA user_version`).
-# Version 0 is also the store buildfuzz wrote before it versioned its schema: it already
-# holds these tables, so the first migration creates them only where they are missing.
-MIGRATIONS: list[tuple[str, ...]] = [
-    (
-        """CREATE TABLE IF NOT EXISTS campaigns (
-            id INTEGER PRIMARY KEY,
-            created REAL NOT NULL,
-            source TEXT NOT NULL,
-            command TEXT NOT NULL,
-            seed INTEGER NOT NULL,
-            config TEXT NOT NULL,
-            finished REAL
-        )""",
-        """CREATE TABLE IF NOT EXISTS runs (
-            campaign INTEGER NOT NULL REFERENCES campaigns(id),
-            idx INTEGER NOT NULL,
-            label TEXT NOT NULL DEFAULT '',
-            perturbation TEXT NOT NULL,
-            status TEXT NOT NULL,
-            exit_code INTEGER,
-            wall_s REAL NOT NULL,
-            digest TEXT,
-            manifest BLOB,
-            log_path TEXT NOT NULL,
-            log_tail TEXT NOT NULL,
-            jitter TEXT NOT NULL,
-            trace_path TEXT,
-            stragglers INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (campaign, idx, label)
-        )""",
-        """CREATE TABLE IF NOT EXISTS reports (
-            campaign INTEGER PRIMARY KEY REFERENCES campaigns(id),
-            written REAL NOT NULL,
-            report TEXT NOT NULL
-        )""",
-    ),
-    (  # the memory across campaigns (fuzzer/memory.py)
-        # what a new campaign replays first, chosen once when it starts so that a resume replays the same
-        """CREATE TABLE remembered_runs (
-            campaign INTEGER NOT NULL REFERENCES campaigns(id),
-            position INTEGER NOT NULL,
-            perturbation TEXT NOT NULL,
-            origin INTEGER NOT NULL,
-            PRIMARY KEY (campaign, position)
-        )""",
-        # each finding of a source and command, under its stable id, across campaigns
-        """CREATE TABLE findings (
-            source TEXT NOT NULL,
-            command TEXT NOT NULL,
-            id TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            what TEXT NOT NULL,
-            scope TEXT NOT NULL,
-            status TEXT NOT NULL,
-            status_campaign INTEGER NOT NULL,
-            first_campaign INTEGER NOT NULL,
-            first_seen REAL NOT NULL,
-            last_campaign INTEGER NOT NULL,
-            last_seen REAL NOT NULL,
-            PRIMARY KEY (source, command, id)
-        )""",
-        # findings `buildfuzz accept` marked as known: they no longer fail CI
-        """CREATE TABLE accepted (
-            source TEXT NOT NULL,
-            command TEXT NOT NULL,
-            id TEXT NOT NULL,
-            what TEXT NOT NULL,
-            accepted REAL NOT NULL,
-            PRIMARY KEY (source, command, id)
-        )""",
-    ),
-]
-VERSION = len(MIGRATIONS)
-
-
-class StoreError(UsageError):
-    """A store that cannot be used as asked: missing, newer, damaged, foreign, read-only
-    or in use. Raised when the store is opened, before any build runs."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +81,7 @@ class Store:
             self._unlock()
             raise StoreError(f"cannot use store {root}: {e}") from None
         try:
-            _open_schema(self.db, self.path, wal=exclusive)
+            open_schema(self.db, self.path, wal=exclusive)
         except BaseException:
             self.close()
             raise
@@ -294,7 +206,7 @@ class Store:
 
     def save_remembered(self, campaign: int, chosen: list[tuple[Perturbation, int]]) -> None:
         """What the campaign replays first: each perturbation with the campaign it came from."""
-        with _transaction(self.db):
+        with transaction(self.db):
             self.db.execute("DELETE FROM remembered_runs WHERE campaign = ?", (campaign,))
             rows = [(campaign, i, json.dumps(p.to_json()), origin) for i, (p, origin) in enumerate(chosen)]
             self.db.executemany("INSERT INTO remembered_runs VALUES (?, ?, ?, ?)", rows)
@@ -312,12 +224,12 @@ class Store:
     def save_findings(self, source: str, command: str, rows: list[FindingRow]) -> None:
         statement = (f"INSERT OR REPLACE INTO findings (source, command, {FINDING_COLUMNS})"
                      f" VALUES ({', '.join('?' * (len(fields(FindingRow)) + 2))})")
-        with _transaction(self.db):
+        with transaction(self.db):
             self.db.executemany(statement, [(source, command, *astuple(row)) for row in rows])
 
     def accept(self, source: str, command: str, findings: list[tuple[str, str]]) -> None:
         """Mark findings (id, what) as known: they no longer fail CI."""
-        with _transaction(self.db):
+        with transaction(self.db):
             self.db.executemany("INSERT OR IGNORE INTO accepted VALUES (?, ?, ?, ?, ?)",
                                 [(source, command, fid, what, time.time()) for fid, what in findings])
 
@@ -372,94 +284,3 @@ def _take_lock(path: Path) -> int:
 
 def _owner(fd: int) -> str:
     return os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-
-
-def _open_schema(db: sqlite3.Connection, path: Path, wal: bool) -> None:
-    """Refuse a newer, damaged or foreign store before writing to it; upgrade an older one."""
-    try:
-        _check_readable(db, path)
-        if wal:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-        _migrate(db, path)
-    except sqlite3.OperationalError as e:
-        if "readonly" in str(e):
-            raise StoreError(f"store {path} is read-only and needs an upgrade to schema {VERSION}") from None
-        raise StoreError(f"cannot use store {path}: {e}") from None
-    except sqlite3.DatabaseError as e:
-        raise _damaged(path, str(e)) from None
-
-
-def _damaged(path: Path, detail: str) -> StoreError:
-    return StoreError(f"store {path} is damaged or not a buildfuzz store ({detail}); "
-                      "it was left as it is: move it away or use another --store")
-
-
-def _check_readable(db: sqlite3.Connection, path: Path) -> None:
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version > VERSION:
-        raise StoreError(f"store {path} has schema version {version}, written by a newer buildfuzz "
-                         f"(this one reads up to {VERSION}); upgrade buildfuzz or use another --store")
-    problems = [row[0] for row in db.execute("PRAGMA quick_check")]
-    if problems != ["ok"]:
-        raise _damaged(path, f"integrity check: {problems[0]}")
-
-
-def _migrate(db: sqlite3.Connection, path: Path) -> None:
-    """Bring the schema to VERSION in one transaction, and check the result has exactly
-    our tables' columns; anything else rolls back, leaving a foreign store untouched."""
-    with _transaction(db):  # another process may be migrating the same store
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        for migration in MIGRATIONS[version:]:
-            for statement in migration:
-                db.execute(statement)
-        difference = _schema_difference(_shape(db), _expected_shape())
-        if difference:
-            raise StoreError(f"store {path} has another schema than this buildfuzz's ({difference}); "
-                             "it was left as it is: use another --store")
-        if version < VERSION:
-            db.execute(f"PRAGMA user_version = {VERSION}")
-
-
-@contextmanager
-def _transaction(db: sqlite3.Connection) -> Iterator[None]:
-    """All or nothing (the connection commits each statement on its own otherwise)."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
-def _shape(db: sqlite3.Connection) -> dict[str, list[tuple]]:
-    """Each table's columns as `PRAGMA table_info` gives them (name, type, not null, default, key)."""
-    tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    return {t: [tuple(row[1:]) for row in db.execute(f"PRAGMA table_info('{t}')")] for t in tables}
-
-
-@functools.cache
-def _expected_shape() -> dict[str, list[tuple]]:
-    db = sqlite3.connect(":memory:")
-    for migration in MIGRATIONS:
-        for statement in migration:
-            db.execute(statement)
-    shape = _shape(db)
-    db.close()
-    return shape
-
-
-def _schema_difference(actual: dict[str, list[tuple]], expected: dict[str, list[tuple]]) -> str | None:
-    """How the first differing table differs from ours; tables we do not use are ignored."""
-    for table, columns in expected.items():
-        if table not in actual:
-            return f"no table {table!r}"
-        theirs = {c[0]: c for c in actual[table]}
-        ours = {c[0]: c for c in columns}
-        notes = [f"lacks column {name!r}" for name in ours if name not in theirs]
-        notes += [f"has unknown column {name!r}" for name in theirs if name not in ours]
-        notes += [f"defines column {name!r} otherwise" for name in ours if theirs.get(name, ours[name]) != ours[name]]
-        if notes:
-            return f"table {table!r} " + ", ".join(notes)
-    return None
