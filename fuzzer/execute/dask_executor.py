@@ -6,7 +6,7 @@ The campaign does not change: it submits `RunRequest`s and gets `RunRecord`s bac
 
 - Each build is a Dask task needing one unit of the worker resource `builds`, so a
   worker started with `--resources builds=1` runs one build at a time; the executor's
-  `slots` are the units the cluster offers. The worker side is in `dask_worker.py`.
+  `slots` are the units the cluster offers. The worker side is in `dask_worker.py`; connecting in `dask_cluster.py`.
 - The source reaches each worker once: as a content-addressed archive (held by the
   scheduler, which loses nothing when a worker dies; a worker fetches it with its first
   build and unpacks it into a cache named by its sha256), or read from a path every
@@ -24,7 +24,6 @@ The campaign does not change: it submits `RunRequest`s and gets `RunRecord`s bac
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 import uuid
@@ -35,26 +34,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-import dask
 import distributed
-from distributed import Client, LocalCluster, Variable
+from distributed import Variable
 from distributed.client import FutureCancelledError
 from distributed.scheduler import KilledWorker
 
-from fuzzer.config import UsageError, available_cpus, dask_local_workers, shown
-from fuzzer.execute.dask_worker import (ATTEMPTS_TOPIC, Site, StepActor, WorkerRun, forget, read_kept, run_build,
-                                        tar_kept, worker_facts)
+from fuzzer.config import UsageError, available_cpus
+from fuzzer.execute.dask_cluster import (BUILDS, SLOTS_REFRESH_S, WORKER_CHECK_S, WORKERS_WAIT_S, Attempts, connect,
+                                         quiet_dask_logs, shutdown)
+from fuzzer.execute.dask_worker import (ATTEMPTS_TOPIC, Site, StepActor, WorkerRun, read_kept, run_build, tar_kept,
+                                        worker_facts)
 from fuzzer.execute.local import BuildSpec, _not_copied
 from fuzzer.execute.run import RunKind, RunRecord, RunRequest
 from fuzzer.execute.source_archive import extract, pack
 from fuzzer.execute.step_replay import REPLAYS, ReplayOutcome, StepCall, Variation
 from fuzzer.plan import format_cpus
-
-BUILDS = "builds"  # the worker resource a build takes one unit of
-CONNECT_TIMEOUT_S = 10  # the scheduler answers at once when it is there
-WORKERS_WAIT_S = 60  # a scheduler started a moment ago may have no worker yet
-SLOTS_REFRESH_S = 5.0  # workers come and go (adaptive clusters): count them again this often
-WORKER_CHECK_S = 2.0  # while waiting on a pinned task, look this often whether its worker is still there
 
 RunKey = tuple[RunKind, int]
 
@@ -79,9 +73,9 @@ class DaskPool:
         self._sources: dict[tuple, tuple[str, str, Variable]] = {}  # source → (digest, note, where the archive is)
         self._slots = (float("-inf"), 1)  # (when counted, count)
         self.environ = tuple(os.environ.items())  # before a local cluster's nannies add theirs to it
-        _quiet_dask_logs()
-        self.client, cluster = _connect(address)
-        self._finalizer = weakref.finalize(self, _shutdown, self.client, cluster, self._paths, self._sources)
+        quiet_dask_logs()
+        self.client, cluster = connect(address)
+        self._finalizer = weakref.finalize(self, shutdown, self.client, cluster, self._paths, self._sources)
         try:
             self._check_workers()
         except BaseException:
@@ -177,65 +171,6 @@ class DaskPool:
                 raise UsageError(f"--dask: worker {worker} lacks CPUs {format_cpus(sorted(missing))} that the "
                                  "schedule draws from (this machine's); run buildfuzz under taskset with CPUs "
                                  "every worker has")
-
-
-def _quiet_dask_logs() -> None:
-    """Every failure that matters reaches the campaign as an exception, said in one line;
-    Dask's own log lines (reconnection tracebacks, worker restarts) would only garble the
-    terminal. Its configuration gives some loggers levels of their own."""
-    names = [name for name in logging.root.manager.loggerDict if name.startswith("distributed.")]
-    for name in ["distributed", *names]:
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-
-
-def _connect(address: str) -> tuple[Client, LocalCluster | None]:
-    workers = dask_local_workers(address)
-    if workers is not None:
-        # Nannies run in this process and set their workers' variables (PYTHONHASHSEED=6640,
-        # OMP_NUM_THREADS=1, ...) in its environment: builds start from the pool's copy taken
-        # before, and this process gets its own back.
-        saved = dict(os.environ)
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": {}}):
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address=None, resources={BUILDS: 1}, silence_logs=logging.CRITICAL)
-        os.environ.clear()
-        os.environ.update(saved)
-        return Client(cluster, set_as_default=False), cluster
-    try:
-        return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False), None
-    except (OSError, TimeoutError, ValueError) as e:
-        raise UsageError(f"--dask: cannot reach a Dask scheduler at {shown(address)}: {e}") from None
-
-
-def _shutdown(client: Client, cluster: LocalCluster | None, paths: list[str], sources: dict) -> None:
-    """The workers drop the trees they kept and their copies of the sources, the scheduler
-    the archives; then the connection (and our own cluster) goes."""
-    try:
-        if client.status == "running":
-            client.run(forget, list(paths), [digest for digest, _, _ in sources.values()])
-            for _, _, archive in sources.values():
-                archive.delete()
-    except (OSError, TimeoutError):
-        pass  # a worker gone meanwhile kept nothing
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
-class Attempts:
-    """Which workers started each build task (events the tasks log), to note retries."""
-
-    def __init__(self) -> None:
-        self._workers: dict[str, list[str]] = {}
-
-    def add(self, event: tuple[float, dict]) -> None:
-        message = event[1]
-        self._workers.setdefault(message["key"], []).append(message["worker"])
-
-    def retry_note(self, key: str, finished_on: str) -> str:
-        lost = [worker for worker in self._workers.pop(key, []) if worker != finished_on]
-        return "; ".join(f"retried after worker {worker} was lost" for worker in dict.fromkeys(lost))
 
 
 @dataclass(frozen=True)
