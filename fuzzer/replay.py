@@ -1,16 +1,14 @@
-"""Replay one stored run's exact perturbation; show a stored campaign's report again."""
+"""Replay one stored run's exact perturbation and compare it with the reference and the recording."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzzer.campaign import Campaign, Outcome, conclude, open_stored
+from fuzzer.campaign import Campaign, open_stored
 from fuzzer.config import UsageError
 from fuzzer.execute.run import RunKind, RunRecord
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import Report
-from fuzzer.store import Store
 from fuzzer.tools import strace
 
 SHOWN_PATHS = 10
@@ -18,7 +16,7 @@ SHOWN_PATHS = 10
 
 @dataclass(frozen=True)
 class ReplayResult:
-    reproduced: bool  # the replay failed or differs from the reference: exit 1 (design.md)
+    reproduced: bool  # the replay failed or differs from the reference: exit 1
     summary: str
 
 
@@ -72,39 +70,3 @@ def _compared(campaign: Campaign, replayed: RunRecord, recorded: RunRecord, name
     more = f"\n  ... and {len(differing) - SHOWN_PATHS} more" if len(differing) > SHOWN_PATHS else ""
     files = f"{len(differing)} files differ" if len(differing) > 1 else "1 file differs"
     return False, f"{files} from {name}:{shown}{more}"
-
-
-def explain_campaign(store: Path, campaign_id: int | None, relocalize: bool = False) -> Outcome:
-    """The stored report, rendered again without building; `relocalize` compares the
-    stored runs anew and localizes with traced builds (and stores the new report)."""
-    if relocalize:
-        campaign = open_stored(store, campaign_id)
-        try:
-            return conclude(campaign)
-        finally:
-            campaign.store.close()
-    return stored_outcome(store, campaign_id)
-
-
-def stored_outcome(store_path: Path, campaign_id: int | None) -> Outcome:
-    """The stored report and the exit code the campaign ended with."""
-    store = Store(store_path)  # no lock: reading a report never touches the workspace
-    try:
-        row = store.require_campaign(campaign_id)
-        data = store.report(row.id)
-        holder = store.holder() if data is None else None
-    finally:
-        store.close()
-    if holder is not None:
-        raise UsageError(f"campaign {row.id} has no report yet, and a buildfuzz (pid {holder}) is working on this "
-                         "store: if that is the campaign, it stores its report when it ends")
-    if data is None:
-        raise UsageError(f"campaign {row.id} has no stored report: it never got to the end; "
-                         f"`buildfuzz explain --relocalize` compares and localizes its stored runs, "
-                         f"`buildfuzz run --resume` continues it")
-    try:
-        report = Report.from_json(data)
-        return Outcome(report, report.exit_code)  # a verdict this buildfuzz does not know: KeyError
-    except (TypeError, KeyError, ValueError) as e:
-        raise UsageError(f"the stored report of campaign {row.id} cannot be read ({e}); "
-                         "`buildfuzz explain --relocalize` writes a new one") from None

@@ -1,0 +1,49 @@
+"""A stored campaign's report, shown again without building, or made anew from its stored
+runs (`buildfuzz explain [--relocalize]`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fuzzer.campaign.conclude import conclude
+from fuzzer.campaign.resume import open_stored
+from fuzzer.campaign.state import Outcome
+from fuzzer.config import UsageError
+from fuzzer.report.model import Report
+from fuzzer.store import Store
+
+
+def explain_campaign(store: Path, campaign_id: int | None, relocalize: bool = False) -> Outcome:
+    """The stored report, rendered again without building; `relocalize` compares the
+    stored runs anew and localizes with traced builds (and stores the new report)."""
+    if relocalize:
+        campaign = open_stored(store, campaign_id)
+        try:
+            return conclude(campaign)
+        finally:
+            campaign.store.close()
+    return stored_outcome(store, campaign_id)
+
+
+def stored_outcome(store_path: Path, campaign_id: int | None) -> Outcome:
+    """The stored report and the exit code the campaign ended with."""
+    store = Store(store_path)  # no lock: reading a report never touches the workspace
+    try:
+        row = store.require_campaign(campaign_id)
+        data = store.report(row.id)
+        holder = store.holder() if data is None else None
+    finally:
+        store.close()
+    if holder is not None:
+        raise UsageError(f"campaign {row.id} has no report yet, and a buildfuzz (pid {holder}) is working on this "
+                         "store: if that is the campaign, it stores its report when it ends")
+    if data is None:
+        raise UsageError(f"campaign {row.id} has no stored report: it never got to the end; "
+                         f"`buildfuzz explain --relocalize` compares and localizes its stored runs, "
+                         f"`buildfuzz run --resume` continues it")
+    try:
+        report = Report.from_json(data)
+        return Outcome(report, report.exit_code)  # a verdict this buildfuzz does not know: KeyError
+    except (TypeError, KeyError, ValueError) as e:
+        raise UsageError(f"the stored report of campaign {row.id} cannot be read ({e}); "
+                         "`buildfuzz explain --relocalize` writes a new one") from None

@@ -1,0 +1,113 @@
+"""What the commands' options share: paths that refuse '', ids, the store option, and the
+values that are read as they are parsed (durations, job ranges, CPU lists). A bad value
+is our one-line usage error, with the words it always had."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from fuzzer.config import MAX_INT, UsageError, available_cpus, parse_duration, shown
+from fuzzer.plan import format_cpus, parse_cpus, parse_jobs_range
+
+
+class _Path(click.Path):
+    """A path option that refuses '': Path('') would silently mean the current directory."""
+
+    def convert(self, value, param, ctx):
+        if value == "":
+            self.fail("must not be empty", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+PATH = _Path(path_type=Path)
+ID = click.IntRange(0, MAX_INT)  # run and campaign numbers: SQLite integers
+
+
+class Duration(str):
+    """A duration as the user wrote it (the report's settings show that), and its seconds."""
+
+    seconds: float
+
+
+class JobsRange(str):
+    """A job count range as the user wrote it, and its bounds."""
+
+    bounds: tuple[int, int]
+
+
+class _Read(click.ParamType):
+    """A text option read into a `str` subclass that carries its meaning. Shown as TEXT in
+    --help, as the plain text options are."""
+
+    name = "text"
+
+    def convert(self, value, param, ctx):
+        return value if isinstance(value, str) and hasattr(value, self.meaning) else self.read(str(value))
+
+
+class _DurationType(_Read):
+    meaning = "seconds"
+
+    def read(self, text: str) -> Duration:
+        duration = Duration(text)
+        duration.seconds = parse_duration(text)
+        return duration
+
+
+class _JobsRangeType(_Read):
+    meaning = "bounds"
+
+    def read(self, text: str) -> JobsRange:
+        jobs = JobsRange(text)
+        try:
+            jobs.bounds = parse_jobs_range(text)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        return jobs
+
+
+class _CpuListType(click.ParamType):
+    """`0-3,6`: CPUs this machine offers."""
+
+    name = "text"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        try:
+            cpus = parse_cpus(value)
+        except ValueError:
+            raise UsageError(f"--cpus expects a CPU list such as 0-3,6, got {shown(value)}") from None
+        missing = sorted(set(cpus) - set(available_cpus()))
+        if missing:
+            raise UsageError(f"--cpus {shown(value)}: CPU {missing[0]} is not available here "
+                             f"(available: {format_cpus(available_cpus())})")
+        return cpus
+
+
+DURATION = _DurationType()
+JOBS_RANGE = _JobsRangeType()
+CPU_LIST = _CpuListType()
+
+
+def _remember_store(ctx: click.Context, param, value: Path) -> Path:
+    """An internal error's traceback goes into the store, where the user looks for logs."""
+    if isinstance(ctx.obj, dict):
+        ctx.obj["store"] = value
+    return value
+
+
+store_option = click.option("--store", type=PATH, default=".buildfuzz", show_default=True, envvar="BUILDFUZZ_STORE",
+                            callback=_remember_store, help="Store directory.")
+campaign_option = click.option("--campaign", type=ID, help="Campaign id (default: the latest).")
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  reproducible: two or more successful builds, all identical
+  1  unreproducible: builds differ, or one fails under some perturbation only
+  2  bad usage or bad input (one line on stderr), or nothing was compared
+  3  the reference build itself failed
+  4  no verdict: interrupted, or fewer than two successful builds
+  5  internal error (the traceback is in a log file)"""
