@@ -2,7 +2,9 @@
 
 A divergent artifact is its path; a culprit its command, working directory and kind; a
 hazard its type and file; a failed build its status and first error line (numbers
-blanked). The id is a short hash of those fields, never of timings, seeds or run numbers:
+blanked), each with its temporary names blanked (fuzzer/trace/tempnames.py: a CMake check's
+`cmTC_f1560` is the next night's `cmTC_7b6b4`). The id is a short hash of those fields,
+never of timings, seeds or run numbers:
 the same bug found by another campaign, in another run order, has the same id, so the
 store can say whether it is new, still there or fixed (fuzzer/memory.py), CI dashboards
 track it by name, and a baseline lists the ones that must not fail CI.
@@ -16,8 +18,10 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fuzzer.config import UsageError, shown
+from fuzzer.config import UsageError
+from fuzzer.escaping import one_line, shown
 from fuzzer.report.model import ArtifactFinding, Culprit, Finding, Hazard, Report, RunSummary
+from fuzzer.trace.tempnames import identity, normalised
 
 ARTIFACT, FAILURE, CULPRIT, HAZARD = "artifact", "failure", "culprit", "hazard"
 NEW, STILL, FIXED = "new", "still", "fixed"
@@ -42,7 +46,8 @@ def _identity(kind: str, what: str, *fields: str) -> Identity:
 
 
 def of_artifact(artifact: ArtifactFinding) -> Identity:
-    return _identity(ARTIFACT, artifact.path, artifact.path)
+    path = normalised(artifact.path)
+    return _identity(ARTIFACT, path, path)
 
 
 def of_failure(run: RunSummary) -> Identity:
@@ -51,19 +56,20 @@ def of_failure(run: RunSummary) -> Identity:
 
 
 def of_culprit(culprit: Culprit) -> Identity:
-    return _identity(CULPRIT, f"[{culprit.kind}] {culprit.command} (in {culprit.cwd})",
-                     culprit.command, culprit.cwd, culprit.kind)
+    command, cwd = identity(culprit.command, culprit.cwd)
+    return _identity(CULPRIT, f"[{culprit.kind}] {one_line(command)} (in {cwd})", command, cwd, culprit.kind)
 
 
 def of_hazard(hazard: Hazard) -> Identity:
-    return _identity(HAZARD, f"{hazard.type} on {hazard.file}", hazard.type, hazard.file)
+    file = normalised(hazard.file)
+    return _identity(HAZARD, f"{hazard.type} on {file}", hazard.type, file)
 
 
 def failure_signature(status: str, log_tail: str) -> str:
     """`failed: <first error line>`, or the bare status (a timeout's log says nothing of why)."""
     lines = log_tail.splitlines() if status == "failed" else []
     error = next((line.strip() for line in lines if ERROR_LINE.search(line)), "")
-    return f"{status}: {NUMBERS.sub('N', error)}" if error else status
+    return f"{status}: {NUMBERS.sub('N', normalised(error))}" if error else status
 
 
 def failed_runs(report: Report) -> list[RunSummary]:

@@ -10,9 +10,9 @@
 - stable alone, same input contents, yet different output → order (say what differed).
 
 Known noise (a log differing only in temporary file names, pids or dates) is said in one
-line once the plain replays show the step varies, with no stabiliser search. A step whose
-first replays would take more than its share of the localization budget is explained
-from the traces alone, and says so.
+line after the plain replays (whether they vary or not: the builds' variants are the
+evidence), with no stabiliser search. A step whose first replays would take more than its
+share of the localization budget is explained from the traces alone, and says so.
 """
 
 from __future__ import annotations
@@ -63,9 +63,7 @@ def classify(candidate: RootCandidate, context: Context) -> Culprit:
             f"{shared.detail}; {shared.evidence}): what it found depended on which ran first"))
     if candidate.failed:
         # no evidence of a race, and replaying a failing step tells nothing: say so
-        return _culprit(candidate, "unknown", evidence=f"failed with exit {step.exit_code} in the divergent run "
-                        "and succeeded in the reference, with no input difference seen in the trace "
-                        "(a resource limit, a flaky tool, or a race through something not traced)")
+        return _culprit(candidate, "unknown", evidence=_failure_evidence(candidate))
     noise = context.noise.get(step.key)
     first_replays_s = REPLAYS * candidate.duration + SPREAD_S
     if not context.budget.affords_replays(first_replays_s):
@@ -82,8 +80,8 @@ def _by_replay(candidate: RootCandidate, replayer: StepReplayer, context: Contex
         return _culprit(candidate, "unknown", evidence=(
             f"replay failed: replayed alone with its traced argv, cwd and environment it {plain.failure}; "
             "no kind is drawn from a replay that did not run as the traced step did"))
-    if plain.varies and noise is not None:
-        return _noise(candidate, noise, f"replayed alone it gave {plain.distinct} distinct outputs in {REPLAYS}")
+    if noise is not None:
+        return _noise(candidate, noise, _replayed_noise(plain))
     if plain.varies:
         return _intrinsic(candidate, replayer, plain, context, per_replay_s)
     return _stable_alone(candidate, replayer, plain.digests[0], context, per_replay_s)
@@ -109,6 +107,18 @@ def _stable_alone(candidate: RootCandidate, replayer: StepReplayer, digest: str,
             f"replayed alone it is stable ({REPLAYS}/{REPLAYS}) on identical input contents, and neither the order "
             "of its reads nor its inputs' mtimes differed between the builds: not enough evidence to name a kind"))
     return _culprit(candidate, "order", evidence=evidence)
+
+
+def _failure_evidence(candidate: RootCandidate) -> str:
+    """What a step's failure in the divergent run is compared with: the same step (command,
+    cwd and occurrence, temporary names blanked) in the reference, and nothing else: a check
+    failing in both is no root at all (trace/graph.py)."""
+    step, same = candidate.div, candidate.ref
+    if same is None:
+        return (f"failed with exit {step.exit_code} in the divergent run; the reference ran no step with its command, "
+                "directory and occurrence, so there is no run of it to compare with: not enough evidence to name a kind")
+    return (f"failed with exit {step.exit_code} in the divergent run and succeeded in the reference, with no input "
+            "difference seen in the trace (a resource limit, a flaky tool, or a race through something not traced)")
 
 
 def _shared_state(candidate: RootCandidate, hazards: tuple[Hazard, ...]) -> Hazard | None:
@@ -152,6 +162,16 @@ def _too_costly(seconds: float, budget: Budget) -> str:
 def _noise(candidate: RootCandidate, noise: Noise, how: str) -> Culprit:
     """Known noise: one line, no stabiliser search."""
     return _culprit(candidate, "intrinsic", evidence=f"intrinsic: {noise.describe()}; {noise.evidence()}; {how}")
+
+
+def _replayed_noise(plain) -> str:
+    """What the replays add to known noise. A stable replay does not undo it: the variants
+    the builds left differ only in those names (a CMake configure replayed over its own cache
+    skips the checks that draw them)."""
+    if plain.varies:
+        return f"replayed alone it gave {plain.distinct} distinct outputs in {REPLAYS}"
+    return (f"replayed alone it gave one output in {REPLAYS} replays; the builds' own variants are what differ "
+            "only in those names")
 
 
 def _intrinsic(candidate, replayer: StepReplayer, plain, context: Context, per_replay_s: float) -> Culprit:

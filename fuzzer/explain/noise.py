@@ -6,47 +6,44 @@ every time. The step that writes it is intrinsic, but nothing a release engineer
 on. It is recognised from the two variants themselves: each kind of noise is replaced by a
 placeholder, and when the variants become equal, those kinds were all that differed.
 Only logs and caches are judged so (a date inside a library is a real finding, fixed by
-SOURCE_DATE_EPOCH). The variants are those at hand before any replay: run 0's tree, the
-traced reference's (through the executor), and the variants kept from the campaign's runs.
+SOURCE_DATE_EPOCH), and Debian's `.buildinfo` and `.changes`, which differ in their dates
+(and the `.changes` in the `.buildinfo`'s checksums) in every build. The variants are those
+at hand before any replay: run 0's tree, the traced reference's (through the executor), and
+the variants kept from the campaign's runs.
 """
 
 from __future__ import annotations
 
-import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from fuzzer.explain.ranking import is_bookkeeping
+from fuzzer.trace import tempnames
 from fuzzer.trace.graph import RootCandidate
+from fuzzer.trace.tempnames import NameKind
 
 MAX_BYTES = 16 << 20  # a log larger than this is not normalised (and not called noise)
 
-_MONTH = (rb"\b(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:tember)?"
-          rb"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b")
-_DAY = rb"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\b"
-_CLOCK = rb"\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?"  # with seconds: file:line:col is no time
-# Each kind: what the report calls it, and the patterns of its values.
-KINDS: tuple[tuple[str, re.Pattern], ...] = (
-    ("names of temporary files", re.compile(
-        rb"(?<![\w/.])/(?:var/)?tmp/[\w.+-]+"  # anything directly under /tmp
-        rb"|\bcc[A-Za-z0-9]{6}\.[a-z]{1,3}\b"  # gcc's temporaries wherever TMPDIR points
-        rb"|\btmp\.[A-Za-z0-9]{10}\b"  # mktemp's default template
-        rb"|\b[\w-]+[.-](?=[a-z0-9]{0,5}[A-Z])[A-Za-z0-9]{6}\b"  # mkstemp's name.XXXXXX
-    )),
-    ("process ids", re.compile(
-        rb"(?i)\bpid\b\D{0,3}\d+"  # pid 4242, pid=4242, PID: 4242
-        rb"|(?<=[A-Za-z_])\[\d{1,7}\](?=:)"  # configure[4242]: (syslog style)
-        rb"|/proc/\d+"
-    )),
-    ("dates", re.compile(
-        rb"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"  # ISO 8601
-        rb"|(?:" + _DAY + rb",?\s+)?" + _MONTH + rb"\s+\d{1,2}(?:,?\s+\d{4})?(?:\s+" + _CLOCK
-        + rb")?(?:\s+[A-Z]{3,4})?(?:\s+\d{4})?"  # Dec  1 2026 10:54:54, Mon Dec 1 10:54:54 UTC 2026
-        rb"|\b\d{1,2}\s+" + _MONTH + rb"\s+\d{4}"  # 1 Dec 2026
-        rb"|(?<![\w:.])" + _CLOCK + rb"(?![\d:])"
-    )),
-)
+_MONTH = (r"\b(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:tember)?"
+          r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b")
+_DAY = r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\b"
+_CLOCK = r"\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?"  # with seconds: file:line:col is no time
+DATES = NameKind("dates", ((
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"  # ISO 8601
+    r"|(?:" + _DAY + r",?\s+)?" + _MONTH + r"\s+\d{1,2}(?:,?\s+\d{4})?(?:\s+" + _CLOCK
+    + r")?(?:\s+[A-Z]{3,4})?(?:\s+\d{4})?"  # Dec  1 2026 10:54:54, Mon Dec 1 10:54:54 UTC 2026
+    r"|\b\d{1,2}\s+" + _MONTH + r"\s+\d{4}"  # 1 Dec 2026
+    r"|(?<![\w:.])" + _CLOCK + r"(?![\d:])", "<date>"),))
+# Each kind: what the report calls it, and how its values are found and blanked; the
+# random names are those every other stage blanks too (fuzzer/trace/tempnames.py).
+KINDS: tuple[NameKind, ...] = (*tempnames.KINDS, DATES)
+# Debian's package metadata differs in every build by design: a .buildinfo records its
+# Build-Date, and the .changes lists the .buildinfo's checksums and size (Checksums-*,
+# Files: ` <digest> <size> [<section> <priority>] <name>.buildinfo`).
+PACKAGE_METADATA = (".buildinfo", ".changes")
+BUILDINFO_CHECKSUMS = NameKind("checksums of the .buildinfo", (
+    (r"(?m)^ [0-9a-f]{32,128} \d+ ((?:\S+ \S+ )?\S+\.buildinfo)$", r" <digest> <size> \1"),))
 
 
 @dataclass(frozen=True)
@@ -60,7 +57,9 @@ class Noise:
 
     def evidence(self) -> str:
         a, b = self.example
-        return f"the variants of {self.path} differ only in {self.describe()} (e.g. {a} vs {b})"
+        usual = (" (a Debian package's .buildinfo and .changes differ so in every build)"
+                 if any(p.endswith(PACKAGE_METADATA) for p in self.path.split(", ")) else "")
+        return f"the variants of {self.path} differ only in {self.describe()} (e.g. {a} vs {b}){usual}"
 
 
 def noise_between(path: str, a: bytes, b: bytes) -> Noise | None:
@@ -69,12 +68,12 @@ def noise_between(path: str, a: bytes, b: bytes) -> Noise | None:
     if a == b or b"\0" in a or b"\0" in b or max(len(a), len(b)) > MAX_BYTES:
         return None
     kinds, example = [], None
-    for name, pattern in KINDS:
-        found_a, found_b = pattern.findall(a), pattern.findall(b)
+    for kind in KINDS + ((BUILDINFO_CHECKSUMS,) if path.endswith(".changes") else ()):
+        found_a, found_b = kind.found(a), kind.found(b)
         if found_a != found_b:
-            kinds.append(name)
+            kinds.append(kind.name)
             example = example or _first_difference(found_a, found_b)
-        a, b = pattern.sub(b"<>", a), pattern.sub(b"<>", b)
+        a, b = kind.blanked(a), kind.blanked(b)
     if a != b or example is None:
         return None
     return Noise(path, tuple(kinds), example)
@@ -93,12 +92,18 @@ def known_noise(campaign, executor, traced_reference, roots: list[RootCandidate]
     campaign.dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="variants-", dir=campaign.dir) as scratch:
         for i, root in enumerate(roots):
-            if not root.outputs or not all(is_bookkeeping(p) for p in (*root.outputs, *root.explains)):
+            if not root.outputs or not all(_judged(p) for p in (*root.outputs, *root.explains)):
                 continue
             noises = [_noise_in(campaign, executor, traced_reference, path, Path(scratch)) for path in root.outputs]
             if all(noises):
                 found[i] = _merged(noises)
     return found
+
+
+def _judged(path: str) -> bool:
+    """Logs and caches, and Debian's package metadata: where such noise is no finding (a date
+    inside a library is one)."""
+    return is_bookkeeping(path) or path.endswith(PACKAGE_METADATA)
 
 
 def _noise_in(campaign, executor, traced_reference, path: str, scratch: Path) -> Noise | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuzzer.trace.steps import BuildTrace, Step
+from fuzzer.trace.tempnames import renamed
 
 EXISTENCE = "existence"  # the file was there in one run, missing in the other
 WRITER_TIMING = "writer-timing"  # read before/while/after its writer ran, differently
@@ -36,7 +37,7 @@ class InputDifference:
 
 def input_differences(ref: BuildTrace, div: BuildTrace, r: Step, d: Step) -> list[InputDifference]:
     out: list[InputDifference] = []
-    for path in sorted(workspace_inputs(r, d)):
+    for path in sorted(workspace_inputs(r, d) - renamed(workspace_inputs(r), workspace_inputs(d))):
         ref_t, div_t = since(ref, r.first_look(path)), since(div, d.first_look(path))
         ref_found, div_found = r.found(path), d.found(path)
         if ref_found is None or div_found is None:

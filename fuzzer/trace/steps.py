@@ -7,7 +7,7 @@ steps, not the sub-make. Drivers' own accesses (make stats every target) belong 
 step.
 
 Steps are matched across runs by `key`: command, cwd, and how many steps with that
-same command and cwd started before it.
+same command and cwd started before it, temporary names blanked (fuzzer/trace/tempnames.py).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from fuzzer.trace.parse import parse_trace
 from fuzzer.trace.processes import Process, track_processes
+from fuzzer.trace.tempnames import identity
 
 DRIVERS = frozenset({"make", "gmake", "bmake", "ninja", "samu", "meson", "scons"})
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
@@ -58,7 +59,7 @@ class Step:
 
     @property
     def key(self) -> StepKey:
-        return (self.command, self.cwd, self.occurrence)
+        return (*identity(self.command, self.cwd), self.occurrence)
 
     @property
     def failed(self) -> bool:
@@ -118,8 +119,9 @@ def build_trace(processes: list[Process], workspace: str) -> BuildTrace:
         proc = processes[root]
         argv = proc.execs[0] if proc.execs else proc.argv
         command = command_of(argv)
-        occurrence = seen.get((command, proc.cwd), 0)
-        seen[(command, proc.cwd)] = occurrence + 1
+        same = identity(command, proc.cwd)
+        occurrence = seen.get(same, 0)
+        seen[same] = occurrence + 1
         enclosing = outer[root]
         procs = [processes[i] for i in members[root]]
         steps.append(_step(len(steps), argv, command, procs, occurrence, step_id.get(enclosing)))
