@@ -11,6 +11,7 @@ from pathlib import Path
 
 from fuzzer import axes as axis_table
 from fuzzer.errors import UsageError
+from fuzzer.escaping import shown  # also the name other modules import it by
 
 MAX_RUNS = 100_000  # an overnight campaign of 1-second builds runs ~30,000
 MAX_INT = 2**63 - 1  # SQLite's INTEGER: seeds and campaign ids are stored there
@@ -240,15 +241,6 @@ def _check_source(source: Path) -> None:
         raise UsageError(f"source directory {shown(source)} cannot be used: {e.strerror}") from None
     if not is_dir:
         raise UsageError(f"source directory {shown(source)} does not exist or is not a directory")
-
-
-def shown(value: object, limit: int = 100) -> str:
-    """A value as safe to print on one terminal line: quoted, control characters and
-    undecodable bytes escaped (no forged lines or escape sequences), long ones shortened."""
-    text = str(value)
-    if len(text) > limit:
-        text = f"{text[:limit // 2]}...{text[-limit // 2:]} ({len(text)} characters)"
-    return repr(text) if isinstance(value, (str, Path)) else text
 
 
 def parse_duration(text: str) -> float:

@@ -22,7 +22,7 @@ from report_samples import hostile_everywhere, unreproducible
 from conftest import ROOT, buildfuzz
 from fuzzer.execute.workspace import Workspace
 from fuzzer.observe import take_manifest
-from fuzzer.report.terminal import safe_line, safe_lines, safe_name
+from fuzzer.escaping import safe_line, safe_lines, safe_name
 from fuzzer.report.text import render
 
 # a newline that would forge a line, and an OSC 0 sequence that would retitle the terminal

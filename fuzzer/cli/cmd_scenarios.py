@@ -51,7 +51,7 @@ def scenarios_check(dirs, bundled, runs, seed, report_json) -> None:
 @scenarios.command("list")
 def scenarios_list() -> None:
     """List the scenarios shipped with buildfuzz: small builds to try it on."""
-    from fuzzer.report.terminal import safe_name
+    from fuzzer.escaping import safe_name
     from fuzzer.scenarios import find_scenarios
 
     found = find_scenarios([bundled_scenarios()])

@@ -80,7 +80,7 @@ def accept(store, campaign) -> None:
     """Mark a stored campaign's findings as known: later runs on this store exit 1 only
     on new findings (exit 0 when the builds differ only in accepted ones)."""
     from fuzzer import memory
-    from fuzzer.report.terminal import safe_line
+    from fuzzer.escaping import safe_line
 
     accepted = memory.accept(store, campaign)
     click.echo(f"accepted {len(accepted)} finding(s); later runs on this store fail only on new ones")
@@ -101,7 +101,7 @@ Exit codes: 0 written, 2 bad usage (no store, no such campaign, no report, unwri
 def baseline(store, campaign, output) -> None:
     """Write a stored campaign's findings to a baseline file for `buildfuzz run --baseline`."""
     from fuzzer import memory
-    from fuzzer.report.terminal import safe_name
+    from fuzzer.escaping import safe_name
 
     check_writable(output)
     data = memory.stored_baseline(store, campaign)

@@ -34,7 +34,7 @@ def check_writable(path: Path) -> None:
 def finish(outcome, outputs: Outputs) -> None:
     """Print and write the report, say what it cannot, and exit with the outcome's code."""
     from fuzzer.report import write_outputs
-    from fuzzer.report.terminal import safe_lines
+    from fuzzer.escaping import safe_lines
     from fuzzer.report.text import render
 
     click.echo(render(outcome.report))

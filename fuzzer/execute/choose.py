@@ -7,7 +7,7 @@ import sys
 from fuzzer.config import FuzzConfig, UsageError
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.local import BuildSpec, LocalExecutor
-from fuzzer.report.terminal import safe_name
+from fuzzer.escaping import safe_name
 from fuzzer.tools import unshare
 
 

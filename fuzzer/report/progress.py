@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from fuzzer.execute.run import RunRecord
-from fuzzer.report.terminal import safe_name
+from fuzzer.escaping import safe_name
 
 
 HEARTBEAT_S = 25.0  # under the 30 s promised in the README, whatever the thread's wake-up delay

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fuzzer import findings
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, Report
-from fuzzer.report.terminal import safe_line
+from fuzzer.escaping import safe_line
 
 DIFF_LINES = 20
 FINDINGS_SHOWN = 10  # per memory section; the JSON report lists them all
