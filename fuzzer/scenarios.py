@@ -48,6 +48,7 @@ class Scenario:
     artifacts: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     jobs: tuple[int, int] | None = None
+    default_ignore: bool = True  # false: compare the build tools' own logs too (a CMake configure's)
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ def load_scenario(directory: Path) -> Scenario:
         artifacts=run.get("artifacts", ()),
         ignore=run.get("ignore", ()),
         jobs=run.get("jobs"),
+        default_ignore=run.get("default_ignore", True),
     )
 
 
@@ -241,6 +243,7 @@ RUN = {
     "artifacts": (False, _texts),
     "ignore": (False, _texts),
     "jobs": (False, _job_range),
+    "default_ignore": (False, _flag),
 }
 
 
@@ -263,6 +266,7 @@ def check_scenario(scenario: Scenario, *, runs: int | None, seed: int, progress:
             seed=seed,
             artifacts=scenario.artifacts,
             ignore=scenario.ignore,
+            default_ignore=scenario.default_ignore,
             **({"jobs": scenario.jobs} if scenario.jobs else {}),
         )
         outcome = run_campaign(config)

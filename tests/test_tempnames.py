@@ -3,17 +3,23 @@ and the known-noise judgement of logs. No builds: names, synthetic traces, repor
 
 from __future__ import annotations
 
+import json
+import shutil
 import string
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzzer import findings
 from fuzzer.explain.classify import Context, classify
+from fuzzer.explain.noise import noise_between
 from fuzzer.report.model import Culprit, Hazard, RunSummary
 from fuzzer.trace.graph import find_roots
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 from fuzzer.trace.tempnames import TEMPORARY_FILES, identity, normalised
+
+from conftest import SCENARIOS, buildfuzz
 
 ALNUM = string.ascii_letters + string.digits
 random6 = st.text(ALNUM, min_size=6, max_size=6)
@@ -119,3 +125,78 @@ def test_finding_ids_do_not_follow_temporary_names(scratch_a, scratch_b, target_
 def test_finding_ids_still_tell_different_things_apart():
     culprit = lambda command: Culprit(command=command, argv=[], cwd=".", outputs=[], kind="race")
     assert findings.of_culprit(culprit("cc -c a.c")) != findings.of_culprit(culprit("cc -c b.c"))
+
+
+# --- Debian's package metadata -------------------------------------------------------
+
+BUILDINFO = """Format: 1.0
+Source: hello
+Binary: hello
+Architecture: amd64
+Version: 2.10-3
+Checksums-Sha256:
+ 0b2e6b8a1e3f7f8d5fd7c3f7b4d7c6b3a0e1e2d9b7a8f9e0c1d2e3f4a5b6c7d8 53104 hello_2.10-3_amd64.deb
+Build-Origin: Debian
+Build-Architecture: amd64
+Build-Date: {date}
+Build-Path: /build/hello-2.10
+"""
+CHANGES = """Format: 1.8
+Date: Sun, 14 Jan 2024 10:00:00 +0000
+Source: hello
+Checksums-Sha1:
+ 5e1c309dae7f45e0f39b1bf3ac3cd9db12e7d689 53104 hello_2.10-3_amd64.deb
+ {sha1} {size} hello_2.10-3_amd64.buildinfo
+Checksums-Sha256:
+ 0b2e6b8a1e3f7f8d5fd7c3f7b4d7c6b3a0e1e2d9b7a8f9e0c1d2e3f4a5b6c7d8 53104 hello_2.10-3_amd64.deb
+ {sha256} {size} hello_2.10-3_amd64.buildinfo
+Files:
+ 9a1bd43e15bd6de9ca5e2b2e32e0b6c2 53104 devel optional hello_2.10-3_amd64.deb
+ {md5} {size} devel optional hello_2.10-3_amd64.buildinfo
+"""
+
+
+def changes(seed: str, size: int, deb: str = "9a1bd43e15bd6de9ca5e2b2e32e0b6c2") -> bytes:
+    import hashlib
+
+    digest = lambda name: hashlib.new(name, seed.encode()).hexdigest()
+    text = CHANGES.format(sha1=digest("sha1"), sha256=digest("sha256"), md5=digest("md5"), size=size)
+    return text.replace("9a1bd43e15bd6de9ca5e2b2e32e0b6c2", deb).encode()
+
+
+def test_a_buildinfo_differing_in_its_build_date_is_known_noise():
+    a = BUILDINFO.format(date="Tue, 01 Dec 2026 10:54:54 +0000").encode()
+    b = BUILDINFO.format(date="Tue, 01 Dec 2026 10:55:31 +0000").encode()
+    found = noise_between("../hello_2.10-3_amd64.buildinfo", a, b)
+    assert found is not None and found.kinds == ("dates",) and "every build" in found.evidence()
+    # a .deb checksum that differs is a finding, not noise
+    assert noise_between("../hello_2.10-3_amd64.buildinfo", a, b.replace(b"0b2e6b8a", b"ffffffff")) is None
+
+
+def test_a_changes_differing_in_the_buildinfo_checksums_is_known_noise():
+    found = noise_between("../hello_2.10-3_amd64.changes", changes("one", 5612), changes("two", 5613))
+    assert found is not None and found.kinds == ("checksums of the .buildinfo",)
+    assert noise_between("../hello_2.10-3_amd64.changes", changes("one", 5612),
+                         changes("two", 5612, deb="0" * 32)) is None  # the .deb's checksum: a real difference
+    assert noise_between("build.log", changes("one", 5612), changes("two", 5612)) is None  # only in a .changes
+
+
+# --- a real CMake configure ----------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja")), reason="needs cmake and ninja")
+def test_a_cmake_configure_whose_logs_differ_only_in_temporary_names_is_one_line_of_noise(tmp_path):
+    report_path = tmp_path / "report.json"
+    result = buildfuzz("run", "--source", SCENARIOS / "cmake-try-compile", "--store", tmp_path / "store", "--runs", 4,
+                       "--seed", 1, "--no-default-ignore", "--ignore", "build/.ninja_log", "--ignore",
+                       "build/.ninja_deps", "--report-json", report_path, "--",
+                       "cmake -S . -B build -G Ninja >/dev/null && cmake --build build -j {jobs}", timeout=600)
+    assert result.returncode == 1, result.stderr
+    report = json.loads(report_path.read_text())
+    assert {a["path"] for a in report["divergent_artifacts"]} == {"build/CMakeFiles/CMakeError.log",
+                                                                  "build/CMakeFiles/CMakeOutput.log"}
+    (culprit,) = report["culprits"]
+    assert culprit["command"] == "cmake -S . -B build -G Ninja" and culprit["kind"] == "intrinsic"
+    assert culprit["evidence"].startswith("intrinsic: names of temporary files;")
+    assert report["hazards"] == [] and report["failed_runs"] == 0

@@ -1,0 +1,1 @@
+int probe_sum(int a, int b);
