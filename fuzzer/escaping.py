@@ -11,8 +11,8 @@ build under test, and every format that shows them escapes them here, in one pla
   character references, are shown as the same Python-style escapes instead of dropped.
 - Markdown prose (`markdown_inline`): what Markdown would read as syntax is backslashed,
   `<>&` become entities. HTML itself is escaped by its templates (Jinja2 autoescape).
-- `one_line`: a command cut to one readable line (a recipe can be 5 KB of shell); the JSON
-  report keeps the whole of it.
+- `one_line`: a command cut to one readable line (a recipe can be 5 KB of shell), also
+  where evidence quotes one (`quoted_commands_cut`); the JSON report keeps the whole of it.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ INLINE_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 # ... and those that only mean something at the start of a line: headings, lists, rules
 BLOCK_START = re.compile(r"^(\s*\d*)((?<=\d)[.)]|[#+\-=])")
 COMMAND_CHARS = 160  # what a reader takes in at a glance: a compiler line with its flags
+QUOTED = re.compile(r"`([^`]+)`")  # how evidence quotes a command
 
 
 def safe_name(text: str) -> str:
@@ -77,6 +78,11 @@ def one_line(command: str, limit: int = COMMAND_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit].rstrip()} … (+{len(text) - limit} characters)"
+
+
+def quoted_commands_cut(text: str, limit: int = COMMAND_CHARS) -> str:
+    """Evidence prose with each `quoted command` in it cut to one line (`one_line`)."""
+    return QUOTED.sub(lambda m: f"`{one_line(m.group(1), limit)}`", text)
 
 
 def is_long(command: str, limit: int = COMMAND_CHARS) -> bool:

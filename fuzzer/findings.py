@@ -20,14 +20,13 @@ from pathlib import Path
 
 from fuzzer.config import UsageError
 from fuzzer.escaping import one_line, shown
+from fuzzer.execute.logs import failure_lines
 from fuzzer.report.model import ArtifactFinding, Culprit, Finding, Hazard, Report, RunSummary
 from fuzzer.trace.tempnames import identity, normalised
 
 ARTIFACT, FAILURE, CULPRIT, HAZARD = "artifact", "failure", "culprit", "hazard"
 NEW, STILL, FIXED = "new", "still", "fixed"
 ID_PATTERN = re.compile(r"[0-9a-f]{12}")
-# the line that says why a build failed (compiler, linker, make), as opposed to what it was doing
-ERROR_LINE = re.compile(r"error|no such file|no rule to make|undefined reference|cannot ", re.IGNORECASE)
 NUMBERS = re.compile(r"\d+")  # line numbers, pids, byte counts: they move between runs of one bug
 BASELINE_FORMAT = "buildfuzz-baseline"  # the key (and version) of a file `buildfuzz baseline` writes
 BASELINE_VERSION = 1
@@ -67,8 +66,8 @@ def of_hazard(hazard: Hazard) -> Identity:
 
 def failure_signature(status: str, log_tail: str) -> str:
     """`failed: <first error line>`, or the bare status (a timeout's log says nothing of why)."""
-    lines = log_tail.splitlines() if status == "failed" else []
-    error = next((line.strip() for line in lines if ERROR_LINE.search(line)), "")
+    first = failure_lines(log_tail, 1) if status == "failed" else []
+    error = first[0].strip() if first else ""
     return f"{status}: {NUMBERS.sub('N', normalised(error))}" if error else status
 
 

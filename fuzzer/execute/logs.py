@@ -7,18 +7,46 @@ import re
 from pathlib import Path
 
 LOG_TAIL_LINES = 20
+TAIL_BYTES = 64 << 10  # where a failed build's first error lines are looked for
+SUMMARY_LINES = 5
 LOG_LIMIT = 1 << 20  # keep the last MiB of a build's output
 # what a failing build says, as opposed to the commands make echoes (`-Werror` is no error)
 ERROR_LINE = re.compile(r"\berror\b|\*\*\*|fatal|no such file|not found|cannot|nonexistent", re.IGNORECASE)
+# why it failed, as a summary quotes it: `error:`, `No such file`, make's `Error N`, `ld: cannot find`
+FAILURE_LINE = re.compile(r"\berror\b|no such file|no rule to make|undefined reference|\bcannot\b|\bfatal\b",
+                          re.IGNORECASE)
+SKIPPED = "[...]"  # between the first error lines and the last lines, when lines lie between them
 
 
 def log_tail(path: Path | str, lines: int = LOG_TAIL_LINES) -> str:
+    """The last `lines` lines of a log, after its first error lines (`failure_lines`) when
+    those came earlier: under -j, the line that made a build fail is often followed by
+    other jobs' warnings and make's "Leaving directory" lines, out of the tail."""
     try:
         with open(path, "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - 16384))
-            return "\n".join(f.read().decode(errors="replace").splitlines()[-lines:])
+            f.seek(max(0, os.fstat(f.fileno()).st_size - TAIL_BYTES))
+            text = f.read().decode(errors="replace").splitlines()
     except OSError:
         return ""
+    tail = text[-lines:]
+    before = failure_lines("\n".join(text[:-lines]))
+    return "\n".join([*before, SKIPPED, *tail] if before else tail)
+
+
+def failure_lines(text: str, limit: int = SUMMARY_LINES) -> list[str]:
+    """The first lines of a log that say why the build failed."""
+    found = []
+    for line in text.splitlines():
+        if FAILURE_LINE.search(line) and line.strip() != SKIPPED:
+            found.append(line)
+            if len(found) == limit:
+                break
+    return found
+
+
+def failure_summary(text: str, limit: int = SUMMARY_LINES) -> list[str]:
+    """What a failed run's summary quotes: its first error lines, else its last lines."""
+    return failure_lines(text, limit) or text.splitlines()[-limit:]
 
 
 def note(path: Path, text: str) -> None:

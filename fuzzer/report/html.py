@@ -13,7 +13,7 @@ from html import escape
 
 from fuzzer import axes, findings
 from fuzzer.plan import Perturbation
-from fuzzer.report.junit import visible
+from fuzzer.escaping import visible
 from fuzzer.report.model import ArtifactFinding, Culprit, Report, RunSummary
 
 DETAILED_ARTIFACTS = 20  # a broken generated header can make hundreds diverge; the rest get a row

@@ -11,10 +11,11 @@ skipped.
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
 from fuzzer import findings
+from fuzzer.escaping import one_line, quoted_commands_cut, visible
+from fuzzer.execute.logs import failure_summary
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, NEW, Identity
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import ArtifactFinding, Culprit, Finding, Hazard, Report, RunSummary
@@ -24,10 +25,6 @@ LOG_LINES = 30
 CLASSNAMES = {ARTIFACT: "buildfuzz.artifacts", FAILURE: "buildfuzz.runs", CULPRIT: "buildfuzz.culprits",
               HAZARD: "buildfuzz.hazards"}
 IDENTICAL = "artifacts identical in every successful run"  # one name whatever the count, for dashboards
-# Characters XML 1.0 cannot carry at all, not even as character references; build
-# output (ANSI colours, NULs, undecodable file names as lone surrogates) is full of them.
-# The Markdown and HTML formats show the same characters the same way, through `visible`.
-INVALID_XML = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def render(report: Report) -> str:
@@ -97,7 +94,7 @@ def _failed_case(report: Report, identity: Identity | None, runs: list[RunSummar
     message = first.status if first.exit_code is None else f"{first.status}, exit {first.exit_code}"
     lines = [f"run {run.index}: {Perturbation.from_json(run.perturbation).describe()}"
              + (f" (log: {run.log_path})" if run.log_path else "") for run in runs]
-    lines += ["", _tail(first.log_tail, LOG_LINES)]
+    lines += ["", "first error lines:", *failure_summary(first.log_tail), "", "log tail:", _tail(first.log_tail, LOG_LINES)]
     if identity is None:
         return _case(CLASSNAMES[FAILURE], "reference build", _failure(message, f"{first.status}-run", lines))
     return _finding_case(report, identity, message, f"{first.status}-run", lines)
@@ -120,10 +117,10 @@ def _culprit_case(report: Report, culprit: Culprit) -> ET.Element:
     if culprit.chain:
         lines.append(f"chain: {' → '.join(culprit.chain)}")
     if culprit.writer:
-        lines.append(f"written by: {' '.join(culprit.writer)}")
+        lines.append(f"written by: {one_line(' '.join(culprit.writer))}")
     if culprit.other_step:
-        lines.append(f"concurrent step: {culprit.other_step}")
-    lines += ["", culprit.evidence]
+        lines.append(f"concurrent step: {one_line(culprit.other_step)}")
+    lines += ["", quoted_commands_cut(culprit.evidence)]
     return _finding_case(report, findings.of_culprit(culprit), f"{culprit.kind}{axis}", culprit.kind, lines)
 
 
@@ -133,7 +130,7 @@ def _hazard_cases(report: Report) -> list[ET.Element]:
 
 def _hazard_case(report: Report, hazard: Hazard) -> ET.Element:
     # a hazard is a latent race: outputs matched this time, but only by luck of the schedule
-    lines = [f"reader: {hazard.reader}", f"writer: {hazard.writer}"]
+    lines = [f"reader: {one_line(hazard.reader)}", f"writer: {one_line(hazard.writer)}"]
     return _finding_case(report, findings.of_hazard(hazard), f"{hazard.type} on {hazard.file}", hazard.type, lines)
 
 
@@ -186,8 +183,3 @@ def _summary(report: Report) -> str:
 def _tail(text: str, limit: int, head: bool = False) -> str:
     lines = text.splitlines()
     return "\n".join(lines[:limit] if head else lines[-limit:])
-
-
-def visible(text: str) -> str:
-    """Show characters XML cannot carry as Python-style escapes instead of dropping them."""
-    return INVALID_XML.sub(lambda m: ascii(m.group())[1:-1], text)

@@ -11,8 +11,10 @@ import html
 import re
 
 from fuzzer import findings
+from fuzzer.escaping import markdown_inline as _esc
+from fuzzer.escaping import one_line, quoted_commands_cut, visible
+from fuzzer.execute.logs import failure_summary
 from fuzzer.plan import Perturbation
-from fuzzer.report.junit import visible
 from fuzzer.report.model import ArtifactFinding, Culprit, Report
 
 DIFF_LINES = 40
@@ -22,11 +24,6 @@ HAZARD_ROWS = 20
 FINDING_ROWS = 20  # per memory section
 # GitHub drops a step summary over 1 MiB, so one huge diff or log line must not eat it
 EXCERPT_CHARS = 4000
-# characters that mean something anywhere in a line: code spans, emphasis, links, strike,
-# table cells (`(`, `!` and the like only matter after an already escaped `[` or `]`)
-INLINE_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-# ... and those that only mean something at the start of a line: headings, lists, rules
-BLOCK_START = re.compile(r"^(\s*\d*)((?<=\d)[.)]|[#+\-=])")
 
 
 def render(report: Report) -> str:
@@ -95,17 +92,17 @@ def _culprits(report: Report) -> str:
 
 def _culprit(number: int, culprit: Culprit) -> str:
     axis = f" ({_esc(culprit.axis)})" if culprit.axis else ""
-    lines = [f"{number}. **{_esc(culprit.kind)}**{axis}: {_esc(culprit.command)} (in {_esc(culprit.cwd)})"]
+    lines = [f"{number}. **{_esc(culprit.kind)}**{axis}: {_esc(one_line(culprit.command))} (in {_esc(culprit.cwd)})"]
     facts = [
         ("outputs", ", ".join(culprit.outputs)),
         ("stabilised by", " + ".join(culprit.stabilized_by)),
         ("chain", " → ".join(culprit.chain)),
-        ("written by", " ".join(culprit.writer)),
-        ("concurrent step", culprit.other_step or ""),
+        ("written by", one_line(" ".join(culprit.writer))),
+        ("concurrent step", one_line(culprit.other_step or "")),
     ]
     lines += [f"   - {name}: {_esc(value)}" for name, value in facts if value]
     if culprit.evidence:
-        lines += ["   - evidence:", _indent(_code(culprit.evidence, "text"), "     ")]
+        lines += ["   - evidence:", _indent(_code(quoted_commands_cut(culprit.evidence), "text"), "     ")]
     return "\n".join(lines)
 
 
@@ -119,7 +116,8 @@ def _failed_runs(report: Report) -> str:
         role = " (reference)" if run.index == 0 else ""
         code = "–" if run.exit_code is None else run.exit_code
         rows.append(f"| {run.index}{role} | {_esc(perturbation)} | {_esc(run.status)} | {code} |")
-    logs = [_details(f"log tail of run {r.index}", _code(_excerpt(r.log_tail, LOG_LINES), "text"))
+    logs = [_details(f"run {r.index}: {html.escape(first)}" if (first := _summary_line(r.log_tail)) else
+                     f"log tail of run {r.index}", _code(_excerpt(r.log_tail, LOG_LINES), "text"))
             for r in failed if r.log_tail]
     return "\n".join(rows + [""] + logs).rstrip()
 
@@ -129,7 +127,7 @@ def _hazards(report: Report) -> str:
         return ""
     rows = [f"### Hazards ({len(report.hazards)})", "", "| Type | File | Reader | Writer |", "|---|---|---|---|"]
     for h in report.hazards[:HAZARD_ROWS]:
-        rows.append(f"| {_esc(h.type)} | {_esc(h.file)} | {_esc(h.reader)} | {_esc(h.writer)} |")
+        rows.append(f"| {_esc(h.type)} | {_esc(h.file)} | {_esc(one_line(h.reader))} | {_esc(one_line(h.writer))} |")
     if len(report.hazards) > HAZARD_ROWS:
         rows += ["", f"… and {len(report.hazards) - HAZARD_ROWS} more in the JSON report."]
     return "\n".join(rows)
@@ -169,9 +167,6 @@ def _indent(text: str, prefix: str) -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
-def _esc(text: str) -> str:
-    """Make a build string inert inline: HTML entities for <>&, backslashes for Markdown."""
-    # a table row is one line; a newline in a cell would end the table
-    text = html.escape(text, quote=False).replace("\r", " ").replace("\n", " ")
-    text = INLINE_SPECIAL.sub(r"\\\1", text)
-    return BLOCK_START.sub(r"\1\\\2", text)
+def _summary_line(log: str) -> str:
+    """What a failed run's summary quotes first (`failure_summary`: its first error line), on one line."""
+    return one_line(failure_summary(log, 1)[0]) if log.strip() else ""

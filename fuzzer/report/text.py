@@ -5,7 +5,8 @@ from __future__ import annotations
 from fuzzer import findings
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, Report
-from fuzzer.escaping import safe_line
+from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
+from fuzzer.execute.logs import failure_summary
 
 DIFF_LINES = 20
 FINDINGS_SHOWN = 10  # per memory section; the JSON report lists them all
@@ -33,21 +34,22 @@ def render(report: Report) -> str:
         lines += ["", f"failed runs ({len(failed)}):"]
         for run in failed:
             lines.append(f"  run {run.index} ({_perturbation(run.perturbation)}): {run.status}, exit {run.exit_code}")
-            lines += ["    | " + l for l in run.log_tail.splitlines()[-5:]]
+            lines += ["    | " + l for l in failure_summary(run.log_tail)]
     if report.culprits:
         lines += ["", "culprits (most likely first):"]
         for i, culprit in enumerate(report.culprits, 1):
             axis = f" ({culprit.axis})" if culprit.axis else ""
-            lines.append(f"  {i}. [{culprit.kind}{axis}] {culprit.command}  (in {culprit.cwd})")
+            lines.append(f"  {i}. [{culprit.kind}{axis}] {one_line(culprit.command)}  (in {culprit.cwd})")
             if culprit.stabilized_by:
                 lines.append(f"     stabilised by: {' + '.join(culprit.stabilized_by)}")
-            lines += ["     " + l for l in culprit.evidence.splitlines()]
+            lines += ["     " + l for l in quoted_commands_cut(culprit.evidence).splitlines()]
     if report.hazards:
         lines += ["", f"hazards ({len(report.hazards)}):"]
         for hazard in report.hazards[:10]:
-            lines.append(f"  {hazard.type} on {hazard.file} [{hazard.status}]: {hazard.reader}  /  {hazard.writer}")
-            lines += [f"     {text}" for text in (hazard.evidence, hazard.reproduce and "reproduce: " + hazard.reproduce)
-                      if text]
+            lines.append(f"  {hazard.type} on {hazard.file} [{hazard.status}]: {one_line(hazard.reader)}  /  "
+                         f"{one_line(hazard.writer)}")
+            lines += [f"     {text}" for text in (quoted_commands_cut(hazard.evidence),
+                                                  hazard.reproduce and "reproduce: " + hazard.reproduce) if text]
     lines += _memory(report)
     for note in report.notes:
         lines += ["", f"note: {note}"]
