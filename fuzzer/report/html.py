@@ -2,19 +2,24 @@
 
 No scripts, fonts or external resources: inline CSS and inline SVG only, and a
 Content-Security-Policy that forbids everything else, so even a slip in escaping could
-not run a build-supplied script. Every build string still goes through `_e`.
+not run a build-supplied script. The page is a Jinja2 template (`templates/`) rendered
+with autoescape, so every build string is escaped by the engine, not by hand; this module
+only prepares plain values: what to show, the chart's geometry, which commands to fold.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from html import escape
+from dataclasses import dataclass
+
+import jinja2
 
 from fuzzer import axes, findings
+from fuzzer.escaping import is_long, program, visible
+from fuzzer.execute.logs import failure_lines
 from fuzzer.plan import Perturbation
-from fuzzer.escaping import visible
-from fuzzer.report.model import ArtifactFinding, Culprit, Report, RunSummary
+from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 
 DETAILED_ARTIFACTS = 20  # a broken generated header can make hundreds diverge; the rest get a row
 KINDS = {"intrinsic", "race", "order", "parallelism-level"}
@@ -24,51 +29,92 @@ CAPTION = ("Each bubble: the runs with that axis value that produced that varian
            "hover for run numbers). ✓ marks an axis whose every value gives a single variant.")
 FAVICON = re.compile(r"<link\b[^>]*\brel=[\"']?icon[^>]*>", re.IGNORECASE)
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
-STYLE = """
-body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d2330;margin:0;background:#f6f7f9}
-main{max-width:1100px;margin:0 auto;padding:0 20px 40px}
-header{padding:18px 20px;color:#fff}header h1{margin:0;font-size:28px;letter-spacing:.04em}
-header p{margin:4px 0 0}.good{background:#1a7f37}.bad{background:#c0262d}
-h2{margin:28px 0 10px;font-size:20px;border-bottom:1px solid #d0d5dd;padding-bottom:4px}
-h3{margin:18px 0 6px;font-size:16px}
-section.card{background:#fff;border:1px solid #d0d5dd;border-radius:6px;padding:4px 16px 12px;margin:12px 0}
-.numbers{display:flex;flex-wrap:wrap;gap:10px;margin:16px 0}
-.numbers div{background:#fff;border:1px solid #d0d5dd;border-radius:6px;padding:8px 14px;min-width:90px}
-.numbers b{display:block;font-size:24px}.numbers .alert b{color:#c0262d}
-table{border-collapse:collapse;background:#fff;margin:6px 0}
-th,td{border:1px solid #d0d5dd;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#eef0f3}tr.failed td{background:#fdecec}
-iframe.diffoscope{width:100%;height:480px;border:1px solid #d0d5dd;background:#fff}
-code,pre{font:.9em/1.4 ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace}
-pre{background:#f0f2f5;border:1px solid #d0d5dd;border-radius:4px;padding:8px;margin:6px 0;
-white-space:pre-wrap;overflow-wrap:anywhere}
-code{overflow-wrap:anywhere}.meta{color:#4a5363}.warn{color:#9a4a00;font-weight:600}
-.kind{display:inline-block;padding:0 8px;border-radius:10px;color:#fff;font-weight:600;background:#555}
-.kind-intrinsic{background:#8250df}.kind-race{background:#c0262d}.kind-order{background:#9a6700}
-.kind-parallelism-level{background:#0969da}
-.swatch{display:inline-block;width:11px;height:11px;border-radius:6px;margin-right:6px}
-.chart{overflow-x:auto}svg text{font:12px system-ui,sans-serif;fill:#1d2330}
-svg .count{fill:#fff;font-weight:700;font-size:11px}
-svg .sep{font-weight:700;fill:#1a7f37}.caption{color:#4a5363;font-size:13px;margin:0 0 8px}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0}dt{font-weight:600}dd{margin:0}
-"""
+TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("fuzzer.report", "templates"),
+    autoescape=True,  # the whole page, .j2 included: nothing from the build is ever markup
+    undefined=jinja2.StrictUndefined,  # a misspelt name is an error, not an empty cell
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A command line, folded behind its program's name when it is too long to read."""
+
+    text: str
+    program: str
+    size: str  # "40 arguments", "5123 characters"
+    long: bool
+
+
+@dataclass(frozen=True)
+class Bubble:
+    x: float
+    y: float
+    radius: str
+    colour: str
+    hits: list[int]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One value of an axis: its label under the panel, and a bubble per variant it gave."""
+
+    x: float
+    y: int
+    label: str
+    bubbles: list[Bubble]
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    separates: bool
+    title_x: float
+    x: int
+    y: int
+    width: int
+    height: int
+    columns: list[Column]
+
+
+@dataclass(frozen=True)
+class Chart:
+    width: int
+    height: int
+    labels: list[dict]
+    panels: list[Panel]
 
 
 def render(report: Report) -> str:
-    verdict = "good" if report.reproducible else "bad"
-    body = "".join([
-        f'<header class="{verdict}"><h1>{_e(report.verdict.upper())}</h1><p>{_e(_headline(report))}</p></header>',
-        "<main>",
-        _numbers(report), _memory(report), _culprits(report), _artifacts(report), _hazards(report),
-        _runs(report), _notes(report), _reproduce(report), "</main>",
-    ])
-    page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-            f'<meta name="viewport" content="width=device-width,initial-scale=1">'
-            f"<title>buildfuzz: {_e(report.verdict)}</title><style>{STYLE}</style></head>"
-            f"<body>{body}</body></html>\n")
+    runs = {run.index: run for run in report.runs}
+    page = TEMPLATES.get_template("report.html.j2").render(
+        report=report,
+        csp=CSP,
+        caption=CAPTION,
+        colour=_colour,
+        headline=_headline(report),
+        numbers=_numbers(report),
+        phases=" · ".join(f"{name} {secs:.1f} s" for name, secs in report.phases.items()),
+        memory=findings.sections(report),
+        all_known=findings.all_known(report),
+        culprits=[_culprit(c) for c in report.culprits],
+        artifacts=[_artifact(a, runs) for a in report.divergent_artifacts[:DETAILED_ARTIFACTS]],
+        rest=report.divergent_artifacts[DETAILED_ARTIFACTS:],
+        hazards=[{"hazard": h, "reader": folded(h.reader), "writer": folded(h.writer)} for h in report.hazards],
+        runs=[_run(r) for r in report.runs],
+    )
     # control characters and lone surrogates (undecodable file names) shown as escapes
     return visible(page)
+
+
+def folded(command: str, argv: list[str] | None = None) -> Folded:
+    """`argv`, when given, is what the command line is made of (a writer's exec), so its
+    size is counted in arguments."""
+    size = f"{len(argv)} arguments" if argv else f"{len(command)} characters"
+    return Folded(command, program(argv[0] if argv else command), size, is_long(command))
 
 
 def _headline(report: Report) -> str:
@@ -79,86 +125,39 @@ def _headline(report: Report) -> str:
     return f"{report.command} · " + " · ".join(facts)
 
 
-def _numbers(report: Report) -> str:
+def _numbers(report: Report) -> list[tuple[str, int, bool]]:
+    """(label, count, whether a non-zero count is bad news)."""
     ok = sum(1 for r in report.runs if r.status == "ok")
-    cells = [("runs", len(report.runs), False), ("succeeded", ok, False), ("failed", len(report.runs) - ok, True),
-             ("artifacts checked", report.artifacts_checked, False),
-             ("divergent", len(report.divergent_artifacts), True),
-             ("culprits", len(report.culprits), True), ("hazards", len(report.hazards), True)]
-    boxes = "".join(f'<div class="{"alert" if bad and n else ""}"><b>{n}</b>{label}</div>' for label, n, bad in cells)
-    phases = " · ".join(f"{_e(name)} {secs:.1f} s" for name, secs in report.phases.items())
-    meta = [f"source <code>{_e(report.source)}</code>", f"seed {report.seed}", f"campaign {report.campaign}",
-            _e(report.exit_reason), "steps traced" if report.localized else "not traced", phases]
-    return f'<div class="numbers">{boxes}</div><p class="meta">{" · ".join(m for m in meta if m)}</p>'
+    return [("runs", len(report.runs), False), ("succeeded", ok, False), ("failed", len(report.runs) - ok, True),
+            ("artifacts checked", report.artifacts_checked, False),
+            ("divergent", len(report.divergent_artifacts), True),
+            ("culprits", len(report.culprits), True), ("hazards", len(report.hazards), True)]
 
 
-def _memory(report: Report) -> str:
-    """New, fixed and known findings, against earlier campaigns of this build (fuzzer/memory.py)."""
-    parts = []
-    for title, found in findings.sections(report):
-        rows = [[_e(f.kind), _e(f.what), _code(f.id), _e(f.first_seen)] for f in found]
-        parts.append(f"<h2>{_e(title[:1].upper() + title[1:])} ({len(found)})</h2>"
-                     + _table(["kind", "finding", "id", "first seen"], rows))
-    if findings.all_known(report):
-        parts.append("<p>Every finding is known: exit 0, only new findings fail.</p>")
-    return "".join(parts)
+def _culprit(culprit) -> dict:
+    return {
+        "culprit": culprit,
+        "css": culprit.kind if culprit.kind in KINDS else "unknown",  # a CSS class: never a build string
+        "command": folded(culprit.command),
+        "writer": folded(" ".join(culprit.writer), culprit.writer) if culprit.writer else None,
+        "other": folded(culprit.other_step) if culprit.other_step else None,
+    }
 
 
-def _culprits(report: Report) -> str:
-    if not report.culprits:
-        return ""
-    return "<h2>Culprits (most likely first)</h2><ol>" + "".join(_culprit(c) for c in report.culprits) + "</ol>"
+def _artifact(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> dict:
+    # diffoscope's page goes in a sandboxed srcdoc frame: it keeps its styles, runs no script;
+    # its favicon link is dropped, which the page's CSP (inherited) would refuse, noisily
+    diffoscope = FAVICON.sub("", artifact.diff_html) if artifact.diff_html else ""
+    return {"artifact": artifact, "chart": _chart(artifact, runs), "diffoscope": diffoscope}
 
 
-def _culprit(culprit: Culprit) -> str:
-    kind = culprit.kind if culprit.kind in KINDS else "unknown"  # a CSS class: never a build string
-    axis = f" ({_e(culprit.axis)})" if culprit.axis else ""
-    writer = [" ".join(culprit.writer)] if culprit.writer else []
-    facts = [("outputs", _codes(culprit.outputs, ", ")), ("stabilised by", _codes(culprit.stabilized_by, " + ")),
-             ("chain", _codes(culprit.chain, " → ")), ("written by", _codes(writer, "")),
-             ("concurrent step", _codes([culprit.other_step] if culprit.other_step else [], ""))]
-    dl = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in facts if value)
-    evidence = f"<pre>{_e(culprit.evidence)}</pre>" if culprit.evidence else ""
-    return (f'<li><section class="card"><h3><span class="kind kind-{kind}">{_e(culprit.kind)}</span>{axis} '
-            f"<code>{_e(culprit.command)}</code> in <code>{_e(culprit.cwd)}</code></h3>"
-            f"<dl>{dl}</dl>{evidence}</section></li>")
+def _run(run: RunSummary) -> dict:
+    perturbation = Perturbation.from_json(run.perturbation).describe() + (" (reference)" if run.index == 0 else "")
+    errors = failure_lines(run.log_tail) if run.status != "ok" else []
+    return {"run": run, "perturbation": perturbation, "errors": errors}
 
 
-def _artifacts(report: Report) -> str:
-    if not report.divergent_artifacts:
-        return ""
-    runs = {run.index: run for run in report.runs}
-    parts = [f"<h2>Divergent artifacts ({len(report.divergent_artifacts)})</h2>"]
-    parts += [_artifact(a, runs) for a in report.divergent_artifacts[:DETAILED_ARTIFACTS]]
-    rest = report.divergent_artifacts[DETAILED_ARTIFACTS:]
-    if rest:
-        rows = [[_code(a.path), str(a.variants), _e("; ".join(a.separated_by))] for a in rest]
-        parts.append(f"<h3>{len(rest)} more</h3>" + _table(["artifact", "variants", "separated by"], rows))
-    return "".join(parts)
-
-
-def _artifact(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> str:
-    rows = [[f'<span class="swatch" style="background:{_colour(i)}"></span>{_e(g.label)}', _code(g.digest),
-             _e(", ".join(map(str, g.runs)))] for i, g in enumerate(artifact.groups)]
-    separated = "".join(f"<li>{_e(line)}</li>" for line in artifact.separated_by)
-    separated = f"<ul>{separated}</ul>" if separated else "<p>No single axis separates the variants.</p>"
-    if artifact.same_conditions:
-        separated += '<p class="warn">Differs between runs with identical perturbation: not parallelism alone.</p>'
-    diff = ""
-    if artifact.diff:
-        pair = " and ".join(map(str, artifact.diff_runs))
-        diff = f"<details open><summary>diff of runs {pair}</summary><pre>{_e(artifact.diff)}</pre></details>"
-    if artifact.diff_html:
-        # a sandboxed srcdoc frame: diffoscope's page keeps its styles, runs no script
-        page = FAVICON.sub("", artifact.diff_html)  # the page's CSP (inherited) would refuse it, noisily
-        diff += (f'<details><summary>diffoscope report</summary><iframe class="diffoscope" sandbox '
-                 f'title="diffoscope report" srcdoc="{_e(page)}"></iframe></details>')
-    return (f'<section class="card"><h3>{_code(artifact.path)}: {artifact.variants} variants</h3>'
-            f'{_table(["variant", "digest", "runs"], rows)}{separated}'
-            f'<div class="chart">{_chart(artifact, runs)}</div><p class="caption">{CAPTION}</p>{diff}</section>')
-
-
-def _chart(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> str:
+def _chart(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> Chart:
     """Per axis, a grid of axis value × variant with a bubble where runs landed.
 
     An axis explains the divergence when each of its columns has one bubble only.
@@ -166,8 +165,8 @@ def _chart(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> str:
     points = [(row, index, axes.facets(Perturbation.from_json(runs[index].perturbation)))
               for row, group in enumerate(artifact.groups) for index in group.runs if index in runs]
     rows = len(artifact.groups)
-    labels = "".join(f'<text x="{LEFT - 10}" y="{TOP + ROW * row + ROW / 2 + 4}" text-anchor="end" '
-                     f'style="fill:{_colour(row)}">{_e(g.label)}</text>' for row, g in enumerate(artifact.groups))
+    labels = [{"x": LEFT - 10, "y": TOP + ROW * row + ROW / 2 + 4, "colour": _colour(row), "text": g.label}
+              for row, g in enumerate(artifact.groups)]
     panels, x = [], LEFT
     for axis in axes.AXES:
         facet = axis.facets[0][0]
@@ -176,92 +175,24 @@ def _chart(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> str:
             continue  # not varied in this campaign
         panels.append(_panel(facet, axis.label, values, points, x, rows, facet in artifact.axes))
         x += max(len(values), 2) * COL + GAP
-    return (f'<svg width="{x}" height="{TOP + ROW * rows + BOTTOM}" role="img" aria-label="which value of each '
-            f'varied axis gave which variant of {_e(artifact.path)}">{labels}{"".join(panels)}</svg>')
+    return Chart(x, TOP + ROW * rows + BOTTOM, labels, panels)
 
 
-def _panel(axis: str, title: str, values: list, points: list, x: int, rows: int, separates: bool) -> str:
+def _panel(axis: str, title: str, values: list, points: list, x: int, rows: int, separates: bool) -> Panel:
     width = max(len(values), 2) * COL
-    mark = (' class="sep"', " ✓") if separates else ("", "")
-    parts = [f'<text x="{x + width / 2}" y="16" text-anchor="middle"{mark[0]}>{title}{mark[1]}</text>',
-             f'<rect x="{x}" y="{TOP}" width="{width}" height="{ROW * rows}" fill="#f0f2f5" stroke="#d0d5dd"/>']
+    columns = []
     for col, value in enumerate(values):
         cx = x + COL * col + COL / 2
         label = ("on" if value else "off") if axis == "jitter" else str(value)
-        parts.append(f'<text x="{cx}" y="{TOP + ROW * rows + 16}" text-anchor="middle">{label}</text>')
+        bubbles = []
         for row in range(rows):
             hits = [index for r, index, v in points if r == row and v[axis] == value]
             if hits:
-                parts.append(_bubble(cx, TOP + ROW * row + ROW / 2, row, hits))
-    return "".join(parts)
-
-
-def _bubble(cx: float, cy: float, row: int, hits: list[int]) -> str:
-    radius = min(ROW / 2 - 2, 6 + 2.5 * math.sqrt(len(hits) - 1))
-    count = ""
-    if len(hits) > 1:
-        count = f'<text class="count" x="{cx}" y="{cy + 4}" text-anchor="middle">{len(hits)}</text>'
-    return (f'<g><title>runs {", ".join(map(str, hits))}</title>'
-            f'<circle cx="{cx}" cy="{cy}" r="{radius:.1f}" fill="{_colour(row)}"/>{count}</g>')
-
-
-def _hazards(report: Report) -> str:
-    if not report.hazards:
-        return ""
-    rows = [[_e(h.type), _code(h.file), _code(h.reader), _code(h.writer)] for h in report.hazards]
-    return (f"<h2>Hazards ({len(report.hazards)})</h2><p>Unordered steps touching one file: latent races, even where "
-            f"the outputs matched.</p>" + _table(["type", "file", "reader", "writer"], rows))
-
-
-def _runs(report: Report) -> str:
-    head = "".join(f"<th>{h}</th>" for h in ("#", "perturbation", "status", "exit", "wall", "group"))
-    return f"<h2>Runs ({len(report.runs)})</h2><table><tr>{head}</tr>{''.join(_run(r) for r in report.runs)}</table>"
-
-
-def _run(run: RunSummary) -> str:
-    css = ' class="failed"' if run.status != "ok" else ""
-    perturbation = Perturbation.from_json(run.perturbation).describe() + (" (reference)" if run.index == 0 else "")
-    exit_code = "–" if run.exit_code is None else str(run.exit_code)
-    cells = [str(run.index), _e(perturbation), _e(run.status), exit_code, f"{run.wall_s:.1f} s", _e(run.group or "–")]
-    row = f"<tr{css}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
-    if css and run.log_tail:
-        row += (f'<tr{css}><td></td><td colspan="5"><details open><summary>log tail</summary>'
-                f"<pre>{_e(run.log_tail)}</pre></details></td></tr>")
-    return row
-
-
-def _notes(report: Report) -> str:
-    items = "".join(f"<li>{_e(note)}</li>" for note in report.notes)
-    return f"<h2>Notes</h2><ul>{items}</ul>" if items else ""
-
-
-def _reproduce(report: Report) -> str:
-    parts = []
-    if report.reproduce and not report.reproducible:
-        parts.append(f"<h3>Replay the most telling run</h3><pre>{_e(report.reproduce)}</pre>")
-    if report.minimal_reproducer:
-        parts.append(f"<h3>Minimal reproducer</h3><pre>{_e(report.minimal_reproducer)}</pre>")
-    return "<h2>Reproduce</h2>" + "".join(parts) if parts else ""
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    """`rows` hold cell HTML, already escaped by the caller."""
-    head = "".join(f"<th>{h}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def _codes(items: list[str], sep: str) -> str:
-    return sep.join(_code(item) for item in items)
-
-
-def _code(text: str) -> str:
-    return f"<code>{_e(text)}</code>"
+                radius = min(ROW / 2 - 2, 6 + 2.5 * math.sqrt(len(hits) - 1))
+                bubbles.append(Bubble(cx, TOP + ROW * row + ROW / 2, f"{radius:.1f}", _colour(row), hits))
+        columns.append(Column(cx, TOP + ROW * rows + 16, label, bubbles))
+    return Panel(title, separates, x + width / 2, x, TOP, width, ROW * rows, columns)
 
 
 def _colour(row: int) -> str:
     return PALETTE[row % len(PALETTE)]
-
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
