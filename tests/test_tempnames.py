@@ -17,7 +17,7 @@ from fuzzer.explain.noise import noise_between
 from fuzzer.report.model import Culprit, Hazard, RunSummary
 from fuzzer.trace.graph import find_roots
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
-from fuzzer.trace.tempnames import TEMPORARY_FILES, identity, normalised
+from fuzzer.trace.tempnames import TEMPORARY_FILES, identity, normalised, renamed
 
 from conftest import SCENARIOS, buildfuzz
 
@@ -200,3 +200,34 @@ def test_a_cmake_configure_whose_logs_differ_only_in_temporary_names_is_one_line
     assert culprit["command"] == "cmake -S . -B build -G Ninja" and culprit["kind"] == "intrinsic"
     assert culprit["evidence"].startswith("intrinsic: names of temporary files;")
     assert report["hazards"] == [] and report["failed_runs"] == 0
+
+
+CMAKE_ERROR_LOG = """Performing C SOURCE FILE Test HAVE_NO_SUCH_FLAG failed with the following output:
+Change Dir: /ws/build/CMakeFiles/CMakeScratch/TryCompile-{scratch}
+
+Run Build Command(s):/usr/bin/ninja cmTC_{target} && [1/2] Building C object CMakeFiles/cmTC_{target}.dir/src.c.o
+FAILED: CMakeFiles/cmTC_{target}.dir/src.c.o
+/usr/bin/cc -DHAVE_NO_SUCH_FLAG  -fno-such-flag -o CMakeFiles/cmTC_{target}.dir/src.c.o -c /ws/build/CMakeFiles/CMakeScratch/TryCompile-{scratch}/src.c
+cc: error: unrecognized command-line option '-fno-such-flag'
+Result: {result}
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(random6, random6, hex5, hex5)
+def test_cmake_logs_differing_only_in_check_names_are_noise_and_a_result_is_not(scratch_a, scratch_b, target_a,
+                                                                                 target_b):
+    log = lambda scratch, target, result="1": CMAKE_ERROR_LOG.format(scratch=scratch, target=target,
+                                                                     result=result).encode()
+    a, b = log(scratch_a, target_a), log(scratch_b, target_b)
+    found = noise_between("build/CMakeFiles/CMakeError.log", a, b)
+    assert (found is None) == (a == b)
+    assert found is None or found.kinds == ("names of temporary files",)
+    assert noise_between("build/CMakeFiles/CMakeError.log", a, log(scratch_b, target_b, "0")) is None
+
+
+def test_inputs_under_other_temporary_names_are_paired_not_one_run_only():
+    a = {"build/CMakeFiles/CMakeScratch/TryCompile-I1rsuL/src.c", "config.h", "only-a.h"}
+    b = {"build/CMakeFiles/CMakeScratch/TryCompile-HFYb0B/src.c", "config.h", "only-b.h"}
+    assert renamed(a, b) == {"build/CMakeFiles/CMakeScratch/TryCompile-I1rsuL/src.c",
+                             "build/CMakeFiles/CMakeScratch/TryCompile-HFYb0B/src.c"}
