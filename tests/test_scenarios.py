@@ -95,11 +95,12 @@ def test_a_scenario_file_with_every_key(tmp_path):
         'description = "d"\ncommand = "make -j{jobs}"\n'
         '[expect]\nverdict = "unreproducible"\nartifacts = ["bin/x"]\nculprit = "gen.py"\nkind = "intrinsic"\n'
         'stabilized_by = ["ASLR", "PYTHONHASHSEED"]\nhazards = 0\nfailures = false\n'
-        '[run]\nruns = 6\nartifacts = ["bin/*"]\nignore = ["*.log"]\njobs = [1, 4]\n')
+        '[run]\nruns = 6\nartifacts = ["bin/*"]\nignore = ["*.log"]\njobs = [1, 4]\ndefault_ignore = false\n')
     scenario = load_scenario(tmp_path)
     assert scenario.expect == Expect("unreproducible", ("bin/x",), "gen.py", "intrinsic", None,
                                      ("ASLR", "PYTHONHASHSEED"), 0, False)
     assert (scenario.runs, scenario.artifacts, scenario.ignore, scenario.jobs) == (6, ("bin/*",), ("*.log",), (1, 4))
+    assert scenario.default_ignore is False and load_scenario(SCENARIOS / "clean-c").default_ignore is True
 
 
 @pytest.mark.parametrize("text, message", [
