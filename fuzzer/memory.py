@@ -190,7 +190,7 @@ def _when(seconds: float) -> str:
 
 def _replayed_note(campaign: "Campaign") -> list[str]:
     remembered = campaign.store.remembered(campaign.id)
-    ran = min(len(remembered), len(campaign.runs) - 1)
+    ran = sum(r.reason == Reason.REMEMBERED.value for r in campaign.runs)  # right after the reference
     if ran <= 0:
         return []
     origins = list(dict.fromkeys(str(origin) for _, origin in remembered[:ran]))

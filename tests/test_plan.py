@@ -147,3 +147,29 @@ def test_too_few_runs_for_the_varied_axes_is_refused_with_the_count_that_works()
     with pytest.raises(axes.UsageError, match=r"--runs 3 is too small for --vary tz,umask,buildpath.* --runs 4 or more"):
         axes.require_runs(3, VARIED)
     axes.require_runs(4, VARIED)
+
+
+# --- traced reruns: the divergent run's settings, exactly --------------------------------------
+
+
+def test_traced_reruns_apply_the_divergent_runs_variations_exactly():
+    """Seen: a build-path divergence traced again without reproducing it. Every traced
+    rerun runs the divergent run's own perturbation, build path and all."""
+    from types import SimpleNamespace
+
+    from fuzzer.execute.fake import FakeExecutor
+    from fuzzer.execute.run import RunKind, RunRequest
+    from fuzzer.explain.traced import trace_pair
+
+    moved = Perturbation(8, (0, 1)).with_variation("buildpath", "elsewhere").with_variation("tz", "UTC")
+    files = lambda p: {"lib.so": "there" if dict(p.variations).get("buildpath") else "here"}
+    executor = FakeExecutor(files)
+    runs = [executor.run(RunRequest(i, p)) for i, p in enumerate([Perturbation(1, (0, 1)), Perturbation(8, (0,)), moved])]
+    campaign = SimpleNamespace(
+        runs=runs, seconds_left=lambda: 0.0,
+        request=lambda kind, p, trace: RunRequest(0, p, kind, trace=trace),
+        differs_from_reference=lambda r: r.manifest.entries["lib.so"].digest != runs[0].manifest.entries["lib.so"].digest)
+    pair = trace_pair(campaign, SimpleNamespace(telling_runs=lambda: [2]), executor)
+    traced = [r for r in executor.requests[3:] if r.kind is RunKind.TRACE]
+    assert [r.perturbation for r in traced] == [moved] and pair.divergent.perturbation == moved
+    assert [r.perturbation for r in executor.requests if r.kind is RunKind.TRACE_REFERENCE] == [runs[0].perturbation]
