@@ -285,6 +285,13 @@ def promised(varied: tuple[Axis, ...]) -> tuple[str, ...]:
     return tuple(a.name for a in varied if a.group == ENVIRONMENT and a.extremes)
 
 
+def not_run(varied: tuple[Axis, ...], ran: list[Perturbation], why: str) -> list[str]:
+    """For the report: each promised axis that no run varied (the budget ran out first)."""
+    seen = {name for p in ran for name, _ in p.variations}
+    return [f"--vary {name}: no run varied the {BY_NAME[name].label} ({why}): the verdict says nothing about it"
+            for name in promised(varied) if name not in seen]
+
+
 def require_runs(runs: int, varied: tuple[Axis, ...]) -> None:
     """Refuse (UsageError, exit 2) a --runs too small to vary every promised axis."""
     names = promised(varied)

@@ -352,3 +352,18 @@ def test_a_scenario_vary_key_takes_environment_axes_only(tmp_path, value):
     (tmp_path / "scenario.toml").write_text(f'command = "make"\n[run]\nvary = {value}\n[expect]\nverdict = "reproducible"\n')
     with pytest.raises(axes.UsageError, match=r"run\.vary must be a list of axes among tz, locale"):
         load_scenario(tmp_path)
+
+
+def test_a_campaign_stopped_before_a_varied_axis_ran_says_so(tmp_path):
+    from fuzzer.campaign import run_campaign
+    from fuzzer.config import FuzzConfig
+    from fuzzer.execute.fake import FakeExecutor
+
+    source = tmp_path / "src"
+    source.mkdir()
+    config = FuzzConfig(source=source, command="make", store=tmp_path / "store", runs=8, seed=3, jobs=(1, 8),
+                        localize=False, axes=("jobs", "cpus", "jitter", "umask"), stop_on_first=True)
+    differs = lambda p: {"a": "one" if p.ncpus == 1 else "two"}  # the one-CPU extreme stops it first
+    report = run_campaign(config, executor_factory=lambda spec: FakeExecutor(differs)).report
+    assert not any("umask" in r.perturbation.get("variations", {}) for r in report.runs)
+    assert "--vary umask: no run varied the umask (first divergence found): the verdict says nothing about it" in report.notes

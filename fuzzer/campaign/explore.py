@@ -22,7 +22,16 @@ from fuzzer.trace.steps import load_trace
 
 def explore(campaign: Campaign, executor: Executor, events: Events) -> None:
     """The reference first, alone (every later run is compared with it and timed by it),
-    then the schedule, `executor.slots` builds at a time, each stored as it ends."""
+    then the schedule, `executor.slots` builds at a time, each stored as it ends. However
+    it stops, the report says which --vary axis no run varied."""
+    try:
+        _explore(campaign, executor, events)
+    finally:
+        varied = axes.variation_axes(campaign.config.axes)
+        campaign.notes += axes.not_run(varied, [r.perturbation for r in campaign.runs], campaign.exit_reason)
+
+
+def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
     config = campaign.config
     campaign.notes += axes.unavailable(config.axes) + axes.which_make(config.axes)  # said once, in the report
     varied = axes.variation_axes(config.axes)
