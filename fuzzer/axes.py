@@ -33,7 +33,8 @@ from typing import Callable, Iterator
 
 from fuzzer.execute import hold
 from fuzzer.execute.parallelism import command_argv, parallel_env, render_command
-from fuzzer.plan import Perturbation, Space, format_cpus, phases
+from fuzzer.errors import UsageError
+from fuzzer.plan import Perturbation, Planned, Reason, Space, format_cpus, phases, smallest_runs
 from fuzzer.tools import disorderfs, faketime, make, setarch, unshare
 
 SCHEDULE, ORDER, ENVIRONMENT, TARGETED = "schedule", "order", "environment", "targeted"
@@ -224,6 +225,13 @@ def unavailable(names: tuple[str, ...]) -> list[str]:
     return [f"axis {n} ({BY_NAME[n].label}) is off: {why}" for n in names if (why := BY_NAME[n].requires())]
 
 
+def which_make(names: tuple[str, ...]) -> list[str]:
+    """For the report: which make every build runs, with the shuffle axis asked for or
+    buildfuzz[shuffle]'s make put first on PATH."""
+    found = make.for_builds()
+    return [f"make: every build ran {found.describe()}"] if found and ("shuffle" in names or found.packaged) else []
+
+
 def parse_variation(text: str) -> tuple[str, str]:
     """`NAME=VALUE` for replay --vary; raises ValueError with a readable message."""
     name, sep, value = text.partition("=")
@@ -236,28 +244,60 @@ def parse_variation(text: str) -> tuple[str, str]:
     return name, value
 
 
+def require_usable(p: Perturbation) -> None:
+    """Refuse (UsageError, exit 2) a perturbation with a variation whose tool is missing here."""
+    off = [f"{name}={value} here: {why}" for name, value in p.variations if (why := BY_NAME[name].requires())]
+    if off:
+        raise UsageError(f"cannot apply --vary {off[0]}; the build would run without it")
+
+
 # --- the schedule ---------------------------------------------------------------------------
 
 VARY_CHANCE = 0.5  # each varied axis takes a drawn value in about half the sampled runs
 
 
 def schedule(space: Space, seed: int, varied: tuple[Axis, ...]) -> Iterator[Perturbation]:
+    return (p.perturbation for p in planned(space, seed, varied))
+
+
+def planned(space: Space, seed: int, varied: tuple[Axis, ...]) -> Iterator[Planned]:
     """plan's schedule, with the order and environment axes added: after the schedule's
     extremes, one run per axis extreme (at the most parallel setting), then each sample
     varies each axis half the time. They draw from their own random stream, so the
     schedule axes' values are the same with or without them."""
     first, extremes, samples = phases(space, seed)
     rng = random.Random(f"{seed}/variations")
-    yield first
-    yield from extremes
+    yield Planned(first, Reason.REFERENCE)
+    yield from (Planned(p, Reason.EXTREME) for p in extremes)
     for axis in varied:
         for value in axis.extremes:
-            yield Perturbation(space.jobs[1], space.cpus).with_variation(axis.name, value)
+            yield Planned(Perturbation(space.jobs[1], space.cpus).with_variation(axis.name, value), Reason.EXTREME)
     for p in samples:
         for axis in varied:
             if rng.random() < VARY_CHANCE:
                 p = p.with_variation(axis.name, axis.sample(rng))
-        yield p
+        yield Planned(p, Reason.SAMPLE)
+
+
+def promised(varied: tuple[Axis, ...]) -> tuple[str, ...]:
+    """The axes asked for with --vary (the environment ones), each promised a run of its own
+    within the first runs: a verdict that skipped one would answer another question."""
+    return tuple(a.name for a in varied if a.group == ENVIRONMENT and a.extremes)
+
+
+def not_run(varied: tuple[Axis, ...], ran: list[Perturbation], why: str) -> list[str]:
+    """For the report: each promised axis that no run varied (the budget ran out first)."""
+    seen = {name for p in ran for name, _ in p.variations}
+    return [f"--vary {name}: no run varied the {BY_NAME[name].label} ({why}): the verdict says nothing about it"
+            for name in promised(varied) if name not in seen]
+
+
+def require_runs(runs: int, varied: tuple[Axis, ...]) -> None:
+    """Refuse (UsageError, exit 2) a --runs too small to vary every promised axis."""
+    names = promised(varied)
+    if runs < smallest_runs(names):
+        raise UsageError(f"--runs {runs} is too small for --vary {','.join(names)}: the reference and one run per "
+                         f"varied axis need --runs {smallest_runs(names)} or more")
 
 
 # --- applying a perturbation ----------------------------------------------------------------
@@ -265,7 +305,7 @@ def schedule(space: Space, seed: int, varied: tuple[Axis, ...]) -> Iterator[Pert
 
 def launch(template: str, p: Perturbation, base_env: dict[str, str], tree: Path | None = None) -> Launch:
     """The argv, environment and CPU set of one build under `p`, whose tree is at `tree`."""
-    env = {**base_env, **parallel_env(p.jobs, base_env)}
+    env = make.path_env({**base_env, **parallel_env(p.jobs, base_env)})  # the make with --shuffle, in every build
     start = Launch(tuple(command_argv(render_command(template, p.jobs))), env, p.cpus, tree)
     for name, value in p.variations:
         axis = BY_NAME.get(name)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from fuzzer.execute import hold
 from fuzzer.execute.logs import error_lines
-from fuzzer.plan import Perturbation
+from fuzzer.plan import Perturbation, Planned, Reason, with_guided
 from fuzzer.report.model import Hazard
 from fuzzer.trace.hazards import DUPLICATE, LISTING_RACE, MKDIR_RACE, OVERLAP, WRITE_WRITE, conflicts
 from fuzzer.trace.steps import BuildTrace, Step
@@ -88,28 +88,19 @@ def targets(trace: BuildTrace, base: Perturbation, limit: int = MAX_TARGETS) -> 
 class GuidedPlan:
     """A schedule with targeted runs in it: which run holds which target, and which is the control."""
 
-    plan: list[Perturbation]
+    plan: list[Planned]
     targets: dict[int, Target]  # run index → the target it runs
-    control_index: int
+    control_index: int | None  # None: a short --runs cut it
 
 
-def merged(plan: list[Perturbation], found: list[Target], base: Perturbation, runs: int) -> GuidedPlan:
+def merged(plan: list[Planned], found: list[Target], base: Perturbation, runs: int,
+           promised: tuple[str, ...] = ()) -> GuidedPlan:
     """`plan` (reference, traced run, seeded schedule) with `found` right after the traced
-    run, alternating with the schedule, whose extremes (one CPU, ...) find other bugs early;
-    the control comes second: first it would delay the best target, last a short --runs
-    cuts it. Cut to `runs`."""
-    held = control(base)
-    guided_runs = [found[0].perturbation, held, *(t.perturbation for t in found[1:])]
-    together = plan[:2] + _alternate(guided_runs, plan[2:])
-    by_index = {together.index(t.perturbation, 2): t for t in found}
-    return GuidedPlan(together[:runs], by_index, together.index(held, min(by_index) + 1))
-
-
-def _alternate(first: list, second: list) -> list:
-    """first[0], second[0], first[1], second[1], ... then the rest of the longer one."""
-    pairs = [p for pair in zip(first, second) for p in pair]
-    shorter = min(len(first), len(second))
-    return pairs + first[shorter:] + second[shorter:]
+    run and their control (fuzzer.plan.with_guided), cut to `runs`."""
+    together = with_guided(plan, [t.perturbation for t in found], control(base), runs, promised)
+    at = {p.perturbation: i for i, p in enumerate(together) if p.reason in (Reason.TARGET, Reason.CONTROL)}
+    control_index = next((i for i, p in enumerate(together) if p.reason is Reason.CONTROL), None)
+    return GuidedPlan(together, {at[t.perturbation]: t for t in found if t.perturbation in at}, control_index)
 
 
 def control(base: Perturbation) -> Perturbation:

@@ -23,12 +23,12 @@ import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from fuzzer import axes, findings
 from fuzzer.config import UsageError
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, NEW, STILL, Identity
-from fuzzer.plan import Perturbation, Space, reference
+from fuzzer.plan import Perturbation, Planned, Reason, Space, reference
 from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE, Finding, Report
 from fuzzer.store import FindingRow, Store
 
@@ -50,17 +50,17 @@ class Sighting:
     can_fix: frozenset[str] = frozenset()  # kinds of finding it would have seen, were they still there
 
 
-def remembered_first(campaign: "Campaign", plan: list[Perturbation], space: Space,
-                     varied: tuple[axes.Axis, ...]) -> list[Perturbation]:
-    """`plan` with the remembered perturbations right after the reference, as long as before.
-    A new campaign chooses them and stores its choice; a resumed one reads it back, so it
-    replays the very plan it started with."""
+def remembered_first(campaign: "Campaign", candidates: Iterator[Planned], runs: int, space: Space,
+                     varied: tuple[axes.Axis, ...]) -> Iterator[Planned]:
+    """`candidates` with the remembered perturbations right after the reference. A new
+    campaign of `runs` runs chooses them and stores its choice; a resumed one reads it
+    back, so it replays the very plan it started with."""
     if not campaign.runs:
-        limit = min(REMEMBERED, max(1, (len(plan) - 1) // 2))
+        limit = min(REMEMBERED, max(1, (runs - 1) // 2))
         fits = functools.partial(_fits, space=space, varied={axis.name for axis in varied})
         campaign.store.save_remembered(campaign.id, _recall(campaign, fits, limit))
-    remembered = [p for p, _ in campaign.store.remembered(campaign.id)]
-    return (plan[:1] + remembered + plan[1:])[:len(plan)]
+    remembered = [Planned(p, Reason.REMEMBERED) for p, _ in campaign.store.remembered(campaign.id)]
+    return itertools.chain(itertools.islice(candidates, 1), remembered, candidates)
 
 
 def _recall(campaign: "Campaign", fits: Callable[[Perturbation], bool], limit: int) -> list[tuple[Perturbation, int]]:
@@ -190,7 +190,7 @@ def _when(seconds: float) -> str:
 
 def _replayed_note(campaign: "Campaign") -> list[str]:
     remembered = campaign.store.remembered(campaign.id)
-    ran = min(len(remembered), len(campaign.runs) - 1)
+    ran = sum(r.reason == Reason.REMEMBERED.value for r in campaign.runs)  # right after the reference
     if ran <= 0:
         return []
     origins = list(dict.fromkeys(str(origin) for _, origin in remembered[:ran]))

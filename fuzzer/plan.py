@@ -3,14 +3,21 @@
 A `Perturbation` is one point in the space (job count, CPU set, jitter). A campaign's
 schedule is a pure function of its `Space` and seed, so a campaign can be resumed or
 replayed run for run. Run 0 is the reference: jobs=1, every CPU, no jitter.
+
+A campaign's runs are `Planned`: each perturbation with the reason it runs (`Reason`).
+`explore_plan` keeps the schedule's promises: no two runs share a perturbation unless one
+is a deliberate repeat (a control, or a space with fewer points than runs), and every
+promised axis (each one asked for with `--vary`) gets a run within the first runs.
 """
 
 from __future__ import annotations
 
+import enum
+import itertools
 import math
 import random
 from dataclasses import asdict, dataclass, replace
-from typing import Iterator
+from typing import Iterable, Iterator
 
 HEAVY_JITTER = 0.8
 MAX_CPU = 1 << 16  # far above any real CPU number; bounds the set a CPU range expands to
@@ -83,6 +90,84 @@ class Space:
             vary_cpus=data["vary_cpus"],
             vary_jitter=data["vary_jitter"],
         )
+
+
+class Reason(enum.Enum):
+    """Why a run is in the plan (the JSON report's `runs[].reason`)."""
+
+    REFERENCE = "reference"  # run 0: every other run is compared with it
+    EXTREME = "extreme"  # an extreme of the schedule, or of an order or environment axis
+    SAMPLE = "sample"  # a seeded random point
+    REMEMBERED = "remembered"  # diverged or failed in an earlier campaign (fuzzer.memory)
+    TARGET = "target"  # holds one traced step back (fuzzer.guided)
+    CONTROL = "control"  # the targets' settings without a hold: may repeat an earlier run on purpose
+    REPEAT = "repeat"  # the space has fewer distinct points than --runs: the same settings again
+
+
+@dataclass(frozen=True)
+class Planned:
+    perturbation: Perturbation
+    reason: Reason
+
+
+SCAN_PER_RUN = 20  # candidates looked at per run wanted, before a small space counts as exhausted
+
+
+def explore_plan(candidates: Iterable[Planned], runs: int, promised: tuple[str, ...] = ()) -> list[Planned]:
+    """The first `runs` distinct perturbations of `candidates` (the reference first), with
+    the first run of every `promised` axis among them. Where the space has fewer distinct
+    points than `runs`, the last ones are repeats, labelled as such."""
+    distinct: list[Planned] = []
+    seen: set[Perturbation] = set()
+    for c in itertools.islice(candidates, runs * SCAN_PER_RUN + 64):
+        if c.perturbation not in seen:
+            seen.add(c.perturbation)
+            distinct.append(c)
+        if len(distinct) >= runs and not _missing(distinct, promised):
+            break
+    plan = fit(distinct, runs, promised)
+    repeats = itertools.cycle(plan[1:] or plan)
+    return plan + [Planned(next(repeats).perturbation, Reason.REPEAT) for _ in range(runs - len(plan))]
+
+
+def fit(plan: list[Planned], runs: int, promised: tuple[str, ...] = (), fixed: int = 1) -> list[Planned]:
+    """`plan` cut to `runs`, in its order, keeping its first `fixed` runs (those that ran
+    already) and the first run of each promised axis; later runs make room for them."""
+    keep = set(range(min(fixed, len(plan))))
+    keep |= {_first_varying(plan, name) for name in promised} - {None}
+    for i in range(len(plan)):
+        if len(keep) >= runs:
+            break
+        keep.add(i)
+    return [p for i, p in enumerate(plan) if i in keep]
+
+
+def _first_varying(plan: list[Planned], name: str) -> int | None:
+    return next((i for i, p in enumerate(plan) if name in dict(p.perturbation.variations)), None)
+
+
+def _missing(plan: list[Planned], promised: tuple[str, ...]) -> list[str]:
+    return [name for name in promised if _first_varying(plan, name) is None]
+
+
+def smallest_runs(promised: tuple[str, ...]) -> int:
+    """The fewest runs that keep the promise: the reference, and one run per promised axis."""
+    return 1 + len(promised)
+
+
+def with_guided(plan: list[Planned], targets: list[Perturbation], control: Perturbation, runs: int,
+                promised: tuple[str, ...] = (), ran: int = 2) -> list[Planned]:
+    """The plan with targeted runs after the first `ran` runs (which ran already),
+    alternating with the schedule, whose extremes (one CPU, ...) find other bugs early.
+    The control comes second: first it would delay the best target, last a short --runs
+    would cut it. A run of the schedule with the control's settings becomes the control
+    (the same build twice would prove nothing more); one that ran already is repeated."""
+    head, rest = plan[:ran], [p for p in plan[ran:] if p.perturbation not in {control, *targets}]
+    guided = [Planned(t, Reason.TARGET) for t in targets]
+    guided.insert(1, Planned(control, Reason.CONTROL))
+    merged = [p for pair in zip(guided, rest) for p in pair]
+    shorter = min(len(guided), len(rest))
+    return fit(head + merged + guided[shorter:] + rest[shorter:], runs, promised, fixed=ran)
 
 
 def reference(space: Space) -> Perturbation:

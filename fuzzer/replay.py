@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from fuzzer import axes
 from fuzzer.campaign import Campaign, open_stored
 from fuzzer.config import UsageError
 from fuzzer.execute.run import RunKind, RunRecord
@@ -32,6 +33,7 @@ def replay_run(store: Path, campaign_id: int | None, index: int | None, perturba
         if index is not None and not 0 <= index < len(campaign.runs):
             raise UsageError(f"campaign {campaign.id} has runs 0..{len(campaign.runs) - 1}, not {index}")
         perturbation = perturbation or campaign.runs[index].perturbation
+        axes.require_usable(perturbation)  # a variation applied nowhere would "not reproduce" anything
         executor = campaign.executor_factory(campaign.spec)
         try:
             replayed = executor.run(campaign.request(RunKind.REPLAY, perturbation, trace=trace))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from fuzzer import axes as axis_table
 from fuzzer.campaign import run_campaign
 from fuzzer.config import MAX_RUNS, MIN_SUCCESSFUL, FuzzConfig, UsageError, max_jobs, shown
 from fuzzer.report.model import Report
@@ -49,6 +50,7 @@ class Scenario:
     ignore: tuple[str, ...] = ()
     jobs: tuple[int, int] | None = None
     default_ignore: bool = True  # false: compare the build tools' own logs too (a CMake configure's)
+    vary: tuple[str, ...] = ()  # environment axes added to the default ones, as with --vary
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ def load_scenario(directory: Path) -> Scenario:
         ignore=run.get("ignore", ()),
         jobs=run.get("jobs"),
         default_ignore=run.get("default_ignore", True),
+        vary=run.get("vary", ()),
     )
 
 
@@ -216,6 +219,12 @@ def _job_range(value: object) -> tuple[int, int]:
     return lo, hi
 
 
+def _vary(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(v in axis_table.OPT_IN for v in value):
+        raise _Bad(f"must be a list of axes among {', '.join(axis_table.OPT_IN)}, e.g. [\"buildpath\"]")
+    return tuple(value)
+
+
 def _table(value: object) -> dict:
     if not isinstance(value, dict):
         raise _Bad("must be a table ([section])")
@@ -244,6 +253,7 @@ RUN = {
     "ignore": (False, _texts),
     "jobs": (False, _job_range),
     "default_ignore": (False, _flag),
+    "vary": (False, _vary),
 }
 
 
@@ -255,6 +265,9 @@ def check_scenarios(
 
 def check_scenario(scenario: Scenario, *, runs: int | None, seed: int, progress: Callable[[str], None]) -> Score:
     progress(f"scenario {scenario.name}: {scenario.description}")
+    off = axis_table.unavailable(scenario.vary)
+    if off:  # a campaign would run without the axis and score another question
+        return Score(scenario.name, (), 0.0, error=off[0])
     store = Path(tempfile.mkdtemp(prefix=f"buildfuzz-{scenario.name}-"))
     started = time.monotonic()
     try:
@@ -268,6 +281,7 @@ def check_scenario(scenario: Scenario, *, runs: int | None, seed: int, progress:
             ignore=scenario.ignore,
             default_ignore=scenario.default_ignore,
             **({"jobs": scenario.jobs} if scenario.jobs else {}),
+            **({"axes": axis_table.DEFAULT + scenario.vary} if scenario.vary else {}),
         )
         outcome = run_campaign(config)
     except UsageError as e:

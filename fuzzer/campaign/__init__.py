@@ -13,6 +13,7 @@ an interrupted campaign loses nothing and `--resume` continues it.
 
 from __future__ import annotations
 
+from fuzzer import axes
 from fuzzer.campaign.conclude import conclude
 from fuzzer.campaign.explore import explore
 from fuzzer.campaign.resume import open_campaign, open_stored
@@ -30,6 +31,7 @@ def run_campaign(config: FuzzConfig, events: Events = SILENT, executor_factory: 
     """`executor_factory`: where builds run (tests pass a fake); by default from the config.
     `settings`: each setting and where it came from, for the report (the stored one too)."""
     config = validate(config)
+    axes.require_runs(config.runs, axes.variation_axes(config.axes))
     executor_factory = executor_factory or choose.executor_factory(config)
     # held until the report is written: a second campaign on this store would build in the same workspace
     store = Store(config.store, create=True, exclusive=True)

@@ -4,7 +4,6 @@ stored as it ends and stopped inside the budget."""
 
 from __future__ import annotations
 
-import itertools
 import statistics
 from pathlib import Path
 
@@ -16,21 +15,31 @@ from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.step_replay import SPREAD_S
 from fuzzer.explain.traced import TRACE_SLOWDOWN
-from fuzzer.plan import Space
+from fuzzer.plan import Planned, Space, explore_plan
 from fuzzer.tools import strace
 from fuzzer.trace.steps import load_trace
 
 
 def explore(campaign: Campaign, executor: Executor, events: Events) -> None:
     """The reference first, alone (every later run is compared with it and timed by it),
-    then the schedule, `executor.slots` builds at a time, each stored as it ends."""
+    then the schedule, `executor.slots` builds at a time, each stored as it ends. However
+    it stops, the report says which --vary axis no run varied."""
+    try:
+        _explore(campaign, executor, events)
+    finally:
+        varied = axes.variation_axes(campaign.config.axes)
+        campaign.notes += axes.not_run(varied, [r.perturbation for r in campaign.runs], campaign.exit_reason)
+
+
+def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
     config = campaign.config
-    campaign.notes += axes.unavailable(config.axes)  # said once, in the report
+    campaign.notes += axes.unavailable(config.axes) + axes.which_make(config.axes)  # said once, in the report
     varied = axes.variation_axes(config.axes)
-    plan = list(itertools.islice(axes.schedule(_space(config), campaign.seed, varied), config.runs))
-    plan = memory.remembered_first(campaign, plan, _space(config), varied)  # what diverged before, first
+    candidates = axes.planned(_space(config), campaign.seed, varied)
+    candidates = memory.remembered_first(campaign, candidates, config.runs, _space(config), varied)  # what diverged before, first
+    plan = explore_plan(candidates, config.runs, axes.promised(varied))
     if not campaign.runs:
-        reference = executor.run(RunRequest(0, plan[0], timeout=config.timeout))
+        reference = executor.run(_request(plan, 0, config.timeout))
         if not _finish_run(campaign, executor, events, reference):
             return
     if _guided(campaign) and len(plan) > 1:
@@ -38,7 +47,7 @@ def explore(campaign: Campaign, executor: Executor, events: Events) -> None:
             if not _within_budget(campaign, slowdown=TRACE_SLOWDOWN):
                 campaign.exit_reason = "budget spent"
                 return
-            traced = executor.run(RunRequest(1, plan[1], timeout=campaign.timeout_after_reference(), trace=True))
+            traced = executor.run(_request(plan, 1, campaign.timeout_after_reference(), trace=True))
             if not _finish_run(campaign, executor, events, traced):
                 return
         plan = _with_targets(campaign, plan)
@@ -50,7 +59,7 @@ def explore(campaign: Campaign, executor: Executor, events: Events) -> None:
             index = next(upcoming, None)
             stop = _stop_before(campaign, index)
             if not stop:
-                request = RunRequest(index, plan[index], timeout=campaign.timeout_after_reference())
+                request = _request(plan, index, campaign.timeout_after_reference())
                 pending[executor.submit(request)] = request
         if not pending:
             break
@@ -67,7 +76,7 @@ def _guided(campaign: Campaign) -> bool:
     return "hold" in config.axes and config.localize and not strace.available() and not hold.unavailable()
 
 
-def _with_targets(campaign: Campaign, plan: list) -> list:
+def _with_targets(campaign: Campaign, plan: list[Planned]) -> list[Planned]:
     """The plan with the traced run's targets right after it (the same ones on --resume)."""
     traced = campaign.runs[1] if len(campaign.runs) > 1 else None
     if traced is None or not traced.trace_path or not Path(traced.trace_path).exists():
@@ -76,9 +85,14 @@ def _with_targets(campaign: Campaign, plan: list) -> list:
     found = guided.targets(trace, traced.perturbation, min(guided.MAX_TARGETS, max(0, campaign.config.runs - 3)))
     if not found:
         return plan
-    guided_plan = guided.merged(plan, found, traced.perturbation, campaign.config.runs)
+    promised = axes.promised(axes.variation_axes(campaign.config.axes))
+    guided_plan = guided.merged(plan, found, traced.perturbation, campaign.config.runs, promised)
     campaign.targets, campaign.control_index = guided_plan.targets, guided_plan.control_index
     return guided_plan.plan
+
+
+def _request(plan: list[Planned], index: int, timeout: float | None, trace: bool = False) -> RunRequest:
+    return RunRequest(index, plan[index].perturbation, timeout=timeout, trace=trace, reason=plan[index].reason.value)
 
 
 def _space(config: FuzzConfig) -> Space:

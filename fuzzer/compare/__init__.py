@@ -130,11 +130,13 @@ def axis_factor(axis: str, variant_of: dict[int, str], facets: dict[int, dict[st
 
 
 def _differs_under_same_conditions(variant_of: dict[int, str], runs: dict[int, RunRecord]) -> bool:
+    """Two runs without jitter, alike on every axis (order, environment and targeted
+    variations included), gave different variants."""
     seen: dict[tuple, set[str]] = defaultdict(set)
     for index, label in variant_of.items():
         p = runs[index].perturbation
         if p.jitter == 0:
-            seen[(p.jobs, p.cpus)].add(label)
+            seen[(p.jobs, p.cpus, p.variations)].add(label)
     return any(len(labels) > 1 for labels in seen.values())
 
 

@@ -66,6 +66,7 @@ class FakeExecutor:
             manifest=manifest,
             log_path="",
             kind=request.kind,
+            reason=request.reason,
             host="fake",
         )
 

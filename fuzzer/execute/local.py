@@ -248,6 +248,7 @@ class LocalExecutor:
             trace_path=trace_path,
             stragglers=end.stragglers,
             kind=request.kind,
+            reason=request.reason,
             started_at=started_at,
         )
 

@@ -39,6 +39,7 @@ class RunRequest:
     trace: bool = False
     env: tuple[tuple[str, str], ...] = ()  # extra environment for this run only
     timeout: float | None = None  # None: the executor's own (the user's --timeout, if any)
+    reason: str = ""  # an explore run: why the plan has it (fuzzer.plan.Reason)
 
     @property
     def stem(self) -> str:
@@ -64,6 +65,7 @@ class RunRecord:
     host: str = ""  # where it ran: "" for this machine, else the executor's name for the host
     started_at: float = 0.0  # wall-clock seconds (epoch), to tell which runs overlapped
     note: str = ""  # what the executor had to do besides running it (a retry on another worker)
+    reason: str = ""  # its request's
 
     @property
     def ok(self) -> bool:

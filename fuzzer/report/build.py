@@ -64,6 +64,7 @@ def _summary(campaign: "Campaign", record, overlapped_with: list[int]) -> RunSum
         log_path=record.log_path,
         jitter_events=len(record.jitter),
         overlapped_with=overlapped_with,
+        reason=record.reason,
     )
 
 

@@ -31,6 +31,7 @@ class RunSummary:
     jitter_events: int = 0
     overlapped_with: list[int] = field(default_factory=list)  # runs building at the same time on its host (--parallel)
     finding_id: str = ""  # a failed run's finding (fuzzer/findings.py): runs failing alike share one
+    reason: str = ""  # why it ran (fuzzer.plan.Reason); "" for a run stored by an earlier buildfuzz
 
 
 @dataclass(frozen=True)

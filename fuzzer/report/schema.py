@@ -13,6 +13,7 @@ import dataclasses
 import types
 import typing
 
+from fuzzer.plan import Reason
 from fuzzer.report.model import EXIT_CODES, SCHEMA, Report
 from fuzzer.settings import SOURCES
 
@@ -22,6 +23,7 @@ SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean", type
 CONSTRAINTS = {
     ("Report", "verdict"): {"enum": sorted(EXIT_CODES)},
     ("Report", "schema"): {"const": SCHEMA},
+    ("RunSummary", "reason"): {"enum": ["", *(r.value for r in Reason)]},
     ("Report", "settings"): {"additionalProperties": {
         "type": "object",
         "properties": {"value": {}, "source": {"enum": sorted(SOURCES.values())}, "origin": {"type": "string"}},

@@ -159,7 +159,7 @@ class Store:
     def save_run(self, campaign: int, record: RunRecord, label: str = "") -> None:
         manifest = record.manifest
         self.db.execute(
-            "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 campaign,
                 record.index,
@@ -175,13 +175,14 @@ class Store:
                 json.dumps([vars_of(e) for e in record.jitter]),
                 record.trace_path,
                 record.stragglers,
+                record.reason,
             ),
         )
 
     def runs(self, campaign: int, label: str = "") -> list[RunRecord]:
         rows = self.db.execute(
             "SELECT idx, perturbation, status, exit_code, wall_s, manifest, log_path, log_tail, jitter,"
-            " trace_path, stragglers FROM runs WHERE campaign = ? AND label = ? ORDER BY idx",
+            " trace_path, stragglers, reason FROM runs WHERE campaign = ? AND label = ? ORDER BY idx",
             (campaign, label),
         ).fetchall()
         return [_record(row) for row in rows]
@@ -243,7 +244,7 @@ def vars_of(event: JitterEvent) -> dict:
 
 
 def _record(row: tuple) -> RunRecord:
-    idx, perturbation, status, exit_code, wall_s, manifest, log_path, log_tail, jitter, trace_path, stragglers = row
+    idx, perturbation, status, exit_code, wall_s, manifest, log_path, log_tail, jitter, trace_path, stragglers, reason = row
     return RunRecord(
         index=idx,
         perturbation=Perturbation.from_json(json.loads(perturbation)),
@@ -256,6 +257,7 @@ def _record(row: tuple) -> RunRecord:
         jitter=tuple(JitterEvent(**e) for e in json.loads(jitter)),
         trace_path=trace_path,
         stragglers=stragglers,
+        reason=reason,
     )
 
 

