@@ -13,6 +13,7 @@ from fuzzer.trace.hazards import (
     MKDIR_RACE,
     READ_BEFORE_WRITE,
     WRITE_WRITE,
+    distinct_labels,
     find_hazards,
 )
 from fuzzer.trace.processes import Access, Process
@@ -89,9 +90,10 @@ def test_multi_line_recipes_are_never_hazards(starts):
 def test_a_recipe_running_twice_at_once_is_a_duplicate():
     twice = [FakeStep("python3 gen.py", 0, 1, writes={"a.h": 0.5, "a.c": 0.6}),
              FakeStep("python3 gen.py", 0.2, 1.2, writes={"a.h": 0.7, "a.c": 0.8})]
-    hazards = find_hazards([synthetic_trace(twice)])
-    assert [(h.type, h.file) for h in hazards] == [(DUPLICATE, "a.c"), (DUPLICATE, "a.h")]
-    assert "ran 2 times" in hazards[0].detail and hazards[0].steps == ("python3 gen.py",)
+    (hazard,) = find_hazards([synthetic_trace(twice)])  # one cause: one hazard listing its files
+    assert (hazard.type, hazard.file, hazard.files) == (DUPLICATE, "a.c", ("a.c", "a.h"))
+    assert "ran 2 times" in hazard.detail and "writing a.c, a.h" in hazard.detail
+    assert hazard.steps == ("python3 gen.py",)
     # one after the other (-j1 runs the recipe for each target in turn): not a hazard
     sequential = [FakeStep("python3 gen.py", 0, 1, writes={"a.h": 0.5}), FakeStep("python3 gen.py", 2, 3, writes={"a.h": 2.5})]
     assert find_hazards([synthetic_trace(sequential)]) == []
@@ -190,3 +192,75 @@ def test_appends_in_another_order_are_a_hazard_even_without_neighbours_in_common
     (hazard,) = find_hazards([appends("abcd"), appends("cadb")])  # no adjacent pair in common, same order
     assert (hazard.type, hazard.file) == (WRITE_WRITE, "modules.order") and "opposite orders" in hazard.evidence
     assert find_hazards([appends("abcd"), appends("abcd")]) == []
+
+
+def test_three_runs_at_once_are_one_hazard_and_its_readers_join_it():
+    runs = [FakeStep("sh mkopcodes.sh", i * 0.1, 1 + i * 0.1, writes={f: 0.5 + i * 0.1 for f in ("op.h", "t.inc", "n.inc")})
+            for i in range(3)]
+    reader = FakeStep("cc -c main.c", 0.8, 1.5, reads={"op.h": 0.9})
+    (hazard,) = find_hazards([synthetic_trace([*runs, reader])])
+    assert hazard.type == DUPLICATE and hazard.files == ("n.inc", "op.h", "t.inc")
+    assert "ran 3 times" in hazard.detail and set(hazard.steps) == {"sh mkopcodes.sh", "cc -c main.c"}
+
+
+def chain_runs(t0: float) -> list[FakeStep]:
+    """One recipe for three chained targets, run once per target one after another; each
+    run probes (`mv` checks the destination) and rewrites all three files."""
+    files = ("symbols.h", "tokens.h", "keywords.h")
+    return [FakeStep("sh gentables.sh words.def", t0 + i, t0 + i + 0.5, probes={f: (t0 + i + 0.1, i > 0) for f in files},
+                     writes={f: t0 + i + 0.2 for f in files}) for i in range(3)]
+
+
+@FAST
+@given(st.lists(st.floats(0, 100), min_size=1, max_size=3))
+def test_a_recipe_run_three_times_in_a_chain_is_no_hazard(starts):
+    """Each run probes what an earlier run wrote and a later one rewrites: within one trace
+    that is both orders of "the recipe", but never of the same two runs of it."""
+    assert find_hazards([synthetic_trace(chain_runs(t)) for t in starts]) == []
+
+
+def test_opposite_orders_need_two_different_runs():
+    reference = synthetic_trace([FakeStep("gen > gen.h", 0, 1, writes={"gen.h": 0.5}),
+                                 FakeStep("cc -c a.c", 2, 3, reads={"gen.h": 2.1})])
+    parallel = synthetic_trace([FakeStep("cc -c a.c", 0, 0.2, probes={"gen.h": (0.1, False)}),
+                                FakeStep("gen > gen.h", 0.5, 1, writes={"gen.h": 0.7})])
+    assert find_hazards([reference, reference], ["run 2", "run 2"]) == []
+    (hazard,) = find_hazards([reference, parallel], ["run 2", "run 2"])  # two runs under one label
+    assert hazard.runs == ("run 2 #1", "run 2 #2")
+    assert "run 2 #1" in hazard.evidence and "run 2 #2" in hazard.evidence
+
+
+def test_distinct_labels_only_renames_repeats():
+    assert distinct_labels(["ref", "x", "x"]) == ["ref", "x #2", "x #3"]
+
+
+@FAST
+@given(st.lists(st.tuples(st.sampled_from("abcd"), st.floats(0, 5), st.floats(0.1, 2), st.booleans()),
+                min_size=2, max_size=6), st.integers(1, 3))
+def test_every_hazard_names_the_distinct_runs_it_rests_on(specs, copies):
+    """Random steps appending to one log and reading it: whatever is found, its evidence
+    rests on one run (an overlap) or two different runs (both orders)."""
+    def trace(shift):
+        return synthetic_trace([FakeStep(f"step {n}", t + shift * (i % 2), t + shift * (i % 2) + d,
+                                         **({"writes": {"log": t + shift * (i % 2)}} if w else {"reads": {"log": t}}))
+                                for i, (n, t, d, w) in enumerate(specs)])
+    traces = [trace(shift) for shift in range(copies)]
+    labels = [f"run {i}" for i in range(copies)]
+    for hazard in find_hazards(traces, labels):
+        assert len(hazard.runs) == len(set(hazard.runs)) and set(hazard.runs) <= set(labels)
+        assert len(hazard.runs) == (1 if "same time" in hazard.evidence else 2)
+        assert all(run in hazard.evidence for run in hazard.runs)
+
+
+class _Declared:
+    """A declared graph that orders the generator before the compile."""
+
+    def orders(self, a, b):
+        return {a.command, b.command} == {"gen > gen.h", "cc -c a.c"}
+
+
+def test_steps_the_declared_graph_orders_are_never_a_hazard():
+    together = synthetic_trace([FakeStep("gen > gen.h", 0, 1, writes={"gen.h": 0.9}),
+                                FakeStep("cc -c a.c", 0.5, 1.5, reads={"gen.h": 0.6})])
+    assert [h.type for h in find_hazards([together])] == [READ_BEFORE_WRITE]
+    assert find_hazards([together], declared=_Declared()) == []

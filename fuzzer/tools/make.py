@@ -1,8 +1,9 @@
-"""make: only its version matters to buildfuzz (the prerequisite-order axis needs 4.4)."""
+"""make: its version (the prerequisite-order axis needs 4.4) and its database (the declared graph)."""
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 import subprocess
 
@@ -32,3 +33,37 @@ def shuffle_unavailable() -> str | None:
     if found < SHUFFLE_SINCE:
         return f"GNU make {found[0]}.{found[1]} has no --shuffle (it came in 4.4)"
     return None
+
+
+# --- the database (`make -pn`): the build's declared prerequisites -------------------------
+
+DATABASE_TIMEOUT_S = 60
+DATABASE_BYTES = 64 << 20  # a database larger than this is not read (a huge generated build)
+JOB_FLAG = re.compile(r"-j\d*|--jobs(=\d+)?|-l[\d.]*|--load-average(=[\d.]+)?|--shuffle(=\S+)?")
+
+
+def make_arguments(build_argv: list[str]) -> list[str] | None:
+    """The make arguments of a build that is one make call (`make -j8 check`), without its
+    parallelism flags; None when the build is not one (a script, `./configure && make`)."""
+    if not build_argv or os.path.basename(build_argv[0]) not in ("make", "gmake"):
+        return None
+    return [a for a in build_argv[1:] if not JOB_FLAG.fullmatch(a)]
+
+
+def database(arguments: list[str], cwd: str) -> str | None:
+    """make's database for `make ARGUMENTS` in `cwd`, printed by `make -pn` (nothing is built:
+    only lines that call $(MAKE) run, as dry sub-makes, which print their own databases);
+    None when make is missing, fails to start, takes too long or prints too much."""
+    path = MAKE.path()
+    if path is None:
+        return None
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+    env["LC_ALL"] = "C"  # "Entering directory" lines are parsed
+    try:
+        proc = subprocess.run([path, "-pn", "-w", *arguments], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=DATABASE_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if len(proc.stdout) > DATABASE_BYTES or b"# Files" not in proc.stdout:
+        return None
+    return proc.stdout.decode("utf-8", "surrogateescape")
