@@ -264,3 +264,76 @@ def test_steps_the_declared_graph_orders_are_never_a_hazard():
                                 FakeStep("cc -c a.c", 0.5, 1.5, reads={"gen.h": 0.6})])
     assert [h.type for h in find_hazards([together])] == [READ_BEFORE_WRITE]
     assert find_hazards([together], declared=_Declared()) == []
+
+
+# --- manifest: the campaign's own runs show the conflict ------------------------------------
+
+from fuzzer.compare import Comparison, DivergentArtifact, Variant  # noqa: E402
+from fuzzer.explain.manifest import mark_manifest  # noqa: E402
+from fuzzer.report.model import Hazard as ReportHazard  # noqa: E402
+
+
+def comparison(*artifacts: tuple[str, tuple[int, ...], tuple[int, ...]], failed=()) -> Comparison:
+    """(path, runs with the reference's bytes, runs with other bytes) per differing file."""
+    divergent = tuple(DivergentArtifact(p, (Variant("A", "x", same), Variant("B", "y", other)), (), False)
+                      for p, same, other in artifacts)
+    return Comparison(0, 10, divergent, tuple(failed), {})
+
+
+def duplicate() -> ReportHazard:
+    return ReportHazard(DUPLICATE, "op.h", "sh gen.sh", "sh gen.sh", "ran 2 times", "not ordered: ...",
+                        ["sh gen.sh"], files=["op.h", "op.inc"], runs=["traced rerun"])
+
+
+def test_a_duplicate_whose_files_differ_in_some_runs_is_manifest_citing_them():
+    (hazard,) = mark_manifest([duplicate()], comparison(("op.inc", (0, 1), (2, 3))), {})
+    assert hazard.status == "manifest" and hazard.runs == ["traced rerun", "run 2", "run 3"]
+    assert "manifest: the conflict shows in run 2, run 3" in hazard.evidence
+    # a file that differs in every rebuild (no run but the reference has its bytes) proves nothing
+    assert mark_manifest([duplicate()], comparison(("op.inc", (0,), (1, 2))), {})[0].status == "latent"
+    assert mark_manifest([duplicate()], comparison(("app", (0, 1), (2,))), {})[0].status == "latent"
+
+
+def test_a_failure_saying_the_file_was_missing_makes_a_read_before_write_manifest():
+    read = ReportHazard(READ_BEFORE_WRITE, "parser.h", "cc -c lexer.c", "mkparser.py", steps=["cc -c lexer.c"])
+    errors = {4: "lexer.c:1:10: fatal error: parser.h: No such file or directory"}
+    (hazard,) = mark_manifest([read], comparison(failed=(4,)), errors)
+    assert (hazard.status, hazard.runs) == ("manifest", ["run 4"])
+    # named, but not as missing (an error inside it), or another file missing: still latent
+    for text in ("parser.h:3:1: error: expected ';'", "fatal error: xparser.h: No such file or directory"):
+        assert mark_manifest([read], comparison(failed=(4,)), {4: text})[0].status == "latent"
+    confirmed = ReportHazard(READ_BEFORE_WRITE, "parser.h", "r", "w", status="confirmed")
+    assert mark_manifest([confirmed], comparison(failed=(4,)), errors)[0].status == "confirmed"
+
+
+def test_a_probe_of_a_file_a_sibling_creates_is_a_read_before_write_even_with_a_listing():
+    """A compile lists its include directory and probes for the interface a sibling writes:
+    in the reference it found it, in the parallel run the probe failed. The probe is the
+    race; the listing is how the same step looked."""
+    def run(order):
+        writer = FakeStep("mlc lexer.ml", 0 if order else 0.0, 1.0, writes={"iface/lexer.cmi": 0.9})
+        start = 1.5 if order else 0.1
+        prober = FakeStep("mlc parser.ml", start, start + 1, lists={"iface": start + 0.05},
+                          probes={"iface/lexer.cmi": (start + 0.1, order)}, writes={"parser.obj": start + 0.9})
+        return synthetic_trace([writer, prober])
+    (hazard,) = find_hazards([run(True), run(False)], ["reference", "parallel"])
+    assert (hazard.type, hazard.file, hazard.first, hazard.second) == (
+        READ_BEFORE_WRITE, "iface/lexer.cmi", "mlc lexer.ml", "mlc parser.ml")
+    assert "(missing)" in hazard.detail and hazard.runs == ("parallel",)
+
+
+def test_a_root_that_saw_the_hazards_file_differently_makes_it_manifest_in_the_traced_run():
+    from fuzzer.trace.differences import EXISTENCE, READ_ORDER, InputDifference
+    from fuzzer.trace.graph import RootCandidate
+
+    def root(how, command="cc -c lexer.c", outputs=("lexer.o",)):
+        difference = InputDifference("parser.h", how, "mkparser.py", 0.2, 0.1, "...")
+        (step,) = synthetic_trace([FakeStep(command, 0, 1)]).steps
+        return RootCandidate(step, step, outputs, outputs, (difference,), outputs, False)
+
+    read = ReportHazard(READ_BEFORE_WRITE, "parser.h", "cc -c lexer.c", "mkparser.py",
+                        steps=["cc -c lexer.c", "mkparser.py"], runs=["traced rerun"])
+    shown = mark_manifest([read], comparison(), {}, [root(EXISTENCE)], "traced rerun")[0]
+    assert (shown.status, shown.runs) == ("manifest", ["traced rerun"])
+    for other in (root(READ_ORDER), root(EXISTENCE, command="cc -c main.c"), root(EXISTENCE, outputs=())):
+        assert mark_manifest([read], comparison(), {}, [other], "traced rerun")[0].status == "latent"

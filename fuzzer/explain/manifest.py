@@ -10,7 +10,9 @@ the runs, when the campaign's runs show the conflict itself:
 - a failed run whose error lines say one of the hazard's files was missing (`parser.h:
   No such file or directory`): the step that needed it ran before its writer;
 - the traced divergent run, when a root step of the divergence is one of the hazard's
-  steps and saw one of its files differently because of how the steps interleaved.
+  steps and saw one of its files differently because of how the steps interleaved
+  (missing in one run, read before or after its writer, written by both, or looked at
+  in one run only while another step wrote it).
 
 `confirmed` stays what it was: a targeted run made the conflict manifest on purpose.
 """
@@ -23,7 +25,7 @@ from dataclasses import replace
 
 from fuzzer.compare import Comparison
 from fuzzer.report.model import Hazard
-from fuzzer.trace.differences import RACE_EVIDENCE
+from fuzzer.trace.differences import ONE_RUN, RACE_EVIDENCE
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.hazards import DUPLICATE, WRITE_WRITE
 
@@ -86,5 +88,10 @@ def _by_failures(hazard: Hazard, error_lines: Mapping[int, str]) -> list[str]:
 def _by_roots(hazard: Hazard, roots: list[RootCandidate]) -> bool:
     files = {f.rstrip("/") for f in _files(hazard)}
     return any(root.command in hazard.steps and (root.failed or root.outputs)
-               and any(d.how in RACE_EVIDENCE and d.file in files for d in root.input_differences)
-               for root in roots)
+               and any(_raced(d) and d.file in files for d in root.input_differences) for root in roots)
+
+
+def _raced(difference) -> bool:
+    """Seen differently because of the interleaving (a file looked at in one run only counts
+    when another step wrote it: a listing that missed it)."""
+    return difference.how in RACE_EVIDENCE or (difference.how == ONE_RUN and difference.other is not None)

@@ -78,6 +78,11 @@ class _Conflict:
     used: bool = True  # listing: the lister went on to use the file
 
     @property
+    def missed(self) -> bool:
+        """Read-before-write: the reader looked (a probe) before the file existed."""
+        return self.type == READ_BEFORE_WRITE and self.second.found(self.file) is False
+
+    @property
     def key(self) -> tuple[str, str, StepKey, StepKey]:
         """The same conflict in another run: the same two steps (the k-th run of a recipe
         is the k-th in every run) on the same file."""
@@ -165,18 +170,26 @@ def _grouped(unordered: list[tuple[list[_Sighting], _Evidence]]) -> list[Hazard]
     explains the reads of its half-written output), and every step involved is named."""
     by_file: dict[str, list[tuple[_Sighting, _Evidence]]] = {}
     for sightings, why in unordered:
-        shown = next((s for s in sightings if s.conflict.relation == OVERLAP), sightings[-1])
+        shown = min(sightings, key=lambda s: (s.conflict.relation != OVERLAP, not s.conflict.missed, -s.run))
         by_file.setdefault(shown.conflict.file, []).append((shown, why))
     hazards = []
     for path, members in sorted(by_file.items()):
-        members.sort(key=lambda m: (PRIORITY.index(m[0].conflict.type), m[0].conflict.first.key,
-                                    m[0].conflict.second.key))
+        members.sort(key=lambda m: (_specificity(m[0].conflict), m[0].conflict.first.key, m[0].conflict.second.key))
         shown, why = members[0]
         c = shown.conflict
         names = {n for m in members for n in (m[0].conflict.first.command, m[0].conflict.second.command)}
         hazards.append(Hazard(c.type, path, c.first.command, c.second.command, f"{shown.label}: {c.detail}",
                               why.text, tuple(sorted(names)), (path,), why.runs))
     return hazards
+
+
+def _specificity(conflict: _Conflict) -> float:
+    """PRIORITY's rank; a step that probed the very file and found it missing (a `stat`,
+    `access`, failed `open`) raced its writer directly: that read-before-write comes
+    before a listing of the directory the same step made."""
+    if conflict.type == READ_BEFORE_WRITE and conflict.missed:
+        return PRIORITY.index(LISTING_RACE) - 0.5
+    return PRIORITY.index(conflict.type)
 
 
 def _by_recipe(hazards: list[Hazard]) -> list[Hazard]:
