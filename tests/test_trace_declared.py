@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from fuzzer.tools import make
-from fuzzer.trace.declared import from_make, parse_database
+from fuzzer.tools import make, ninja
+from fuzzer.trace.declared import declared_graph, from_make, parse_database, parse_graph
 from fuzzer.trace.hazards import find_hazards
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 
@@ -110,3 +110,44 @@ def test_hazards_skip_what_the_database_orders():
                              FakeStep("cc -c main.c", 0.5, 1.5, reads={"gen.h": 0.6}, writes={"main.o": 1.4})])
     assert len(find_hazards([trace])) == 1
     assert find_hazards([trace], declared=parse_database(DATABASE, "/ws")) == []
+
+
+GRAPH = '''digraph ninja {
+"0x1" [label="all"]
+"0x2" [label="phony", shape=ellipse]
+"0x2" -> "0x1"
+"0x3" -> "0x2" [arrowhead=none]
+"0x3" [label="gen/f.h"]
+"0x4" [label="gen", shape=ellipse]
+"0x4" -> "0x3"
+"0x5" -> "0x4" [arrowhead=none]
+"0x5" [label="f.conf"]
+"0x6" [label="main.o"]
+"0x7" -> "0x6" [label=" cc"]
+"0x7" [label="main.c"]
+"0x8" [label="app"]
+"0x9" [label="link", shape=ellipse]
+"0x9" -> "0x8"
+"0x6" -> "0x9" [arrowhead=none]
+"0x3" -> "0x9" [arrowhead=none style=dotted]
+}
+'''
+
+
+def test_ninja_graph_builds_with_one_or_several_inputs_and_phony_targets():
+    graph = parse_graph(GRAPH, "/ws/build", "/ws")
+    assert graph.source == "ninja's graph"
+    assert graph.made == {"build/gen/f.h", "build/main.o", "build/app"}  # `all` is phony
+    assert graph.upstream("build/app") == {"build/main.o", "build/main.c", "build/gen/f.h", "build/f.conf"}
+    assert ninja.graph_arguments(["ninja", "-C", "build", "-j8", "app"]) == ["-C", "build"]
+    assert ninja.directory(["-C", "build"]) == "build" and ninja.graph_arguments(["make"]) is None
+
+
+@pytest.mark.skipif(shutil.which("ninja") is None, reason="needs ninja")
+def test_real_ninja_graph(tmp_path):
+    (tmp_path / "build.ninja").write_text(
+        "rule cp\n  command = cp $in $out\nbuild g.h: cp g.in\nbuild m.o: cp m.c | g.h\nbuild all: phony m.o\n")
+    for name in ("g.in", "m.c"):
+        (tmp_path / name).write_text(name)
+    graph = declared_graph("ninja -j{jobs}", str(tmp_path))
+    assert graph is not None and graph.made == {"g.h", "m.o"} and "g.h" in graph.upstream("m.o")

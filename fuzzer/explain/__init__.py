@@ -69,7 +69,7 @@ def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
     attempts = [(a, load_trace(a.trace_path, tree)) for a in pair.attempts]
     labels = trace_hazards.distinct_labels(["traced reference", *(_label(a) for a, _ in attempts)])
     found = trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)], labels,
-                                       declared.from_make(campaign.config.command, tree))
+                                       declared.declared_graph(campaign.config.command, tree))
     failures = {i: error_lines(read_log(campaign.runs[i].log_path)) for i in comparison.failed}
     if pair.divergent is None:
         return _from_logs(campaign, comparison, pair, reference_trace, _hazards(found), failures)
@@ -141,7 +141,7 @@ def scan_hazards(campaign, executor) -> Localization:
         reference = executor.run(campaign.request(RunKind.TRACE_REFERENCE, campaign.runs[0].perturbation, trace=True))
         traces.append(load_trace(reference.trace_path, tree))
         labels.append("traced reference")
-    found = trace_hazards.find_hazards(traces, labels, declared.from_make(campaign.config.command, tree))
+    found = trace_hazards.find_hazards(traces, labels, declared.declared_graph(campaign.config.command, tree))
     return Localization(hazards=_hazards(found), traced=True)
 
 

@@ -7,10 +7,13 @@ traces alone cannot tell (one trace, or the same order in every trace).
 
 The graph comes from make's database (`make -pn` in the built tree, with the build's own
 make arguments, `fuzzer.tools.make`): every target, its prerequisites (normal and
-order-only) and whether it has a recipe, in every directory a dry sub-make visited. A
+order-only) and whether it has a recipe, in every directory a dry sub-make visited; or
+from ninja's (`ninja -t graph`, `fuzzer.tools.ninja`: explicit, implicit and order-only
+inputs; headers found through depfiles are not in it, so fewer steps are ordered). A
 step builds the targets with a recipe among the files it wrote (or directories it
-created). Without a database (not a make build, no make, a recursive build whose
-sub-makes do not print) nothing is declared, and hazards rest on the traces alone.
+created). Without a graph (a build that is not one make or ninja call, the tool
+missing, a recursive build whose sub-makes do not print) nothing is declared, and
+hazards rest on the traces alone.
 
 A step that wrote several targets (one recipe for several files, or a generator whose
 side outputs are targets of their own) was launched for one of them, but the trace
@@ -25,10 +28,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from fuzzer.tools import make
+from fuzzer.tools import make, ninja
 from fuzzer.trace.steps import Step
 
 DIRECTORY = re.compile(r"^\S*make(?:\[\d+\])?: (Entering|Leaving) directory '(.*)'$")
+DOT_NODE = re.compile(r'^"(\w+)" \[label="((?:[^"\\]|\\.)*)"(, shape=ellipse)?\]$')
+DOT_EDGE = re.compile(r'^"(\w+)" -> "(\w+)"(?: \[(.*)\])?$')
 RULE = re.compile(r"^([^\s#:][^:]*?)\s*::?(?!=)\s*(.*)$")
 ASSIGNMENT = re.compile(r"^\S+\s*(?::::|::|:|\+|\?|!)?=")
 
@@ -69,6 +74,12 @@ class DeclaredGraph:
                 stack.extend(self.prerequisites.get(node, ()))
         self._upstream[target] = frozenset(seen)
         return self._upstream[target]
+
+
+def declared_graph(build_command: str, tree: str) -> DeclaredGraph | None:
+    """The declared graph of a build that is one make or ninja call, read in its built
+    tree; None where none can be printed."""
+    return from_make(build_command, tree) or from_ninja(build_command, tree)
 
 
 def from_make(build_command: str, tree: str) -> DeclaredGraph | None:
@@ -148,3 +159,49 @@ def _relative(name: str, directory: str, root: str) -> str | None:
     if path == root:
         return "."
     return path[len(root) + 1:] if path.startswith(root + "/") else None
+
+
+def from_ninja(build_command: str, tree: str) -> DeclaredGraph | None:
+    arguments = ninja.graph_arguments(build_command.replace("{jobs}", "1").split())
+    if arguments is None:
+        return None
+    text = ninja.graph(arguments, tree)
+    return parse_graph(text, os.path.join(tree, ninja.directory(arguments)), tree) if text is not None else None
+
+
+def parse_graph(text: str, directory: str, tree: str) -> DeclaredGraph | None:
+    """`ninja -t graph` dot: file nodes, rule nodes (ellipses) between a build's inputs
+    and outputs, or one labelled edge for a build with one input and one output."""
+    root = os.path.normpath(os.path.abspath(tree))
+    directory = os.path.normpath(os.path.abspath(directory))
+    names: dict[str, str] = {}
+    rules: dict[str, str] = {}  # rule node → its rule's name
+    edges: list[tuple[str, str, str]] = []
+    for line in text.splitlines():
+        if m := DOT_NODE.match(line):
+            (rules if m[3] else names)[m[1]] = m[2].replace('\\"', '"')
+        elif m := DOT_EDGE.match(line):
+            edges.append((m[1], m[2], m[3] or ""))
+    inputs: dict[str, list[str]] = {}  # rule node → input file nodes
+    prerequisites: dict[str, set[str]] = {}
+    made: set[str] = set()
+    for source, target, attributes in edges:
+        if target in rules:
+            inputs.setdefault(target, []).append(source)
+    for source, target, attributes in edges:
+        if source in rules:
+            needed, rule = inputs.get(source, []), rules[source]
+        elif target in names and source in names:
+            needed, rule = [source], attributes.partition('label="')[2].strip(' "')
+        else:
+            continue
+        output = _relative(names[target], directory, root)
+        if output is None:
+            continue
+        prerequisites.setdefault(output, set()).update(
+            p for p in (_relative(names[n], directory, root) for n in needed if n in names) if p is not None)
+        if rule != "phony":
+            made.add(output)
+    if not prerequisites:
+        return None
+    return DeclaredGraph({t: frozenset(p) for t, p in prerequisites.items()}, frozenset(made), "ninja's graph")
