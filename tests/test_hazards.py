@@ -201,6 +201,10 @@ def test_three_runs_at_once_are_one_hazard_and_its_readers_join_it():
     (hazard,) = find_hazards([synthetic_trace([*runs, reader])])
     assert hazard.type == DUPLICATE and hazard.files == ("n.inc", "op.h", "t.inc")
     assert "ran 3 times" in hazard.detail and set(hazard.steps) == {"sh mkopcodes.sh", "cc -c main.c"}
+    # the same recipe text in two directories is two recipes
+    elsewhere = [FakeStep("sh mkopcodes.sh", i * 0.1, 1 + i * 0.1, writes={"sub/op.h": 0.5 + i * 0.1}, cwd="sub")
+                 for i in range(2)]
+    assert len(find_hazards([synthetic_trace([*runs, *elsewhere])])) == 2
 
 
 def chain_runs(t0: float) -> list[FakeStep]:
@@ -231,7 +235,7 @@ def test_opposite_orders_need_two_different_runs():
 
 
 def test_distinct_labels_only_renames_repeats():
-    assert distinct_labels(["ref", "x", "x"]) == ["ref", "x #2", "x #3"]
+    assert distinct_labels(["ref", "x", "x"]) == ["ref", "x #1", "x #2"]
 
 
 @FAST
@@ -337,3 +341,24 @@ def test_a_root_that_saw_the_hazards_file_differently_makes_it_manifest_in_the_t
     assert (shown.status, shown.runs) == ("manifest", ["traced rerun"])
     for other in (root(READ_ORDER), root(EXISTENCE, command="cc -c main.c"), root(EXISTENCE, outputs=())):
         assert mark_manifest([read], comparison(), {}, [other], "traced rerun")[0].status == "latent"
+
+
+CHAIN = ("all: k.h\nk.h: t.h\nt.h: s.h\n"
+         "k.h t.h s.h: words\n\tfor f in s t k; do cp words $$f.h.tmp; mv -f $$f.h.tmp $$f.h; done\n")
+
+
+@pytest.mark.slow
+def test_real_recipe_run_three_times_in_a_chain_is_no_hazard(tmp_path):
+    need_strace()
+    from fuzzer.trace.declared import declared_graph
+
+    traces = []
+    for jobs in ("-j1", "-j4"):
+        (tmp_path / jobs).mkdir()
+        (tmp_path / jobs / "words").write_text("let if then\n")
+        traces.append(traced_make(tmp_path / jobs / "w", CHAIN.replace("words", "../words"), jobs))
+    assert all(sum(s.command.startswith("for f in") for s in t.steps) == 3 for t in traces)  # once per target
+    assert find_hazards(traces, ["run 1", "run 2"]) == []
+    graph = declared_graph("make -j{jobs}", str(tmp_path / "-j1" / "w"))
+    assert graph is not None and "s.h" in graph.upstream("k.h")
+    assert find_hazards(traces, ["run 1", "run 2"], graph) == []

@@ -120,8 +120,12 @@ def find_hazards(traces: list[BuildTrace], labels: list[str] | None = None,
 def distinct_labels(labels: list[str]) -> list[str]:
     """Two traced runs of one perturbation get one label each: evidence that names two runs
     must show two runs."""
-    counts = {label: labels.count(label) for label in labels}
-    return [f"{label} #{i + 1}" if counts[label] > 1 else label for i, label in enumerate(labels)]
+    seen: dict[str, int] = {}
+    numbered = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        numbered.append(f"{label} #{seen[label]}" if labels.count(label) > 1 else label)
+    return numbered
 
 
 def conflicts(trace: BuildTrace) -> Iterator[_Conflict]:
@@ -165,9 +169,10 @@ def _unordered(sightings: list[_Sighting]) -> _Evidence | None:
                      (before.label, after.label))
 
 
-def _grouped(unordered: list[tuple[list[_Sighting], _Evidence]]) -> list[Hazard]:
+def _grouped(unordered: list[tuple[list[_Sighting], _Evidence]]) -> list[tuple[Hazard, tuple[str, str] | None]]:
     """One hazard per file: its most specific conflict is shown (a recipe running twice
-    explains the reads of its half-written output), and every step involved is named."""
+    explains the reads of its half-written output), and every step involved is named.
+    Each comes with its recipe (command, cwd) when it is a recipe running several times."""
     by_file: dict[str, list[tuple[_Sighting, _Evidence]]] = {}
     for sightings, why in unordered:
         shown = min(sightings, key=lambda s: (s.conflict.relation != OVERLAP, not s.conflict.missed, -s.run))
@@ -178,8 +183,9 @@ def _grouped(unordered: list[tuple[list[_Sighting], _Evidence]]) -> list[Hazard]
         shown, why = members[0]
         c = shown.conflict
         names = {n for m in members for n in (m[0].conflict.first.command, m[0].conflict.second.command)}
-        hazards.append(Hazard(c.type, path, c.first.command, c.second.command, f"{shown.label}: {c.detail}",
-                              why.text, tuple(sorted(names)), (path,), why.runs))
+        hazard = Hazard(c.type, path, c.first.command, c.second.command, f"{shown.label}: {c.detail}", why.text,
+                        tuple(sorted(names)), (path,), why.runs)
+        hazards.append((hazard, (c.first.command, c.first.cwd) if c.type == DUPLICATE else None))
     return hazards
 
 
@@ -192,20 +198,20 @@ def _specificity(conflict: _Conflict) -> float:
     return PRIORITY.index(conflict.type)
 
 
-def _by_recipe(hazards: list[Hazard]) -> list[Hazard]:
+def _by_recipe(hazards: list[tuple[Hazard, tuple[str, str] | None]]) -> list[Hazard]:
     """A recipe running several times at once is one cause: its files' hazards become one,
     listing them all (the reads of its half-written output included)."""
     out: list[Hazard] = []
-    merged: dict[str, int] = {}  # recipe → its hazard's place in `out`
-    for hazard in hazards:
-        if hazard.type != DUPLICATE:
+    merged: dict[tuple[str, str], int] = {}  # recipe → its hazard's place in `out`
+    for hazard, recipe in hazards:
+        if recipe is None:
             out.append(hazard)
-        elif hazard.first not in merged:
-            merged[hazard.first] = len(out)
+        elif recipe not in merged:
+            merged[recipe] = len(out)
             out.append(hazard)
         else:
-            kept = out[merged[hazard.first]]
-            out[merged[hazard.first]] = replace(
+            kept = out[merged[recipe]]
+            out[merged[recipe]] = replace(
                 kept, files=(*kept.files, *hazard.files), steps=tuple(sorted({*kept.steps, *hazard.steps})),
                 runs=tuple(dict.fromkeys((*kept.runs, *hazard.runs))))
     return [replace(h, detail=f"{h.detail}, each run writing {', '.join(h.files)}") if h.type == DUPLICATE else h
