@@ -51,9 +51,11 @@ def make_arguments(build_argv: list[str]) -> list[str] | None:
 
 
 def database(arguments: list[str], cwd: str) -> str | None:
-    """make's database for `make ARGUMENTS` in `cwd`, printed by `make -pn` (nothing is built:
-    only lines that call $(MAKE) run, as dry sub-makes, which print their own databases);
-    None when make is missing, fails to start, takes too long or prints too much."""
+    """make's database for `make ARGUMENTS` in `cwd`, printed by `make -pn`. Nothing is built
+    in a built tree: make runs only the recipe lines that call $(MAKE) (whole, as make
+    does under -n; their sub-makes are dry too and print their own databases) and
+    $(shell ...) functions. None when make is missing, fails to start, takes too long or
+    prints too much."""
     path = MAKE.path()
     if path is None:
         return None
