@@ -195,7 +195,8 @@ def test_appends_in_another_order_are_a_hazard_even_without_neighbours_in_common
 
 
 def test_three_runs_at_once_are_one_hazard_and_its_readers_join_it():
-    runs = [FakeStep("sh mkopcodes.sh", i * 0.1, 1 + i * 0.1, writes={f: 0.5 + i * 0.1 for f in ("op.h", "t.inc", "n.inc")})
+    files = ("op.h", "t.inc", "n.inc")
+    runs = [FakeStep("sh mkopcodes.sh", i * 0.1, 1 + i * 0.1, writes={f: 0.5 + i * 0.1 for f in files})
             for i in range(3)]
     reader = FakeStep("cc -c main.c", 0.8, 1.5, reads={"op.h": 0.9})
     (hazard,) = find_hazards([synthetic_trace([*runs, reader])])
@@ -211,7 +212,8 @@ def chain_runs(t0: float) -> list[FakeStep]:
     """One recipe for three chained targets, run once per target one after another; each
     run probes (`mv` checks the destination) and rewrites all three files."""
     files = ("symbols.h", "tokens.h", "keywords.h")
-    return [FakeStep("sh gentables.sh words.def", t0 + i, t0 + i + 0.5, probes={f: (t0 + i + 0.1, i > 0) for f in files},
+    return [FakeStep("sh gentables.sh words.def", t0 + i, t0 + i + 0.5,
+                     probes={f: (t0 + i + 0.1, i > 0) for f in files},
                      writes={f: t0 + i + 0.2 for f in files}) for i in range(3)]
 
 

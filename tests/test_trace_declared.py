@@ -61,9 +61,11 @@ def test_the_database_orders_a_step_after_what_its_target_needs():
     assert graph.made == {"main.o", "gen.h", "other.o", "obj"}
     assert graph.upstream("main.o") == {"main.c", "gen.h", "gen.py", "obj"}
     trace = synthetic_trace([step("python3 gen.py > gen.h", writes={"gen.h": 0.5}),
-                             step("cc -c main.c", writes={"main.o": 0.5}), step("cc -c other.c", writes={"other.o": 0.5}),
+                             step("cc -c main.c", writes={"main.o": 0.5}),
+                             step("cc -c other.c", writes={"other.o": 0.5}),
                              step("cat gen.h > log", reads={"gen.h": 0.1}, writes={"log": 0.5})])
-    gen, main, other, log = steps_of(trace, "python3 gen.py > gen.h", "cc -c main.c", "cc -c other.c", "cat gen.h > log")
+    gen, main, other, log = steps_of(trace, "python3 gen.py > gen.h", "cc -c main.c", "cc -c other.c",
+                                     "cat gen.h > log")
     assert graph.orders(gen, main) and graph.orders(main, gen)  # either argument order
     assert not graph.orders(gen, other)  # no path between them
     assert not graph.orders(gen, log)  # `log` is no target: nothing declared about its writer
@@ -71,7 +73,8 @@ def test_the_database_orders_a_step_after_what_its_target_needs():
 
 def test_a_step_writing_several_targets_is_ordered_only_if_every_one_is():
     graph = parse_database(DATABASE, "/ws")
-    trace = synthetic_trace([step("gen both", writes={"gen.h": 0.5, "other.o": 0.6}), step("cc", writes={"main.o": 0.5})])
+    trace = synthetic_trace([step("gen both", writes={"gen.h": 0.5, "other.o": 0.6}),
+                             step("cc", writes={"main.o": 0.5})])
     both, main = steps_of(trace, "gen both", "cc")
     assert not graph.orders(both, main)  # other.o is not upstream of main.o
 
@@ -92,7 +95,8 @@ def test_builds_that_are_not_one_make_call_declare_nothing(tmp_path):
 def test_real_make_database_with_a_chain_and_order_only_prerequisites(tmp_path):
     (tmp_path / "Makefile").write_text(
         "all: app\napp: main.o | out\n\tcat main.o > app\nmain.o: main.c keys.h\n\tcat main.c keys.h > main.o\n"
-        "keys.h: toks.h\ntoks.h: syms.h\nkeys.h toks.h syms.h: words\n\tcp words keys.h; cp words toks.h; cp words syms.h\n"
+        "keys.h: toks.h\ntoks.h: syms.h\n"
+        "keys.h toks.h syms.h: words\n\tcp words keys.h; cp words toks.h; cp words syms.h\n"
         "out:\n\tmkdir -p out\nsub/x.o: ; touch $@\n")
     for name in ("main.c", "words"):
         (tmp_path / name).write_text(name)

@@ -209,7 +209,8 @@ def _blame_duplicates(culprit: Culprit, found, trace: BuildTrace) -> Culprit:
         return culprit
     evidence = (f"{twice[0].detail} ({twice[0].evidence}); `{culprit.command}` read its output while another "
                 f"run of it was rewriting it: {culprit.evidence}")
-    return Culprit(command=step.command, argv=list(step.argv), cwd=step.cwd, outputs=sorted(f for h in twice for f in h.files),
+    return Culprit(command=step.command, argv=list(step.argv), cwd=step.cwd,
+                   outputs=sorted(f for h in twice for f in h.files),
                    kind="race", evidence=evidence, chain=culprit.chain, other_step=culprit.command)
 
 

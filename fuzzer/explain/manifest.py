@@ -80,9 +80,14 @@ def _by_outputs(hazard: Hazard, differing: Mapping[str, tuple[list[int], bool]])
 
 
 def _by_failures(hazard: Hazard, error_lines: Mapping[int, str]) -> list[str]:
-    names = [re.compile(rf"(?<![\w.-]){re.escape(f.rstrip('/').rsplit('/', 1)[-1])}(?![\w-]|\.\w)") for f in _files(hazard)]
+    names = [_word(f.rstrip("/").rsplit("/", 1)[-1]) for f in _files(hazard)]
     return [f"run {run}" for run, text in sorted(error_lines.items())
             if any(MISSING.search(line) and any(n.search(line) for n in names) for line in text.splitlines())]
+
+
+def _word(name: str) -> re.Pattern:
+    """`parser.h` as a file name in a log line: not `xparser.h`, not `parser.hpp`."""
+    return re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\w)")
 
 
 def _by_roots(hazard: Hazard, roots: list[RootCandidate]) -> bool:
