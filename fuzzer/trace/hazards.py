@@ -11,20 +11,29 @@ steps were not ordered:
 
 - they overlapped in time in some traced run (a build tool starts a step only after
   everything it is ordered after has finished), or
-- they ran in opposite orders in two traced runs.
+- the same two steps ran in opposite orders in two different traced runs.
 
-Steps nested in one another (a step that runs a sub-make) are ordered by ancestry.
-Each hazard carries that evidence, and hazards are grouped by file.
+Steps are identified across runs by command, cwd and occurrence: the k-th run of one
+recipe in the order the build launched them (a hold delays a step after its launch, so
+it does not change which run is which). Two runs of one recipe therefore never "swap":
+the earlier-launched is run 1 in every trace. Steps nested in one another (a step that
+runs a sub-make) are ordered by ancestry, and steps the build's declared graph orders
+(`fuzzer.trace.declared`: make's database, ninja's graph) are never a hazard.
+
+Each hazard names the traced runs its evidence rests on (`runs`: one run that showed the
+overlap, or the two distinct runs that showed both orders). Hazards are grouped by file,
+except that a recipe running several times at once is one hazard listing its files.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Protocol
 
 from fuzzer.trace.differences import in_workspace
-from fuzzer.trace.steps import BuildTrace, Step
+from fuzzer.trace.steps import BuildTrace, Step, StepKey
 
 READ_BEFORE_WRITE = "read-before-write"
 WRITE_WRITE = "write-write"
@@ -54,6 +63,8 @@ class Hazard:
     detail: str  # what happened, in one traced run
     evidence: str  # why the two steps were not ordered
     steps: tuple[str, ...]
+    files: tuple[str, ...] = ()  # every file it covers (a recipe run several times at once: each it wrote)
+    runs: tuple[str, ...] = ()  # the distinct traced runs the evidence rests on
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,25 +78,54 @@ class _Conflict:
     used: bool = True  # listing: the lister went on to use the file
 
     @property
-    def key(self) -> tuple:
-        return (self.type, self.file, self.first.command, self.first.cwd, self.second.command, self.second.cwd)
+    def missed(self) -> bool:
+        """Read-before-write: the reader looked (a probe) before the file existed."""
+        return self.type == READ_BEFORE_WRITE and self.second.found(self.file) is False
+
+    @property
+    def key(self) -> tuple[str, str, StepKey, StepKey]:
+        """The same conflict in another run: the same two steps (the k-th run of a recipe
+        is the k-th in every run) on the same file."""
+        return (self.type, self.file, self.first.key, self.second.key)
 
 
 @dataclass(frozen=True, slots=True)
 class _Sighting:
-    run: str
+    run: int  # index of the traced run
+    label: str
     conflict: _Conflict
 
 
-def find_hazards(traces: list[BuildTrace], labels: list[str] | None = None) -> list[Hazard]:
-    """Unordered conflicts over every traced run, grouped by (type, file)."""
-    labels = labels or [f"traced run {i + 1}" for i in range(len(traces))]
+class Ordering(Protocol):
+    """What the build declares (`fuzzer.trace.declared`): whether its graph orders two steps."""
+
+    def orders(self, a: Step, b: Step) -> bool: ...
+
+
+def find_hazards(traces: list[BuildTrace], labels: list[str] | None = None,
+                 declared: Ordering | None = None) -> list[Hazard]:
+    """Unordered conflicts over every traced run, grouped by file (a recipe running several
+    times at once: by recipe). `declared`: the build's own graph; the steps it orders are
+    never a hazard."""
+    labels = distinct_labels(labels or [f"traced run {i + 1}" for i in range(len(traces))])
     seen: dict[tuple, list[_Sighting]] = {}
-    for label, trace in zip(labels, traces):
+    for run, (label, trace) in enumerate(zip(labels, traces)):
         for conflict in conflicts(trace):
-            seen.setdefault(conflict.key, []).append(_Sighting(label, conflict))
+            if declared is None or not declared.orders(conflict.first, conflict.second):
+                seen.setdefault(conflict.key, []).append(_Sighting(run, label, conflict))
     unordered = [(s, why) for s in seen.values() if any(x.conflict.used for x in s) and (why := _unordered(s))]
-    return _grouped(unordered)
+    return _by_recipe(_grouped(unordered))
+
+
+def distinct_labels(labels: list[str]) -> list[str]:
+    """Two traced runs of one perturbation get one label each: evidence that names two runs
+    must show two runs."""
+    seen: dict[str, int] = {}
+    numbered = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        numbered.append(f"{label} #{seen[label]}" if labels.count(label) > 1 else label)
+    return numbered
 
 
 def conflicts(trace: BuildTrace) -> Iterator[_Conflict]:
@@ -106,37 +146,76 @@ def relation(trace: BuildTrace, a: Step, b: Step) -> str | None:
     return OVERLAP
 
 
-def _unordered(sightings: list[_Sighting]) -> str | None:
-    """The evidence that the pair was not ordered, or None."""
+@dataclass(frozen=True, slots=True)
+class _Evidence:
+    text: str
+    runs: tuple[str, ...]  # distinct labels
+
+
+def _unordered(sightings: list[_Sighting]) -> _Evidence | None:
+    """The evidence that the pair was not ordered, or None: an overlap in one run, or
+    both orders in two different runs."""
     overlap = next((s for s in sightings if s.conflict.relation == OVERLAP), None)
     if overlap is not None:
-        return f"not ordered: they ran at the same time in the {overlap.run}"
-    before = next((s for s in sightings if s.conflict.relation == BEFORE), None)
-    after = next((s for s in sightings if s.conflict.relation == AFTER), None)
-    if before and after:
-        c = before.conflict
-        return (f"not ordered: they ran in opposite orders (`{_short(c.first.command)}` first in the {before.run}, "
-                f"`{_short(c.second.command)}` first in the {after.run})")
-    return None
+        return _Evidence(f"not ordered: they ran at the same time in the {overlap.label}", (overlap.label,))
+    befores = [s for s in sightings if s.conflict.relation == BEFORE]
+    afters = [s for s in sightings if s.conflict.relation == AFTER]
+    before, after = next(((b, a) for b in befores for a in afters if a.run != b.run), (None, None))
+    if before is None or after is None:
+        return None
+    c = before.conflict
+    return _Evidence(f"not ordered: they ran in opposite orders (`{_short(c.first.command)}` first in the "
+                     f"{before.label}, `{_short(c.second.command)}` first in the {after.label})",
+                     (before.label, after.label))
 
 
-def _grouped(unordered: list[tuple[list[_Sighting], str]]) -> list[Hazard]:
+def _grouped(unordered: list[tuple[list[_Sighting], _Evidence]]) -> list[tuple[Hazard, tuple[str, str] | None]]:
     """One hazard per file: its most specific conflict is shown (a recipe running twice
-    explains the reads of its half-written output), and every step involved is named."""
-    by_file: dict[str, list[tuple[_Sighting, str]]] = {}
+    explains the reads of its half-written output), and every step involved is named.
+    Each comes with its recipe (command, cwd) when it is a recipe running several times."""
+    by_file: dict[str, list[tuple[_Sighting, _Evidence]]] = {}
     for sightings, why in unordered:
-        shown = next((s for s in sightings if s.conflict.relation == OVERLAP), sightings[-1])
+        shown = min(sightings, key=lambda s: (s.conflict.relation != OVERLAP, not s.conflict.missed, -s.run))
         by_file.setdefault(shown.conflict.file, []).append((shown, why))
     hazards = []
     for path, members in sorted(by_file.items()):
-        members.sort(key=lambda m: (PRIORITY.index(m[0].conflict.type), m[0].conflict.first.command,
-                                    m[0].conflict.second.command))
+        members.sort(key=lambda m: (_specificity(m[0].conflict), m[0].conflict.first.key, m[0].conflict.second.key))
         shown, why = members[0]
         c = shown.conflict
         names = {n for m in members for n in (m[0].conflict.first.command, m[0].conflict.second.command)}
-        hazards.append(Hazard(c.type, path, c.first.command, c.second.command, f"{shown.run}: {c.detail}", why,
-                              tuple(sorted(names))))
+        hazard = Hazard(c.type, path, c.first.command, c.second.command, f"{shown.label}: {c.detail}", why.text,
+                        tuple(sorted(names)), (path,), why.runs)
+        hazards.append((hazard, (c.first.command, c.first.cwd) if c.type == DUPLICATE else None))
     return hazards
+
+
+def _specificity(conflict: _Conflict) -> float:
+    """PRIORITY's rank; a step that probed the very file and found it missing (a `stat`,
+    `access`, failed `open`) raced its writer directly: that read-before-write comes
+    before a listing of the directory the same step made."""
+    if conflict.type == READ_BEFORE_WRITE and conflict.missed:
+        return PRIORITY.index(LISTING_RACE) - 0.5
+    return PRIORITY.index(conflict.type)
+
+
+def _by_recipe(hazards: list[tuple[Hazard, tuple[str, str] | None]]) -> list[Hazard]:
+    """A recipe running several times at once is one cause: its files' hazards become one,
+    listing them all (the reads of its half-written output included)."""
+    out: list[Hazard] = []
+    merged: dict[tuple[str, str], int] = {}  # recipe → its hazard's place in `out`
+    for hazard, recipe in hazards:
+        if recipe is None:
+            out.append(hazard)
+        elif recipe not in merged:
+            merged[recipe] = len(out)
+            out.append(hazard)
+        else:
+            kept = out[merged[recipe]]
+            out[merged[recipe]] = replace(
+                kept, files=(*kept.files, *hazard.files), steps=tuple(sorted({*kept.steps, *hazard.steps})),
+                runs=tuple(dict.fromkeys((*kept.runs, *hazard.runs))))
+    return [replace(h, detail=f"{h.detail}, each run writing {', '.join(h.files)}") if h.type == DUPLICATE else h
+            for h in out]
 
 
 # --- conflicts in one trace ---------------------------------------------------------------
@@ -154,14 +233,14 @@ def _write_write(trace: BuildTrace) -> Iterator[_Conflict]:
         for a, b in _pairs(steps):
             if path not in a.writes and path not in b.writes:
                 continue
-            if (a.command, a.cwd) > (b.command, b.cwd):
+            if a.key > b.key:
                 a, b = b, a  # one orientation, so runs can be compared
             how = relation(trace, a, b)
             if how is None:
                 continue
             if (a.command, a.cwd) == (b.command, b.cwd):
                 times = sum(1 for s in steps if (s.command, s.cwd) == (a.command, a.cwd))
-                detail = f"`{a.command}` ran {times} times, writing {path} each time ({_span(trace, a)}, {_span(trace, b)})"
+                detail = f"`{a.command}` ran {times} times ({_span(trace, a)}, {_span(trace, b)})"
                 yield _Conflict(DUPLICATE, path, a, b, how, detail)
             else:
                 detail = f"`{a.command}` ({_span(trace, a)}) and `{b.command}` ({_span(trace, b)}) both changed it"

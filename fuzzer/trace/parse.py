@@ -29,7 +29,8 @@ EXITED = re.compile(r"\+\+\+ exited with (\d+) \+\+\+")
 KILLED = re.compile(r"\+\+\+ killed by (SIG[A-Z0-9]+)")
 # Argument text as tokens: quoted strings (may hold commas and brackets), fd annotations,
 # comments, runs of plain text, and single characters (punctuation). A lone `"` is an
-# unterminated string: the line was cut short.
+# unterminated string, a lone `<` an unterminated fd annotation (strace escapes `<` and
+# `>` inside one): either way the line was cut short.
 ARG_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*+"(?:\.\.\.)?|<[^<>]*+>|/\*.*?\*/|[^",<\[\]{}()/]++|.', re.DOTALL)
 OPENERS = frozenset("[{(")
 CLOSERS = frozenset("]})")
@@ -155,7 +156,7 @@ def split_args(text: str) -> tuple[str, ...] | None:
                 depth -= 1
                 if depth < 0:
                     return None
-            elif token == '"':
+            elif token in ('"', "<"):
                 return None
         current.append(token)
     if depth:

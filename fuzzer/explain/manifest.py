@@ -1,0 +1,102 @@
+"""Manifest hazards: conflicts the campaign's own failing or divergent runs show.
+
+A hazard is latent while the schedule happens not to trip it. It is `manifest`, citing
+the runs, when the campaign's runs show the conflict itself:
+
+- a run where one of the files two steps both wrote (write-write, a recipe running
+  several times at once) differs from the reference, while some other run rebuilt that
+  file with the reference's bytes (a file that differs in every build differs for a
+  reason of its own);
+- a failed run whose error lines say one of the hazard's files was missing (`parser.h:
+  No such file or directory`): the step that needed it ran before its writer;
+- the traced divergent run, when a root step of the divergence is one of the hazard's
+  steps and saw one of its files differently because of how the steps interleaved
+  (missing in one run, read before or after its writer, written by both, or looked at
+  in one run only while another step wrote it).
+
+`confirmed` stays what it was: a targeted run made the conflict manifest on purpose.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from fuzzer.compare import Comparison
+from fuzzer.report.model import Hazard
+from fuzzer.trace.differences import ONE_RUN, RACE_EVIDENCE
+from fuzzer.trace.graph import RootCandidate
+from fuzzer.trace.hazards import DUPLICATE, WRITE_WRITE
+
+MANIFEST = "manifest"
+MISSING = re.compile(r"no such file|not found|cannot find|can't open|cannot open|does not exist|nonexistent",
+                     re.IGNORECASE)
+
+
+def mark_manifest(hazards: Iterable[Hazard], comparison: Comparison, error_lines: Mapping[int, str],
+                  roots: Iterable[RootCandidate] = (), traced_label: str = "") -> tuple[Hazard, ...]:
+    """`hazards` with those the runs show marked manifest. `error_lines`: failed run →
+    its log's error lines; `roots`: the divergence's root steps in the traced run
+    `traced_label`."""
+    differing = _differing_by_run(comparison)
+    roots = list(roots)
+    out = []
+    for hazard in hazards:
+        runs = [*_by_outputs(hazard, differing), *_by_failures(hazard, error_lines)]
+        if traced_label and _by_roots(hazard, roots):
+            runs.append(traced_label)
+        out.append(_manifest(hazard, runs) if runs and hazard.status == "latent" else hazard)
+    return tuple(out)
+
+
+def _manifest(hazard: Hazard, runs: list[str]) -> Hazard:
+    shown = list(dict.fromkeys(runs))
+    return replace(hazard, status=MANIFEST, runs=list(dict.fromkeys([*hazard.runs, *shown])),
+                   evidence=f"{hazard.evidence}; manifest: the conflict shows in {', '.join(shown)}")
+
+
+def _files(hazard: Hazard) -> list[str]:
+    return hazard.files or [hazard.file]
+
+
+def _differing_by_run(comparison: Comparison) -> dict[str, tuple[list[int], bool]]:
+    """Artifact → (runs whose variant is not the reference's, whether another run matched the reference)."""
+    out = {}
+    for artifact in comparison.divergent:
+        reference = next((v for v in artifact.variants if comparison.reference in v.runs), None)
+        if reference is None:
+            continue
+        others = [r for v in artifact.variants if v is not reference for r in v.runs]
+        out[artifact.path] = (others, len(reference.runs) > 1)
+    return out
+
+
+def _by_outputs(hazard: Hazard, differing: Mapping[str, tuple[list[int], bool]]) -> list[str]:
+    if hazard.type not in (WRITE_WRITE, DUPLICATE):
+        return []
+    runs = {r for f in _files(hazard) if f in differing and differing[f][1] for r in differing[f][0]}
+    return [f"run {r}" for r in sorted(runs)]
+
+
+def _by_failures(hazard: Hazard, error_lines: Mapping[int, str]) -> list[str]:
+    names = [_word(f.rstrip("/").rsplit("/", 1)[-1]) for f in _files(hazard)]
+    return [f"run {run}" for run, text in sorted(error_lines.items())
+            if any(MISSING.search(line) and any(n.search(line) for n in names) for line in text.splitlines())]
+
+
+def _word(name: str) -> re.Pattern:
+    """`parser.h` as a file name in a log line: not `xparser.h`, not `parser.hpp`."""
+    return re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\w)")
+
+
+def _by_roots(hazard: Hazard, roots: list[RootCandidate]) -> bool:
+    files = {f.rstrip("/") for f in _files(hazard)}
+    return any(root.command in hazard.steps and (root.failed or root.outputs)
+               and any(_raced(d) and d.file in files for d in root.input_differences) for root in roots)
+
+
+def _raced(difference) -> bool:
+    """Seen differently because of the interleaving (a file looked at in one run only counts
+    when another step wrote it: a listing that missed it)."""
+    return difference.how in RACE_EVIDENCE or (difference.how == ONE_RUN and difference.other is not None)

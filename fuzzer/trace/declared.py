@@ -1,0 +1,207 @@
+"""The build's declared graph: does it order step A before step B?
+
+Two steps touching one file are normal build behaviour when the build declares their
+order: `main.o: main.c opcodes.h` puts every compile of main.c after the recipe that
+makes opcodes.h, whatever the schedule. Such a pair is never a hazard, even when the
+traces alone cannot tell (one trace, or the same order in every trace).
+
+The graph comes from make's database (`make -pn` in the built tree, with the build's own
+make arguments, `fuzzer.tools.make`): every target, its prerequisites (normal and
+order-only) and whether it has a recipe, in every directory a dry sub-make visited; or
+from ninja's (`ninja -t graph`, `fuzzer.tools.ninja`: explicit, implicit and order-only
+inputs; headers found through depfiles are not in it, so fewer steps are ordered). A
+step builds the targets with a recipe among the files it wrote (or directories it
+created). Without a graph (a build that is not one make or ninja call, the tool
+missing, a recursive build whose sub-makes do not print) nothing is declared, and
+hazards rest on the traces alone.
+
+A step that wrote several targets (one recipe for several files, or a generator whose
+side outputs are targets of their own) was launched for one of them, but the trace
+does not say which. So A is ordered before B only when every target A wrote is upstream
+of every target B wrote: a claim that holds whichever one make was building.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from fuzzer.tools import make, ninja
+from fuzzer.trace.steps import Step
+
+DIRECTORY = re.compile(r"^\S*make(?:\[\d+\])?: (Entering|Leaving) directory '(.*)'$")
+DOT_NODE = re.compile(r'^"(\w+)" \[label="((?:[^"\\]|\\.)*)"(, shape=ellipse)?\]$')
+DOT_EDGE = re.compile(r'^"(\w+)" -> "(\w+)"(?: \[(.*)\])?$')
+RULE = re.compile(r"^([^\s#:][^:]*?)\s*::?(?!=)\s*(.*)$")
+ASSIGNMENT = re.compile(r"^\S+\s*(?::::|::|:|\+|\?|!)?=")
+
+
+@dataclass(frozen=True)
+class DeclaredGraph:
+    """Targets (workspace-relative) → their direct prerequisites; which have a recipe."""
+
+    prerequisites: Mapping[str, frozenset[str]]
+    made: frozenset[str]  # targets with a recipe: the ones a step can be building
+    source: str  # where the graph came from, for evidence
+    _upstream: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+
+    def orders(self, a: Step, b: Step) -> bool:
+        """Whether the declared graph puts one of the two steps before the other."""
+        ta, tb = self.targets(a), self.targets(b)
+        if not ta or not tb:
+            return False
+        return self._all_upstream(ta, tb) or self._all_upstream(tb, ta)
+
+    def targets(self, step: Step) -> frozenset[str]:
+        return frozenset(p for p in (*step.writes, *step.mkdirs) if p in self.made)
+
+    def _all_upstream(self, earlier: Iterable[str], later: Iterable[str]) -> bool:
+        return all(x in self.upstream(y) for x in earlier for y in later)
+
+    def upstream(self, target: str) -> frozenset[str]:
+        """Everything `target` needs, transitively (iteratively: chains can be long)."""
+        known = self._upstream.get(target)
+        if known is not None:
+            return known
+        seen: set[str] = set()
+        stack = list(self.prerequisites.get(target, ()))
+        while stack:
+            node = stack.pop()
+            if node not in seen:
+                seen.add(node)
+                stack.extend(self.prerequisites.get(node, ()))
+        self._upstream[target] = frozenset(seen)
+        return self._upstream[target]
+
+
+def declared_graph(build_command: str, tree: str) -> DeclaredGraph | None:
+    """The declared graph of a build that is one make or ninja call, read in its built
+    tree; None where none can be printed."""
+    return from_make(build_command, tree) or from_ninja(build_command, tree)
+
+
+def from_make(build_command: str, tree: str) -> DeclaredGraph | None:
+    """make's declared graph for a build that is one make call, read in its built tree;
+    None where it cannot be printed."""
+    arguments = make.make_arguments(build_command.replace("{jobs}", "1").split())
+    if arguments is None or not os.path.isfile(os.path.join(tree, "Makefile")) and not _makefile_named(arguments):
+        return None
+    text = make.database(arguments, tree)
+    return parse_database(text, tree) if text is not None else None
+
+
+def _makefile_named(arguments: list[str]) -> bool:
+    return any(a in ("-f", "--file") or a.startswith(("-f", "--file=", "--makefile=")) for a in arguments)
+
+
+def parse_database(text: str, tree: str) -> DeclaredGraph | None:
+    """The "# Files" sections of every database in `make -pn -w` output, each read in the
+    directory make said it entered."""
+    root = os.path.normpath(os.path.abspath(tree))
+    directories = [root]
+    prerequisites: dict[str, set[str]] = {}
+    made: set[str] = set()
+    in_files, target, not_target = False, None, False
+    for line in text.splitlines():
+        where = DIRECTORY.match(line)
+        if where:
+            _enter_or_leave(directories, where[1], where[2])
+        elif line.startswith("# Files"):
+            in_files, target = True, None
+        elif line.startswith(("# files hash-table stats", "# Finished Make data base")):
+            in_files, target = False, None
+        elif not in_files:
+            continue
+        elif line.startswith("# Not a target:"):
+            not_target = True
+        elif line.startswith("\t"):
+            if target is not None:
+                made.add(target)
+        elif not line.strip():
+            target, not_target = None, False
+        elif not line.startswith("#"):
+            target = _rule(line, directories[-1], root, prerequisites, not_target)
+    if not prerequisites:
+        return None
+    return DeclaredGraph({t: frozenset(p) for t, p in prerequisites.items()}, frozenset(made), "make's database")
+
+
+def _enter_or_leave(directories: list[str], how: str, path: str) -> None:
+    if how == "Entering":
+        directories.append(os.path.normpath(path))
+    elif len(directories) > 1:
+        directories.pop()
+
+
+def _rule(line: str, directory: str, root: str, prerequisites: dict[str, set[str]], not_target: bool) -> str | None:
+    """Record one `target: prerequisites | order-only` line; the target, if it is one."""
+    m = RULE.match(line)
+    if m is None or ASSIGNMENT.match(line) or "%" in m[1] or not_target:
+        return None
+    target = _relative(m[1], directory, root)
+    if target is None:
+        return None
+    needed = prerequisites.setdefault(target, set())
+    for word in m[2].replace("|", " ").split():
+        path = _relative(word, directory, root)
+        if path is not None:
+            needed.add(path)
+    return target
+
+
+def _relative(name: str, directory: str, root: str) -> str | None:
+    """A make file name → workspace-relative (None: outside the tree, or not a file name)."""
+    if not name or "$" in name:
+        return None
+    path = os.path.normpath(os.path.join(directory, name))
+    if path == root:
+        return "."
+    return path[len(root) + 1:] if path.startswith(root + "/") else None
+
+
+def from_ninja(build_command: str, tree: str) -> DeclaredGraph | None:
+    arguments = ninja.graph_arguments(build_command.replace("{jobs}", "1").split())
+    if arguments is None:
+        return None
+    text = ninja.graph(arguments, tree)
+    return parse_graph(text, os.path.join(tree, ninja.directory(arguments)), tree) if text is not None else None
+
+
+def parse_graph(text: str, directory: str, tree: str) -> DeclaredGraph | None:
+    """`ninja -t graph` dot: file nodes, rule nodes (ellipses) between a build's inputs
+    and outputs, or one labelled edge for a build with one input and one output."""
+    root = os.path.normpath(os.path.abspath(tree))
+    directory = os.path.normpath(os.path.abspath(directory))
+    names: dict[str, str] = {}
+    rules: dict[str, str] = {}  # rule node → its rule's name
+    edges: list[tuple[str, str, str]] = []
+    for line in text.splitlines():
+        if m := DOT_NODE.match(line):
+            (rules if m[3] else names)[m[1]] = m[2].replace('\\"', '"')
+        elif m := DOT_EDGE.match(line):
+            edges.append((m[1], m[2], m[3] or ""))
+    inputs: dict[str, list[str]] = {}  # rule node → input file nodes
+    prerequisites: dict[str, set[str]] = {}
+    made: set[str] = set()
+    for source, target, attributes in edges:
+        if target in rules:
+            inputs.setdefault(target, []).append(source)
+    for source, target, attributes in edges:
+        if source in rules:
+            needed, rule = inputs.get(source, []), rules[source]
+        elif target in names and source in names:
+            needed, rule = [source], attributes.partition('label="')[2].strip(' "')
+        else:
+            continue
+        output = _relative(names[target], directory, root)
+        if output is None:
+            continue
+        prerequisites.setdefault(output, set()).update(
+            p for p in (_relative(names[n], directory, root) for n in needed if n in names) if p is not None)
+        if rule != "phony":
+            made.add(output)
+    if not prerequisites:
+        return None
+    return DeclaredGraph({t: frozenset(p) for t, p in prerequisites.items()}, frozenset(made), "ninja's graph")

@@ -1,0 +1,2 @@
+val token
+val next_token

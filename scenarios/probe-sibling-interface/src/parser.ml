@@ -1,0 +1,3 @@
+uses lexer
+val parse
+val parse_expr
