@@ -175,7 +175,7 @@ def _replayed_noise(plain) -> str:
 
 
 def _intrinsic(candidate, replayer: StepReplayer, plain, context: Context, per_replay_s: float) -> Culprit:
-    search = stabilizers.search(replayer, plain, context.stabilizers, context.budget, per_replay_s)
+    search = stabilizers.search(replayer, context.stabilizers, context.budget, per_replay_s)
     evidence = (f"its inputs are identical in both builds; replayed alone {REPLAYS} times with its traced argv, "
                 f"cwd and environment it gave {plain.distinct} distinct outputs; {search.describe()}")
     return _culprit(candidate, "intrinsic", evidence=evidence, stabilized_by=list(search.stabilizers),
