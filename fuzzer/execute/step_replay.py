@@ -181,7 +181,7 @@ class StepReplayer:
 @contextlib.contextmanager
 def _moved(tree: Path, moved: MovedMetadata | None):
     """Inputs' mtimes and modes as `moved` says, for one replay; then back as they were."""
-    saved = [(tree / p, (tree / p).stat()) for p in moved.paths] if moved else []
+    saved = [(tree / p, (tree / p).stat()) for p in moved.paths if (tree / p).is_file()] if moved else []
     try:
         for (path, st), mtime in zip(saved, _mtimes(moved, [st.st_mtime_ns for _, st in saved])):
             if moved.mode_xor:
@@ -198,7 +198,7 @@ def _moved(tree: Path, moved: MovedMetadata | None):
 def _mtimes(moved: MovedMetadata | None, mtimes: list[int]) -> list[int]:
     if moved is None or not moved.mtime_reversed:
         return [t + (moved.mtime_shift_ns if moved else 0) for t in mtimes]
-    # whole seconds apart, ending where the earliest was: second-resolution tools see the order
+    # whole seconds apart, all before the earliest: second-resolution tools see the new order
     order = sorted(range(len(mtimes)), key=lambda i: mtimes[i])
     start = min(mtimes) - len(mtimes) * 10**9
     reversed_times = [0] * len(mtimes)
