@@ -1,10 +1,14 @@
 """Metadata, proven by experiment: real one-line steps replayed with their inputs' mtimes
 moved. A step that records mtimes follows a shift; one that sorts by them follows only a
-reversal; one that reads only contents follows neither; and the tree is put back."""
+reversal; one that reads only contents follows neither; and the tree is put back. Then
+classification: `order` only when the replays show it, and no false "mtimes did not
+differ"."""
 
 from __future__ import annotations
 
 import os
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,8 +16,14 @@ import pytest
 from fuzzer.execute import step_replay
 from fuzzer.execute.guard import Guard
 from fuzzer.execute.step_replay import StepCall, StepReplayer
+from fuzzer.execute.step_replay import ReplayOutcome
 from fuzzer.explain import metadata
+from fuzzer.explain.classify import Context, classify
 from fuzzer.observe import Entry, Manifest
+from fuzzer.plan import Perturbation
+from fuzzer.trace.graph import RootCandidate
+from fuzzer.trace.synthetic import FakeStep, synthetic_trace
+from test_campaign_fake import run_record
 
 STEPS = {
     "records": "stat -c %Y a.o b.o > out",  # like `ar U`: the mtimes themselves
@@ -72,3 +82,43 @@ def test_only_what_differed_between_the_builds_is_moved(tree):
     one = metadata.differed({"a.o", "b.o", "out"}, {"out"}, _manifest(tree, 0), _manifest(tree, 10**9), True)
     assert one.mtimes == ("a.o", "b.o") and metadata.experiments(one) == [
         metadata.MTIMES, metadata.MTIME_ORDER, metadata.MODES]
+
+
+class MetadataReplayer:
+    """A step stable alone whose bytes follow its inputs' mtimes when `records` (else not)."""
+
+    def __init__(self, records: bool):
+        self.records, self.moved = records, []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def replay(self, variation=None, times=5):
+        moved = variation is not None and variation.moved is not None and variation.moved.mtime_shift_ns
+        self.moved.append(variation.moved if variation is not None else None)
+        return ReplayOutcome(("moved" if moved and self.records else "same",) * times, (0,) * times, 0)
+
+
+@pytest.mark.parametrize("records, kind", [(True, "order"), (False, "unknown")])
+def test_an_archive_whose_inputs_mtimes_differed_is_order_only_when_a_replay_shows_it(records, kind, monkeypatch):
+    trace = synthetic_trace([FakeStep("ar rcSU lib.a a.o b.o", 0, 1, reads={"a.o": 0.1, "b.o": 0.2},
+                                      writes={"lib.a": 0.9})])
+    step = trace.steps[0]
+    candidate = RootCandidate(step, step, ("lib.a",), ("lib.a",), (), ("lib.a",), False)
+    record = run_record(Perturbation(1, (0, 1), 0.0, 0))
+    built = lambda t: Manifest({f: Entry("file", f, False, 1, t + i) for i, f in enumerate(("a.o", "b.o"))})
+    reference, divergent = replace(record, manifest=built(10**9)), replace(record, manifest=built(5 * 10**9))
+    replayer = MetadataReplayer(records)
+    monkeypatch.setattr(sys.modules["fuzzer.explain.classify"], "_tracked_axis", lambda *a: None)
+    culprit = classify(candidate, Context(reference, divergent, lambda c: replayer))
+    assert culprit.kind == kind
+    assert "the mtimes of 2 of its inputs differed between the builds" in culprit.evidence
+    assert "mtimes did not differ" not in culprit.evidence and "neither" not in culprit.evidence
+    if records:
+        assert "it records its inputs' mtimes" in culprit.evidence and "`ar D`" in culprit.evidence
+    else:
+        assert "they left its output as it was: not enough evidence" in culprit.evidence
+    assert sorted(replayer.moved[-1 if not records else -2].paths) == ["a.o", "b.o"]
