@@ -48,16 +48,18 @@ def plain(distinct: int, n: int = 5) -> ReplayOutcome:
 @given(st.sets(st.sampled_from(NAMES), min_size=1, max_size=3))
 def test_the_answer_is_a_minimal_stabilising_set(needed):
     replayer = OracleReplayer([needed])
-    found = stabilizers.search(replayer, plain(5))
+    found = stabilizers.search(replayer)
     assert set(found.stabilizers) == needed and not found.alternatives
-    # group testing: about k·log n tests, far below trying every pair (36) or triple (84)
-    assert replayer.tests <= 2 + 2 * len(needed) * math.ceil(math.log2(len(NAMES)))
+    # group testing: about k·log n tests, far below trying every pair (36) or triple (84),
+    # plus the one that confirms the answer
+    assert replayer.tests <= 3 + 2 * len(needed) * math.ceil(math.log2(len(NAMES)))
+    assert found.confirmed == (stabilizers.MAX_CONFIRM_REPLAYS,)  # an unbounded budget affords the most
 
 
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.sampled_from(NAMES), min_size=2, max_size=3, unique=True))
 def test_single_stabilisers_that_each_work_are_alternatives_never_a_union(singles):
-    found = stabilizers.search(OracleReplayer([{n} for n in singles]), plain(5))
+    found = stabilizers.search(OracleReplayer([{n} for n in singles]))
     reported = [found.stabilizers, *found.alternatives]
     assert all(len(s) == 1 for s in reported)
     assert sorted(s[0] for s in reported) == sorted(singles)
@@ -66,27 +68,14 @@ def test_single_stabilisers_that_each_work_are_alternatives_never_a_union(single
 
 def test_no_known_stabiliser_is_said_after_one_test():
     replayer = OracleReplayer([{"NOT-A-CANDIDATE"}])
-    found = stabilizers.search(replayer, plain(5))
+    found = stabilizers.search(replayer)
     assert found.stabilizers == () and replayer.tests == 1
     assert "no known stabiliser" in found.describe()
 
 
 def test_a_failing_replay_is_no_stability():
-    found = stabilizers.search(OracleReplayer([{"V1"}], fails_with={"V7"}), plain(5))
+    found = stabilizers.search(OracleReplayer([{"V1"}], fails_with={"V7"}))
     assert found.stabilizers == () and "HOME is not writable" in found.describe()
-
-
-@given(st.lists(st.integers(0, 4), min_size=2, max_size=12))
-def test_confirmation_keeps_a_chance_match_below_one_percent(labels):
-    outcome = ReplayOutcome(tuple(map(str, labels)), (0,) * len(labels), 0)
-    replays, chance = stabilizers.replays_to_confirm(outcome)
-    assert stabilizers.MIN_REPLAYS <= replays <= stabilizers.MAX_REPLAYS
-    assert chance < stabilizers.CHANCE or replays == stabilizers.MAX_REPLAYS
-
-
-def test_rarer_variation_needs_more_replays():
-    often, rarely = stabilizers.replays_to_confirm(plain(5)), stabilizers.replays_to_confirm(plain(2, 6))
-    assert often[0] == 3 and rarely[0] > often[0]
 
 
 class Clock:
@@ -120,27 +109,41 @@ def clock(monkeypatch) -> Clock:
 
 def test_a_slow_steps_failing_tests_stop_at_two_different_outputs(clock):
     replayer = TimedOracle([{"V3", "V5"}], clock, seconds=5.0)
-    found = stabilizers.search(replayer, plain(5), per_replay_s=5.0)
+    found = stabilizers.search(replayer, per_replay_s=5.0)
     assert found.stabilizers == ("V3", "V5")
-    for _, distinct, replays in found.tried:
-        assert replays == (found.replays if distinct == 1 else stabilizers.FIRST_LOOK)
-    assert replayer.replays < len(found.tried) * found.replays  # fewer than a full test each
+    *narrowing, (claimed, _, confirmed) = [t for t in found.tried if t[1] == 1]
+    assert claimed == "V3 + V5" and confirmed == found.replays >= stabilizers.CONFIRM_REPLAYS
+    assert all(replays == stabilizers.SCREEN_REPLAYS for _, _, replays in narrowing)  # screened only
+    assert all(replays == stabilizers.FIRST_LOOK for _, distinct, replays in found.tried if distinct > 1)
+    assert replayer.replays < len(found.tried) * stabilizers.CONFIRM_REPLAYS / 2
 
 
-def test_no_test_starts_that_the_budget_cannot_finish(clock):
+def test_no_test_starts_that_the_budget_cannot_finish_and_nothing_unconfirmed_is_claimed(clock):
     replayer = TimedOracle([{"V0", "V1"}], clock, seconds=1.0)
-    budget = Budget(clock.now + 7.0, 7.0, "--localize-budget")
-    found = stabilizers.search(replayer, plain(5), budget=budget, per_replay_s=1.0)
-    assert clock.now <= 7.0  # every test it started ended inside the budget
-    assert set(found.stabilizers) >= {"V0", "V1"} and not found.minimal
-    assert "the localization budget ran out before this set was narrowed to a minimal one" in found.describe()
-    nothing = stabilizers.search(TimedOracle([{"V0"}], clock, 1.0), plain(5), budget=budget, per_replay_s=1.0)
+    budget = Budget(clock.now + 14.0, 14.0, "--localize-budget")
+    found = stabilizers.search(replayer, budget=budget, per_replay_s=1.0)
+    assert clock.now <= 14.0  # every test it started ended inside the budget
+    assert found.stabilizers == () and found.tried  # screens passed, no set confirmed: no claim
+    assert "not enough evidence for a stabiliser" in found.describe()
+    assert "the localization budget ran out" in found.describe()
+    nothing = stabilizers.search(TimedOracle([{"V0"}], clock, 1.0), budget=budget, per_replay_s=1.0)
     assert nothing.stabilizers == () and not nothing.tried and "budget ran out" in nothing.describe()
+
+
+def test_a_confirmed_set_states_its_bound_and_the_search_wide_chance(clock):
+    replayer = TimedOracle([{"V2"}], clock, seconds=1.0)
+    budget = Budget(clock.now + 1000.0, 1000.0, "--localize-budget")
+    found = stabilizers.search(replayer, budget=budget, per_replay_s=1.0)
+    assert found.stabilizers == ("V2",) and found.replays == stabilizers.MAX_CONFIRM_REPLAYS
+    text = found.describe()
+    # 0 variations in 29 trials: Clopper-Pearson 95% upper bound 1 - 0.05^(1/29) = 9.8%
+    assert "stable in 30 of 30 replays: residual variation below 10% a replay at 95%" in text
+    assert "chance below 1% over the whole search" in text and "Bonferroni" in text
 
 
 def test_the_user_chooses_the_candidates():
     replayer = OracleReplayer([{"V2"}, {"V6"}])
-    found = stabilizers.search(replayer, plain(5), only=("V4", "V2"))
+    found = stabilizers.search(replayer, only=("V4", "V2"))
     assert found.stabilizers == ("V2",) and not found.alternatives
     assert all(set(tested.split(" + ")) <= {"V2", "V4"} for tested, _, _ in found.tried)
 

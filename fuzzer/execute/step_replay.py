@@ -6,12 +6,16 @@ the trace is put back as the reference tree had it, so a step that appends
 (`>> list`) or rewrites a counter it read is not mistaken for one that varies. A
 replay that exits differently from the traced step is no evidence of anything but
 itself: the outcome says so, with the first lines of its log. Replays are spread over
-more than a second, so a step that embeds the time in seconds does vary.
+more than a second, so a step that embeds the time in seconds does vary. A variation
+may move its inputs' metadata (mtimes, modes) for its replays: they are put back after
+each one, so the tree other replays see is the traced one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import shutil
 import tempfile
 import time
@@ -32,13 +36,26 @@ Wrapper = Callable[[list[str]], list[str]]
 
 
 @dataclass(frozen=True)
+class MovedMetadata:
+    """Inputs' metadata moved for a replay, computed from the tree at replay time (so a
+    replay on another machine moves its own copy)."""
+
+    paths: tuple[str, ...]  # relative to the tree
+    mtime_shift_ns: int = 0  # every mtime moved by this
+    mtime_reversed: bool = False  # their mtimes' order reversed: the latest gets the earliest, a second apart
+    mode_xor: int = 0  # mode bits flipped
+
+
+@dataclass(frozen=True)
 class Variation:
-    """One way to run the step: extra environment and argv wrappers (setarch, faketime)."""
+    """One way to run the step: extra environment and argv wrappers (setarch, faketime),
+    and inputs whose metadata are moved for its replays."""
 
     name: str
     env: tuple[tuple[str, str], ...] = ()
     wrappers: tuple[Wrapper, ...] = ()
     cpus: tuple[int, ...] | None = None
+    moved: MovedMetadata | None = None
 
 
 @dataclass(frozen=True)
@@ -136,9 +153,10 @@ class StepReplayer:
         env = {**self.call.env, **dict(variation.env)}
         self._runs += 1
         log = self.logs / f"step-{self._runs:03d}-{_slug(variation.name)}.log"
-        self.guard.start(argv, cwd=str(self.tree / self.call.cwd), env=env, cpus=variation.cpus or self.cpus,
-                         log_path=str(log))
-        return self.guard.wait(STEP_TIMEOUT_S).exit_code, log
+        with _moved(self.tree, variation.moved):
+            self.guard.start(argv, cwd=str(self.tree / self.call.cwd), env=env, cpus=variation.cpus or self.cpus,
+                             log_path=str(log))
+            return self.guard.wait(STEP_TIMEOUT_S).exit_code, log
 
     def _restore(self) -> None:
         for rel in self.call.restored:
@@ -158,6 +176,35 @@ class StepReplayer:
             h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
             h.update((hash_file(str(path)) if path.is_file() else "absent").encode() + b"\n")
         return h.hexdigest()
+
+
+@contextlib.contextmanager
+def _moved(tree: Path, moved: MovedMetadata | None):
+    """Inputs' mtimes and modes as `moved` says, for one replay; then back as they were."""
+    saved = [(tree / p, (tree / p).stat()) for p in moved.paths if (tree / p).is_file()] if moved else []
+    try:
+        for (path, st), mtime in zip(saved, _mtimes(moved, [st.st_mtime_ns for _, st in saved])):
+            if moved.mode_xor:
+                path.chmod((st.st_mode & 0o7777) ^ moved.mode_xor)
+            os.utime(path, ns=(st.st_atime_ns, mtime))
+        yield
+    finally:
+        for path, st in reversed(saved):
+            with contextlib.suppress(OSError):
+                path.chmod(st.st_mode & 0o7777)
+                os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def _mtimes(moved: MovedMetadata | None, mtimes: list[int]) -> list[int]:
+    if moved is None or not moved.mtime_reversed:
+        return [t + (moved.mtime_shift_ns if moved else 0) for t in mtimes]
+    # whole seconds apart, all before the earliest: second-resolution tools see the new order
+    order = sorted(range(len(mtimes)), key=lambda i: mtimes[i])
+    start = min(mtimes) - len(mtimes) * 10**9
+    reversed_times = [0] * len(mtimes)
+    for slot, i in enumerate(reversed(order)):
+        reversed_times[i] = start + slot * 10**9
+    return reversed_times
 
 
 def _failure(code: int | None, log: Path) -> str:

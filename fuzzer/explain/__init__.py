@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from fuzzer.execute.local import build_env
 from fuzzer.execute.run import RunKind
 from fuzzer.explain import ranking, stabilizers
-from fuzzer.explain.ablation import minimal_reproducer, replay_command
+from fuzzer.explain.ablation import any_rebuild, minimal_reproducer
 from fuzzer.explain.budget import Budget, localization_budget
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.from_log import explain_failure, read_log
@@ -86,9 +86,9 @@ def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
                       campaign.config.stabilizers)
     explained, left = _explain_in_budget(ranked, context)
     culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
-    notes = _notes(roots, left, budget, campaign.config.stabilizers)
     minimal = _minimal_reproducer(campaign, executor, pair) if culprits else None
-    return Localization(tuple(culprits), shown, notes, minimal, traced=True)
+    notes = _notes(roots, left, budget, campaign.config.stabilizers) + ((minimal.note,) if minimal and minimal.note else ())
+    return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True)
 
 
 def _explain_in_budget(ranked: list[ranking.Ranked], context: Context) -> tuple[list[Culprit], list[ranking.Ranked]]:
@@ -118,11 +118,11 @@ def _notes(roots, left: list[ranking.Ranked], budget: Budget, chosen: tuple[str,
     return tuple(notes)
 
 
-def _minimal_reproducer(campaign, executor, pair) -> str:
+def _minimal_reproducer(campaign, executor, pair):
     """The traced reference rebuild already differed from run 0: any rebuild does, so the
     reference perturbation reproduces, and no build is spent shrinking."""
     if campaign.differs_from_reference(pair.reference):
-        return replay_command(campaign, campaign.runs[0].perturbation)
+        return any_rebuild(campaign)
     return minimal_reproducer(campaign, executor, pair.divergent.perturbation)
 
 

@@ -3,11 +3,15 @@
 Like reprotest's check_auto and Hypothesis's shrink passes: start from the divergent
 perturbation, put one axis at a time back to its reference value, and keep the change
 when the divergence still appears (each trial is repeated: races are probabilistic).
+When the reference's own settings reproduce (every rebuild differs: an intrinsic step),
+there is no perturbation to find, and the reproducer says so rather than passing the
+reference's settings off as a minimal perturbation; an unshrunk one says so too.
 """
 
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 
 from fuzzer import axes
 from fuzzer.execute.executor import Executor
@@ -15,10 +19,29 @@ from fuzzer.execute.run import RunKind
 from fuzzer.plan import Perturbation, format_cpus
 
 TRIES = 2
+ANY_REBUILD = ("every build differs, even at the reference's settings: any rebuild reproduces it, so the "
+               "minimal reproducer is the reference's own settings, not a perturbation found by shrinking")
+UNSHRUNK = "not shrunk: the budget left no time for its trials, so the reproducer is the divergent run's settings"
 
 
-def minimal_reproducer(campaign, executor: Executor, divergent: Perturbation) -> str:
-    return replay_command(campaign, shrink(campaign, executor, divergent))
+@dataclass(frozen=True)
+class Reproducer:
+    command: str  # a `buildfuzz replay` command
+    note: str = ""  # what the command is, when it is not a shrunk perturbation
+
+
+def minimal_reproducer(campaign, executor: Executor, divergent: Perturbation) -> Reproducer:
+    if not _affordable(campaign):
+        return Reproducer(replay_command(campaign, divergent), f"minimal reproducer {UNSHRUNK}")
+    found = shrink(campaign, executor, divergent)
+    if found == campaign.runs[0].perturbation:
+        return any_rebuild(campaign)
+    return Reproducer(replay_command(campaign, found))
+
+
+def any_rebuild(campaign) -> Reproducer:
+    """The reference's own settings reproduce: a rebuild under them already differed."""
+    return Reproducer(replay_command(campaign, campaign.runs[0].perturbation), f"minimal reproducer: {ANY_REBUILD}")
 
 
 def shrink(campaign, executor: Executor, divergent: Perturbation) -> Perturbation:

@@ -2,7 +2,7 @@
 
 It is `--localize-budget` when given, else what `--budget` leaves, else DEFAULT_BUILDS
 builds' time (the reference build's wall time), at least DEFAULT_MIN_S: one intrinsic
-step with a 5 s replay needs about 25 replays to name a joint stabiliser with 1%
+step with a 5 s replay needs about 30 replays to name a joint stabiliser with 1%
 confidence. Given both, the smaller wins. Work is started only when it is expected to
 end inside the budget; what could not be explained is named in the report.
 """

@@ -7,7 +7,9 @@
   report quotes the replay's failure;
 - replayed alone on identical inputs it varies → intrinsic (then: what stabilises it);
 - stable alone, but its output follows the CPU set or the job count → parallelism-level;
-- stable alone, same input contents, yet different output → order (say what differed).
+- stable alone, same input contents, yet different output → order when its reads came in
+  another order, or when replays with its inputs' mtimes (modes) moved change its output
+  (`metadata`); else not enough evidence.
 
 Known noise (a log differing only in temporary file names, pids or dates) is said in one
 line after the plain replays (whether they vary or not: the builds' variants are the
@@ -24,13 +26,14 @@ from typing import Callable, Mapping
 
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.parallelism import parallel_env
-from fuzzer.explain import stabilizers
+from fuzzer.explain import metadata, stabilizers
 from fuzzer.explain.budget import UNLIMITED, Budget
 from fuzzer.explain.noise import Noise
 from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, StepReplayer, Variation
 from fuzzer.report.model import Culprit
 from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
 from fuzzer.trace.hazards import DUPLICATE, MKDIR_RACE, WRITE_WRITE, Hazard
+from fuzzer.trace.differences import workspace_inputs
 from fuzzer.trace.steps import StepKey
 
 AXIS_REPLAYS = 2
@@ -101,12 +104,7 @@ def _stable_alone(candidate: RootCandidate, replayer: StepReplayer, digest: str,
         return _culprit(candidate, "parallelism-level", axis=name, evidence=(
             f"replayed alone it is stable ({REPLAYS}/{REPLAYS} identical) and its output changes when only "
             f"the {name} changes ({value}): a deterministic function of the {name}"))
-    evidence = _order_evidence(candidate, context)
-    if evidence is None:
-        return _culprit(candidate, "unknown", evidence=(
-            f"replayed alone it is stable ({REPLAYS}/{REPLAYS}) on identical input contents, and neither the order "
-            "of its reads nor its inputs' mtimes differed between the builds: not enough evidence to name a kind"))
-    return _culprit(candidate, "order", evidence=evidence)
+    return _order_or_metadata(candidate, replayer, digest, context, per_replay_s)
 
 
 def _failure_evidence(candidate: RootCandidate) -> str:
@@ -175,7 +173,7 @@ def _replayed_noise(plain) -> str:
 
 
 def _intrinsic(candidate, replayer: StepReplayer, plain, context: Context, per_replay_s: float) -> Culprit:
-    search = stabilizers.search(replayer, plain, context.stabilizers, context.budget, per_replay_s)
+    search = stabilizers.search(replayer, context.stabilizers, context.budget, per_replay_s)
     evidence = (f"its inputs are identical in both builds; replayed alone {REPLAYS} times with its traced argv, "
                 f"cwd and environment it gave {plain.distinct} distinct outputs; {search.describe()}")
     return _culprit(candidate, "intrinsic", evidence=evidence, stabilized_by=list(search.stabilizers),
@@ -212,31 +210,39 @@ def _race_evidence(candidate, differences) -> str:
     return failed + "it observed different inputs in the two builds: " + "; ".join(lines)
 
 
-def _order_evidence(candidate, context: Context) -> str | None:
-    """What differed in the order or timing of its identical inputs; None: nothing seen."""
+def _order_or_metadata(candidate: RootCandidate, replayer: StepReplayer, digest: str, context: Context,
+                       per_replay_s: float) -> Culprit:
+    """Stable alone on identical contents: its reads came in another order (seen in the
+    traces), or its output follows its inputs' metadata (shown by replays that move them),
+    or the evidence is too thin to say."""
+    stable = f"replayed alone it is stable ({REPLAYS}/{REPLAYS}) on identical input contents"
     order = [d for d in candidate.input_differences if d.how == READ_ORDER]
-    step = candidate.div or candidate.ref
-    stale = _mtime_differences(step, context)
-    if not order and not stale:
-        return None
-    parts = [f"replayed alone it is stable ({REPLAYS}/{REPLAYS}) on identical input contents"]
     if order:
-        parts.append(f"it read its inputs in a different order ({order[0].detail or order[0].file})")
-    if stale:
-        parts.append(f"input mtimes differed between the builds ({', '.join(stale[:3])}) and their order decides the output")
-    return "; ".join(parts)
+        return _culprit(candidate, "order", evidence=(
+            f"{stable}; it read its inputs in a different order ({order[0].detail or order[0].file})"))
+    found = _differed_metadata(candidate, context)
+    planned = metadata.experiments(found)
+    if planned and not context.budget.affords(len(planned) * metadata.EXPERIMENT_REPLAYS * per_replay_s):
+        return _culprit(candidate, "unknown", evidence=(
+            f"{stable}, read in the same order; {found.describe()}, but {context.budget.describe()} ran out before "
+            "they were moved in a replay: no kind drawn"))
+    for experiment in planned:
+        shown = metadata.follows(replayer, digest, found, experiment)
+        if shown:
+            return _culprit(candidate, "order", evidence=f"{stable}, read in the same order; {found.describe()}; {shown}")
+    tried = f"; moved in replays ({'; '.join(e.what + ' ' + e.how for e in planned)}), they left its output as it was" \
+        if planned else ""
+    return _culprit(candidate, "unknown", evidence=(
+        f"{stable}, read in the same order; {found.describe()}{tried}: not enough evidence to name a kind"))
 
 
-def _mtime_differences(step, context: Context) -> list[str]:
-    """Inputs whose mtime order relative to each other differs between the builds."""
+def _differed_metadata(candidate: RootCandidate, context: Context) -> metadata.Differed:
     ref, div = context.reference.manifest, context.divergent.manifest
-    if ref is None or div is None or step is None:
-        return []
-    files = [f for f in sorted(step.inputs) if f in ref.entries and f in div.entries]
-    rank = lambda m: sorted(files, key=lambda f: (m.entries[f].mtime_ns, f))
-    if rank(ref) == rank(div):
-        return []
-    return [f for f, g in zip(rank(ref), rank(div)) if f != g]
+    if ref is None or div is None:
+        return metadata.Differed((), (), 0.0, False)
+    written = {p for s in (candidate.ref, candidate.div) if s is not None for p in (*s.writes, *s.deletes)}
+    umask = any(name == "umask" for r in (context.reference, context.divergent) for name, _ in r.perturbation.variations)
+    return metadata.differed(workspace_inputs(candidate.ref, candidate.div), written, ref, div, umask)
 
 
 def _culprit(candidate, kind: str, *, evidence: str, axis: str | None = None, stabilized_by: list[str] | None = None,

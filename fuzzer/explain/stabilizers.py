@@ -2,33 +2,42 @@
 
 The candidates are one table, in order of preference (the report prints `name`). The
 search is group testing: replay with every candidate fixed at once; if the step still
-varies, no known variable explains it, said after those few replays. If it is stable,
-delta debugging shrinks the set to a minimal one (joint sets of any size: the real
-PeachPy needed ASLR off *and* a fixed hash seed), and the search repeats without it to
-find alternatives (a `__DATE__` is fixed by SOURCE_DATE_EPOCH or by a frozen clock).
+varies, no known variable explains it. If it is stable, delta debugging shrinks the set
+to a minimal one (joint sets of any size: the real PeachPy needed ASLR off *and* a fixed
+hash seed), and the search repeats without it to find alternatives (a `__DATE__` is
+fixed by SOURCE_DATE_EPOCH or by a frozen clock).
 
-"Stable" is a statistical claim. Every test replays the step often enough that, at the
-variation rate measured on the plain replays, a chance match stays below 1%; "unstable"
-is not: two different outputs prove it, so a slow step's test stops there. No test
-starts that the localization budget cannot finish; a search cut short says what it knew.
+"Stable" is a statistical claim, and a partial stabiliser is what makes it hard: it
+leaves a lower variation rate than the plain replays show, so a few identical replays
+under it happen by chance. Narrowing is steered by short screens (SCREEN_REPLAYS); a
+set is *called* stable only after CONFIRM_REPLAYS identical replays or more under that
+very set, which bound the variation it leaves (reported with the set). The chance that
+the search calls any set stable that leaves much variation stays below CHANCE over the
+whole search: CHANCE is split evenly over at most MAX_TESTS tests (Bonferroni), screens
+included, because any test of a set can be the one that is later confirmed. "Unstable"
+needs no statistics: two different outputs prove it, so a test stops there. No test
+starts that the localization budget cannot finish; a search cut short claims nothing it
+has not confirmed ("not enough evidence").
 """
 
 from __future__ import annotations
 
-import math
 import time
-from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
+from fuzzer import stats
 from fuzzer.execute.step_replay import SPREAD_S, ReplayOutcome, StepReplayer, Variation, umask_wrapper
 from fuzzer.explain.budget import UNLIMITED, Budget
 from fuzzer.tools import faketime, setarch
 
 FIXED_EPOCH = "946684800"  # 2000-01-01, any constant will do
 FIXED_HOME = "/nonexistent"  # what Debian's builders use: a HOME nothing can depend on
-CHANCE = 0.01  # a variation that does not stabilise may look stable this often, at most
-MIN_REPLAYS, MAX_REPLAYS = 3, 15
+CHANCE = 0.01  # over the whole search: the chance of calling a set stable that is not
+MAX_TESTS = 40  # the search makes at most this many tests; each gets CHANCE / MAX_TESTS
+SCREEN_REPLAYS = 3  # identical replays that make a set a candidate while narrowing (no claim)
+CONFIRM_REPLAYS, MAX_CONFIRM_REPLAYS = 10, 30  # identical replays a claimed set needs, more when affordable
+CONFIRM_SHARE = 0.25  # going above CONFIRM_REPLAYS may spend this share of the budget left
 MAX_ALTERNATIVES = 3
 FIRST_LOOK = 2  # replays of a slow step before the rest: two different outputs already say "unstable"
 
@@ -66,102 +75,135 @@ class OutOfBudget(Exception):
     """The next test would not end inside the localization budget."""
 
 
+class OutOfTests(Exception):
+    """The search made MAX_TESTS tests: its share of CHANCE covers no more."""
+
+
 @dataclass(frozen=True)
 class StabilizerSearch:
-    stabilizers: tuple[str, ...]  # a minimal set that makes the step stable (empty: none found)
-    alternatives: tuple[tuple[str, ...], ...]  # other minimal sets that work as well
-    replays: int  # replays per test that found a set stable
-    chance: float  # chance that a non-stabilising set passed a test, at the measured rate
-    tried: tuple[tuple[str, int, int], ...]  # (set, distinct digests, replays) per test
+    stabilizers: tuple[str, ...]  # a minimal set confirmed stable (empty: none confirmed)
+    alternatives: tuple[tuple[str, ...], ...]  # other minimal sets, confirmed as well
+    replays: int  # identical replays under the least confirmed of the reported sets
+    chance: float  # bound on the chance of a false set over the whole search
+    tried: tuple[tuple[str, int, int], ...]  # (set, distinct digests, replays so far) per test
     failure: str = ""  # a test whose replays exited differently: no conclusion drawn
-    stopped: str = ""  # why the search ended early (the budget), "" when it ran to its end
-    minimal: bool = True  # False: the budget ran out while `stabilizers` was being narrowed
+    stopped: str = ""  # why the search ended early (budget, tests), "" when it ran to its end
+    confirmed: tuple[int, ...] = ()  # identical replays under each reported set, stabilizers first
+    unconfirmed: str = ""  # a set identical in its screen that could not be confirmed: no claim
 
     def describe(self) -> str:
-        tests = f"{len(self.tried)} tests of up to {self.replays} replays"
-        confidence = f"a chance match at the measured variation rate is {_percent(self.chance)}"
         if self.failure:
             return f"the stabiliser search stopped: a replay {self.failure}"
         if not self.tried:
             return f"no stabiliser was tried: {self.stopped or 'no candidate is usable here'}"
         if not self.stabilizers:
-            if self.stopped:
-                return f"no stabiliser found in {tests}: {self.stopped}"
-            everything, distinct, replays = self.tried[0]
-            return (f"with every candidate fixed at once ({everything or 'none usable'}) it still varied "
-                    f"({distinct} distinct in {replays}): no known stabiliser")
-        found = " + ".join(self.stabilizers) + (" together" if len(self.stabilizers) > 1 else "")
-        text = f"it becomes stable with {found} ({tests}; {confidence})"
-        if not self.minimal:
-            return text + f"; {self.stopped} before this set was narrowed to a minimal one"
-        if self.alternatives:
-            text += "; it is equally stable with " + " or ".join(" + ".join(a) for a in self.alternatives)
+            return self._nothing_confirmed()
+        sets = [self.stabilizers, *self.alternatives]
+        claims = [f"{_named(s)} ({_bound(n)})" for s, n in zip(sets, self.confirmed)]
+        text = f"it becomes stable with {claims[0]}"
+        if claims[1:]:
+            text += "; it is equally stable with " + " or ".join(claims[1:])
+        text += "; " + _guarantee(len(self.tried), self.replays)
         return text + (f"; {self.stopped} before other sets were searched" if self.stopped else "")
 
-
-def replays_to_confirm(plain: ReplayOutcome) -> tuple[int, float]:
-    """How many identical replays make a chance match unlikely (< CHANCE), from the plain
-    replays: the chance that two replays agree, estimated with one pseudo-count each way."""
-    n = len(plain.digests)
-    pairs = n * (n - 1) / 2
-    agreeing = sum(c * (c - 1) / 2 for c in Counter(plain.digests).values())
-    p_same = (agreeing + 1) / (pairs + 2)
-    needed = 1 + math.ceil(math.log(CHANCE) / math.log(p_same))
-    replays = max(MIN_REPLAYS, min(MAX_REPLAYS, needed))
-    return replays, p_same ** (replays - 1)
+    def _nothing_confirmed(self) -> str:
+        if self.stopped:
+            short = (f"; with {self.unconfirmed} fixed it was identical in its first replays, short of the "
+                     f"{CONFIRM_REPLAYS} a claim needs" if self.unconfirmed else "")
+            return f"not enough evidence for a stabiliser in {len(self.tried)} tests: {self.stopped}{short}"
+        everything = self.tried[0][0]
+        _, distinct, replays = [t for t in self.tried if t[0] == everything][-1]
+        return (f"with every candidate fixed at once ({everything}) it still varied "
+                f"({distinct} distinct in {replays}): no known stabiliser")
 
 
-def search(replayer: StepReplayer, plain: ReplayOutcome, only: tuple[str, ...] = (), budget: Budget = UNLIMITED,
+def search(replayer: StepReplayer, only: tuple[str, ...] = (), budget: Budget = UNLIMITED,
            per_replay_s: float = 0.0) -> StabilizerSearch:
     """`per_replay_s`: what one replay was seen to cost, so no test starts that the budget
-    cannot finish."""
-    replays, chance = replays_to_confirm(plain)
-    tester = _Tester(replayer, replays, budget, per_replay_s)
+    cannot finish. The plain replays size nothing: a partial stabiliser leaves a lower
+    variation rate than they show."""
+    tester = _Tester(replayer, budget, per_replay_s)
     pool = candidates(only)
     found: list[tuple[Variation, ...]] = []
     try:
-        if not pool or not tester.stable(pool):
-            return tester.result((), (), chance)
-        while len(found) <= MAX_ALTERNATIVES and pool and not tester.failure:
-            found.append(tuple(_ddmin(pool, tester.stable)))
-            pool = [v for v in pool if v not in found[-1]]
-            if not pool or not tester.stable(pool):
+        while pool and len(found) <= MAX_ALTERNATIVES and not tester.failure:
+            minimal = _narrowed(pool, tester)
+            if minimal is None:
                 break
-    except OutOfBudget:
-        return tester.unfinished(found, chance)
-    sets = [tuple(v.name for v in s) for s in found]
-    return tester.result(sets[0], tuple(sets[1:]), chance)
+            found.append(minimal)
+            pool = [v for v in pool if v not in minimal]
+    except (OutOfBudget, OutOfTests) as stop:
+        return tester.result(found, str(stop))
+    return tester.result(found)
+
+
+def _narrowed(pool: list[Variation], tester: "_Tester") -> tuple[Variation, ...] | None:
+    """A minimal subset of `pool` confirmed stable; None when `pool` is not stable. A set
+    that fails its confirmation is proven unstable (two outputs differ), so delta debugging
+    runs again and goes around it."""
+    while tester.stable(pool):
+        minimal = _ddmin(pool, tester.stable)
+        if tester.confirm(minimal):
+            return tuple(minimal)
+    return None
 
 
 class _Tester:
-    """Replays a set of candidates fixed together; remembers every test."""
+    """Replays sets of candidates fixed together; remembers every test and every digest."""
 
-    def __init__(self, replayer: StepReplayer, replays: int, budget: Budget, per_replay_s: float):
-        self.replayer, self.replays, self.budget, self.per_replay_s = replayer, replays, budget, per_replay_s
+    def __init__(self, replayer: StepReplayer, budget: Budget, per_replay_s: float):
+        self.replayer, self.budget, self.per_replay_s = replayer, budget, per_replay_s
         self.tried: list[tuple[str, int, int]] = []
+        self.digests: dict[tuple[str, ...], tuple[str, ...]] = {}
         self.known: dict[tuple[str, ...], bool] = {}
+        self.confirmations: dict[tuple[str, ...], int] = {}
+        self.unconfirmed = ""
         self.failure = ""
 
     def stable(self, variations: list[Variation]) -> bool:
-        key = tuple(v.name for v in variations)
+        """A screen: SCREEN_REPLAYS identical replays make the set a candidate, no more."""
+        key = _key(variations)
         if key not in self.known:
-            outcome = self._replay(combine(variations))
-            self.tried.append((" + ".join(key), outcome.distinct, len(outcome.digests)))
-            if outcome.failed and not self.failure:
-                self.failure = f"with {' + '.join(key)} fixed {outcome.failure}"
-            self.known[key] = outcome.stable
+            self._test(variations, SCREEN_REPLAYS)
         return self.known[key]
 
-    def _replay(self, variation: Variation) -> ReplayOutcome:
-        """A slow step first gets FIRST_LOOK replays, the rest only if those agreed (its own run
-        time already spreads them over the clock); a fast one gets them all in one paced pass."""
-        if not self.budget.affords(self.replays * self.per_replay_s):
-            raise OutOfBudget
-        first = FIRST_LOOK if self.per_replay_s >= SPREAD_S else self.replays
-        outcome = self._timed(variation, min(first, self.replays))
-        if len(outcome.digests) < self.replays and outcome.stable:
-            outcome = _joined(outcome, self._timed(variation, self.replays - len(outcome.digests)))
-        return outcome
+    def confirm(self, variations: list[Variation]) -> bool:
+        """A claim: the set's replays, its screen's included, extended to the confirmation
+        count; all must be identical."""
+        key = _key(variations)
+        if self.known.get(key) and key not in self.confirmations:
+            self.unconfirmed = " + ".join(key)
+            self._test(variations, self._confirmation_replays())
+            if self.known[key]:
+                self.confirmations[key], self.unconfirmed = len(self.digests[key]), ""
+        return key in self.confirmations
+
+    def _confirmation_replays(self) -> int:
+        """CONFIRM_REPLAYS at least; up to MAX_CONFIRM_REPLAYS when a share of the budget
+        left affords them."""
+        share = CONFIRM_SHARE * self.budget.left()
+        affordable = share / self.per_replay_s if self.per_replay_s > 0 else float("inf")
+        return int(max(CONFIRM_REPLAYS, min(MAX_CONFIRM_REPLAYS, affordable)))
+
+    def _test(self, variations: list[Variation], total: int) -> None:
+        """Replays until the set has `total` in all, or until two of them differ."""
+        if len(self.tried) >= MAX_TESTS:
+            raise OutOfTests(f"the search made the {MAX_TESTS} tests its {CHANCE:.0%} chance of a false set covers")
+        key = _key(variations)
+        digests = self.digests.get(key, ())
+        if not self.budget.affords((total - len(digests)) * self.per_replay_s):
+            raise OutOfBudget("the localization budget ran out")
+        variation, failure = combine(variations), ""
+        while len(digests) < total and len(set(digests)) <= 1 and not failure:
+            # a slow step goes FIRST_LOOK replays at a time: two different outputs end the test
+            chunk = FIRST_LOOK if self.per_replay_s >= SPREAD_S else total - len(digests)
+            outcome = self._timed(variation, min(chunk, total - len(digests)))
+            digests, failure = digests + outcome.digests, outcome.failure or ("failed" if outcome.failed else "")
+        self.digests[key] = digests
+        self.tried.append((" + ".join(key), len(set(digests)), len(digests)))
+        if failure and not self.failure:
+            self.failure = f"with {' + '.join(key)} fixed {failure}"
+        self.known[key] = not failure and len(set(digests)) == 1
 
     def _timed(self, variation: Variation, times: int) -> ReplayOutcome:
         started = time.monotonic()
@@ -169,25 +211,35 @@ class _Tester:
         self.per_replay_s = max(self.per_replay_s, (time.monotonic() - started) / times)
         return outcome
 
-    def result(self, found: tuple[str, ...], alternatives: tuple[tuple[str, ...], ...], chance: float):
-        failure = self.failure if not found else ""
-        return StabilizerSearch(found, alternatives, self.replays, chance, tuple(self.tried), failure)
-
-    def unfinished(self, found: list[tuple[Variation, ...]], chance: float) -> StabilizerSearch:
-        """What the search knew when the budget ran out: the minimal sets found so far, else
-        the smallest set seen to make the step stable (not proven minimal)."""
-        stopped = "the localization budget ran out"
-        if found:
-            sets = [tuple(v.name for v in s) for s in found]
-            return StabilizerSearch(sets[0], tuple(sets[1:]), self.replays, chance, tuple(self.tried), stopped=stopped)
-        stable = sorted((k for k, ok in self.known.items() if ok), key=len)
-        smallest = stable[0] if stable else ()
-        return StabilizerSearch(smallest, (), self.replays, chance, tuple(self.tried), self.failure, stopped,
-                                minimal=not smallest)
+    def result(self, found: list[tuple[Variation, ...]], stopped: str = "") -> StabilizerSearch:
+        sets = [_key(s) for s in found]
+        counts = tuple(self.confirmations[s] for s in sets)
+        failure = self.failure if not sets else ""
+        return StabilizerSearch(sets[0] if sets else (), tuple(sets[1:]), min(counts, default=0),
+                                CHANCE if sets else 0.0, tuple(self.tried), failure, stopped, counts,
+                                self.unconfirmed)
 
 
-def _joined(a: ReplayOutcome, b: ReplayOutcome) -> ReplayOutcome:
-    return ReplayOutcome(a.digests + b.digests, a.exit_codes + b.exit_codes, a.expected_exit, a.failure or b.failure)
+def _key(variations) -> tuple[str, ...]:
+    return tuple(v.name for v in variations)
+
+
+def _named(names: tuple[str, ...]) -> str:
+    return " + ".join(names) + (" together" if len(names) > 1 else "")
+
+
+def _bound(identical: int) -> str:
+    """The first replay sets the output; each further identical one is a trial in which the
+    step could have varied."""
+    residual = stats.percent_above(stats.upper_bound_zero(identical - 1))
+    return f"stable in {identical} of {identical} replays: residual variation below {residual} a replay at 95%"
+
+
+def _guarantee(tests: int, identical: int) -> str:
+    covered = stats.percent_above(stats.rate_excluded(identical - 1, CHANCE / MAX_TESTS))
+    return (f"{tests} tests in all: a set that leaves {covered} or more of its replays varying is called stable "
+            f"with a chance below {CHANCE:.0%} over the whole search ({CHANCE:.0%} split evenly over at most "
+            f"{MAX_TESTS} tests, Bonferroni)")
 
 
 def _ddmin(pool: list[Variation], stable) -> list[Variation]:
@@ -225,7 +277,3 @@ def combine(variations) -> Variation:
         env=tuple(kv for v in variations for kv in v.env),
         wrappers=tuple(w for v in variations for w in v.wrappers),
     )
-
-
-def _percent(p: float) -> str:
-    return "below 1%" if p < CHANCE else f"about {p:.0%}"
