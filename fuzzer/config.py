@@ -56,6 +56,7 @@ class FuzzConfig:
     dask: str | None = None  # a Dask scheduler's address, or local:N (fuzzer/execute/dask_executor.py)
     shared_source: bool = False  # with dask: every worker reads --source at its path, no archive is sent
     outputs: Outputs = field(default_factory=Outputs)
+    output_dirs: tuple[Path, ...] = ()  # --output: directories outside the tree the build writes into
     known: frozenset[str] = frozenset()  # finding ids that do not fail CI (--baseline; fuzzer/memory.py)
 
     def to_json(self) -> dict:
@@ -71,6 +72,7 @@ class FuzzConfig:
             "in_place": self.in_place,
             "clean": self.clean,
             "parallel": self.parallel,
+            "output": [str(p) for p in self.output_dirs],
         }
 
 
@@ -91,6 +93,7 @@ def stored_config(source: str, command: str, seed: int, store: Path, data: dict)
         in_place=data["in_place"],
         clean=data["clean"],
         parallel=data.get("parallel", 1),  # stores from before --parallel
+        output_dirs=tuple(Path(p) for p in data.get("output", ())),  # stores from before --output
     )
 
 
@@ -131,6 +134,7 @@ def validate(config: FuzzConfig) -> FuzzConfig:
     if config.clean is not None and not config.in_place:
         raise UsageError("--clean is only for --in-place builds (other builds start from a fresh copy)")
     _check_dask(config)
+    _check_output_dirs(config)
     if config.resume and not config.store.is_dir():
         raise UsageError(f"--resume: there is no store at {shown(config.store)}")
     return config
@@ -208,12 +212,29 @@ def _check_dask(config: FuzzConfig) -> None:
                          "'builds' (dask worker --resources builds=N) sets how many it runs at once")
 
 
+def _check_output_dirs(config: FuzzConfig) -> None:
+    """Every run empties each --output directory: never one holding the tree, the store or another."""
+    source, store = config.source.resolve(), config.store.resolve()
+    seen: list[Path] = []
+    for given in config.output_dirs:
+        _check_path(given, "--output")
+        path = given.resolve()
+        if not path.is_dir():
+            raise UsageError(f"--output {shown(given)} is not a directory")
+        for other, what in ((source, "the source tree"), (store, "the store"), *((p, "another --output") for p in seen)):
+            if path == other or path.is_relative_to(other) or other.is_relative_to(path):
+                relation = "is" if path == other else "is inside" if path.is_relative_to(other) else "contains"
+                raise UsageError(f"--output {shown(given)} {relation} {what}: it is emptied before every run")
+        seen.append(path)
+
+
 def _check_text(config: FuzzConfig) -> None:
     """Everything stored or reported must be valid UTF-8 (the store and the JSON report are)
     and free of NUL characters."""
     texts = [("the build command", config.command), ("--source", str(config.source)),
              ("--store", str(config.store)), ("--clean", config.clean or "")]
     texts += [("--artifact", glob) for glob in config.artifacts] + [("--ignore", glob) for glob in config.ignore]
+    texts += [("--output", str(path)) for path in config.output_dirs]
     for name, text in texts:
         try:
             text.encode("utf-8")

@@ -88,6 +88,10 @@ class Manifest:
             if (not artifacts or matches_any(path, artifacts)) and not matches_any(path, ignore)
         })
 
+    def joined(self, other: "Manifest") -> "Manifest":
+        """Both manifests' entries (their paths never overlap: the tree's are relative)."""
+        return Manifest({**self.entries, **other.entries})
+
     def to_json(self) -> dict:
         return {path: entry.to_json() for path, entry in self.entries.items()}
 
@@ -109,12 +113,13 @@ def _spec(globs: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(globs)
 
 
-def take_manifest(root: Path, skip: Iterable[str] = ()) -> Manifest:
-    """Hash every file under `root`. `skip` names relative directories not to enter."""
+def take_manifest(root: Path, skip: Iterable[str] = (), only: Iterable[str] | None = None) -> Manifest:
+    """Hash every file under `root`. `skip` names relative directories not to enter;
+    `only`, when given, the names directly under `root` to look at (the rest are not)."""
     skip = set(skip)
     files: list[tuple[str, os.stat_result]] = []
     entries: dict[str, Entry] = {}
-    for rel, st in _walk(str(root), "", skip):
+    for rel, st in _walk(str(root), "", skip, None if only is None else set(only)):
         if stat.S_ISLNK(st.st_mode):
             entries[rel] = Entry("symlink", os.readlink(os.path.join(root, rel)), size=0, mtime_ns=st.st_mtime_ns)
         elif stat.S_ISREG(st.st_mode):
@@ -159,9 +164,11 @@ def _batches(files: list[tuple[str, os.stat_result]]) -> Iterator[list[tuple[str
         yield batch
 
 
-def _walk(root: str, rel: str, skip: set[str]) -> Iterator[tuple[str, os.stat_result]]:
+def _walk(root: str, rel: str, skip: set[str], only: set[str] | None = None) -> Iterator[tuple[str, os.stat_result]]:
     with os.scandir(os.path.join(root, rel) if rel else root) as it:
         for entry in it:
+            if only is not None and entry.name not in only:
+                continue
             path = f"{rel}/{entry.name}" if rel else entry.name
             st = entry.stat(follow_symlinks=False)
             if stat.S_ISDIR(st.st_mode):

@@ -5,8 +5,8 @@ defaults.
 The file is looked for in the source directory (`--source`, itself set on the command line
 or as BUILDFUZZ_SOURCE): `buildfuzz.toml` (keys at the top level) or `[tool.buildfuzz]` in
 `pyproject.toml`. Its keys are the long option names (`runs = 40`, `report-json = "x.json"`,
-`jitter = false`, `artifact = ["*.so"]`) plus `command`, the build command; relative paths
-are relative to the file's directory. Click does the layering: the file becomes the
+`jitter = false`, `artifact = ["*.so"]`, `output = ["../dist"]`) plus `command`, the build
+command; relative paths (single ones and each of a list) are relative to the file's directory. Click does the layering: the file becomes the
 command's `default_map`, the environment its `auto_envvar_prefix`, and
 `Context.get_parameter_source` tells the report where each value came from.
 """
@@ -160,7 +160,10 @@ def _converted(ctx: click.Context, param: click.Parameter, value: object, base: 
             return (value,)
         return _strings(value, 'must be a string or a list of strings, e.g. "make -j{jobs}"')
     if param.multiple:
-        return _strings(value, 'must be a list of strings, e.g. ["out/*.so"]')
+        values = _strings(value, 'must be a list of strings, e.g. ["out/*.so"]')
+        if isinstance(param.type, click.Path):  # --output: relative to the file, as single paths are
+            return tuple(param.type.convert(str(base / v), param, ctx) for v in values)
+        return values
     if getattr(param, "is_flag", False):
         if not isinstance(value, bool):
             raise TypeError("must be true or false")

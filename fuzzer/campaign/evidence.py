@@ -18,11 +18,13 @@ VARIANTS_KEPT = 3  # per path: enough to diff; an intrinsic build must not fill 
 @dataclass
 class Evidence:
     dir: Path  # the campaign's directory in the store
+    tree_name: str = "tree"  # the workspace's own name
     kept: dict[str, int] = field(default_factory=dict)  # path → variants kept as blobs in this invocation
 
     @property
     def reference_tree(self) -> Path:
-        return self.dir / "reference"
+        """Under its own name in a copy of its parent: `../x.deb` is beside it there too."""
+        return self.dir / "reference" / self.tree_name
 
     def blob(self, digest: str) -> Path:
         return self.dir / "blobs" / digest
@@ -31,16 +33,22 @@ class Evidence:
         """Keep the reference tree (run 0), or the variants of `record`'s files that differ
         from `reference`'s."""
         if record.index == 0:
-            if record.ok and not self.reference_tree.exists() and executor.keep_tree(record, self.reference_tree):
-                _drop_large_files(self.reference_tree)
+            if record.ok and not self.reference_tree.exists():
+                # --output files are named by absolute paths, outside any kept tree: kept as blobs
+                self._keep_blobs(executor, record, [p for p in record.manifest.entries if p.startswith("/")])
+                if executor.keep_tree(record, self.reference_tree):
+                    _drop_large_files(self.reference_tree.parent)
             return
         if not record.ok or record.manifest is None or reference is None:
             return
-        for path, entry in record.manifest.entries.items():
+        self._keep_blobs(executor, record, [p for p, e in record.manifest.entries.items()
+                                            if reference.entries.get(p) is None
+                                            or reference.entries[p].identity() != e.identity()])
+
+    def _keep_blobs(self, executor: Executor, record: RunRecord, paths: list[str]) -> None:
+        for path in paths:
+            entry = record.manifest.entries[path]
             if entry.kind != "file" or entry.size > BLOB_LIMIT:
-                continue
-            ref_entry = reference.entries.get(path)
-            if ref_entry is not None and ref_entry.identity() == entry.identity():
                 continue
             blob = self.blob(entry.digest)
             if not blob.exists() and self.kept.get(path, 0) < VARIANTS_KEPT:
@@ -53,7 +61,7 @@ class Evidence:
         if entry is None or entry.kind != "file":
             return None
         candidates = [self.blob(entry.digest)]
-        if record.index == 0:
+        if record.index == 0 and not path.startswith("/"):  # an --output file's is a blob: not in the tree
             candidates.insert(0, self.reference_tree / path)
         return next((c for c in candidates if c.is_file()), None)
 

@@ -10,7 +10,7 @@ from fuzzer.campaign.state import Campaign
 from fuzzer.config import FuzzConfig, UsageError, available_cpus, stored_config
 from fuzzer.execute.local import BuildSpec
 from fuzzer.execute.run import RunRecord
-from fuzzer.execute.workspace import Workspace
+from fuzzer.execute.workspace import Workspace, output_dirs
 from fuzzer.plan import format_cpus
 from fuzzer.store import CampaignRow, Store
 
@@ -103,7 +103,8 @@ def _workspace_path(config: FuzzConfig) -> Path:
 
 def _campaign(config: FuzzConfig, store: Store, cid: int, seed: int, runs: list[RunRecord]) -> Campaign:
     workspace = Workspace(config.source.resolve(), _workspace_path(config), config.clean,
-                          frozenset({config.store.resolve()}))
+                          frozenset({config.store.resolve()}), parent_outputs=not config.in_place,
+                          outputs=output_dirs(config.output_dirs))
     spec = BuildSpec(config.command, workspace, store.campaign_dir(cid) / "logs", config.timeout)
     campaign = Campaign(config, store, cid, seed, spec)
     for record in runs:

@@ -87,7 +87,7 @@ class Campaign:
     evidence: Evidence = field(init=False)
 
     def __post_init__(self):
-        self.evidence = Evidence(self.store.campaign_dir(self.id))
+        self.evidence = Evidence(self.store.campaign_dir(self.id), self.spec.workspace.path.name)
 
     def request(self, kind: RunKind, perturbation, trace: bool = False) -> RunRequest:
         """A localization run (numbered within its kind), under the campaign's timeout."""

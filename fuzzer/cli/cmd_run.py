@@ -41,6 +41,9 @@ builds that differ only in known findings exit 0; a new finding exits 1.
 @click.option("--seed", type=int, help="Campaign seed (random by default; printed and stored).")
 @click.option("--artifact", multiple=True, help="Only compare files matching GLOB, as .gitignore does (repeatable).")
 @click.option("--ignore", multiple=True, help="Never compare files matching GLOB, as .gitignore does (repeatable).")
+@click.option("--output", type=PATH, multiple=True, help="Also compare DIR, outside the tree, that the build writes "
+              "into: emptied before every run (repeatable). What the build leaves beside its tree (../*.deb) is "
+              "always compared.")
 @click.option("--default-ignore/--no-default-ignore", default=True,
               help="Leave build tools' logs (.ninja_log, ...) out of the comparison (on by default).")
 @click.option("--jobs", type=JOBS_RANGE, default=None,
@@ -81,7 +84,7 @@ builds that differ only in known findings exit 0; a new finding exits 1.
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_ignore, jobs, axes, vary, jitter, affinity,
+def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, default_ignore, jobs, axes, vary, jitter, affinity,
         timeout, in_place, clean, resume, stop_on_first, localize, localize_budget, stabilizers, diff_timeout,
         report_json, junit, markdown, html, baseline, store, quiet, parallel, dask, shared_source) -> None:
     """Fuzz BUILD COMMAND (after --; {jobs} is replaced by the job count)."""
@@ -101,6 +104,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, default_igno
         seed=seed if seed is not None else random.SystemRandom().randrange(1 << 31),
         artifacts=artifact,
         ignore=ignore,
+        output_dirs=output,
         default_ignore=default_ignore,
         jobs=(jobs if jobs is not None else JOBS_RANGE.read(_default_jobs())).bounds,
         axes=axes_list,

@@ -8,9 +8,12 @@ the wait, and the guard ends the build) and hands back a finished future; the tr
 at the campaign's path until the next request, for `fetch`, `keep_tree` and step sessions.
 
 N slots (`--parallel N`): `submit` hands the build to one of N threads. Each slot has its
-own tree (`<path>.slots/<k>`) and guard, and its builds run in a private mount namespace
-where that tree is bind-mounted at the campaign's path (fuzzer/tools/unshare.py), so every
-build still sees the one path. A slot takes a new request once `as_completed` handed out
+own tree, in a parent of its own (`<parent>.slots/<k>/<tree>`), its own `--output`
+directories (`<parent>.slots/<k>.outputs/<i>`) and guard, and its builds run in a private
+mount namespace where that parent is bind-mounted at the campaign's parent (the tree alone
+at the campaign's path when the parent is not buildfuzz's) and each output directory at
+its own path (fuzzer/tools/unshare.py): every build still sees the one path, and no two
+builds write their packages into the same directory. A slot takes a new request once `as_completed` handed out
 its last run (the campaign takes what it needs of a run before submitting more); `fetch`
 and `keep_tree` read the slot that ran the record. `run` stays the one-slot path — in the
 calling thread, at the campaign's path, no namespace — for the reference, localization and
@@ -100,8 +103,7 @@ class LocalExecutor:
             raise ValueError("several slots need mount namespaces and a copied tree (not --in-place)")
         self.spec, self.slots, self.isolation = spec, slots, isolation
         self._serial = _Slot()
-        self._parallel = [_Slot(replace(spec.workspace, path=self._slots_root() / str(k), not_copied=[]))
-                          for k in range(slots)] if slots > 1 else []
+        self._parallel = [_Slot(self._slot_workspace(k)) for k in range(slots)] if slots > 1 else []
         self._free = list(self._parallel)
         self._busy: dict[Future[RunRecord], _Slot] = {}  # submitted, not yet handed out by as_completed
         self._slot_of: dict[RunKey, _Slot] = {}
@@ -165,7 +167,7 @@ class LocalExecutor:
 
     def fetch(self, record: RunRecord, path: str, dest: Path) -> bool:
         workspace = self._tree_of(record)
-        source = workspace.path / path if workspace else None
+        source = workspace.locate(path) if workspace else None
         if source is None or not source.is_file():
             return False
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -179,6 +181,7 @@ class LocalExecutor:
             return False
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(workspace.path), str(dest))
+        workspace.move_parent_outputs(dest.parent)
         self._slot_of[(record.kind, record.index)].holds = None
         return True
 
@@ -202,9 +205,14 @@ class LocalExecutor:
         return slot.workspace or self.spec.workspace
 
     def _slots_root(self) -> Path:
-        """Next to the campaign's path, so the slots' trees live in the store too."""
-        path = self.spec.workspace.path
-        return path.with_name(path.name + ".slots")
+        """Next to the campaign's parent (never in it: that is emptied before each run), in the store too."""
+        parent = self.spec.workspace.path.parent
+        return parent.with_name(parent.name + ".slots")
+
+    def _slot_workspace(self, k: int) -> Workspace:
+        root, campaign = self._slots_root(), self.spec.workspace
+        outputs = tuple(replace(o, backing=root / f"{k}.outputs" / str(i)) for i, o in enumerate(campaign.outputs))
+        return replace(campaign, path=root / str(k) / campaign.path.name, outputs=outputs, not_copied=[])
 
     def _run_in(self, slot: _Slot, request: RunRequest) -> RunRecord:
         spec = self.spec
@@ -231,7 +239,7 @@ class LocalExecutor:
             raise RunCancelled("the executor closed during the build")
         wall = time.monotonic() - started
         status = Status.TIMEOUT if end.timed_out else Status.OK if end.exit_code == 0 else Status.FAILED
-        manifest = take_manifest(cwd, skip=workspace.skipped())
+        manifest = take_manifest(cwd, skip=workspace.skipped()).joined(workspace.outside_manifest())
         note(log_path, _not_copied(workspace))
         note(log_path, end.note)
         trim_log(log_path)
@@ -254,11 +262,14 @@ class LocalExecutor:
 
     def _entered(self, slot: _Slot, argv: list[str], tree: Path, env: dict[str, str]) -> list[str]:
         """A parallel slot's build (strace included, so its trace shows the campaign's path)
-        runs in its own mount namespace, its tree mounted at the campaign's path."""
+        runs in its own mount namespace, its tree (in its parent) and outputs mounted at the campaign's."""
         if slot is self._serial:
             return argv
-        self.spec.workspace.path.mkdir(parents=True, exist_ok=True)  # the mount point
-        return self.isolation.wrap(argv, tree, self.spec.workspace.path, env)
+        campaign, own = self.spec.workspace, self._workspace_of(slot)
+        mounts = [(own.path.parent, campaign.path.parent) if campaign.parent_outputs else (tree, campaign.path)]
+        mounts += [(mine.backing, Path(theirs.shown)) for mine, theirs in zip(own.outputs, campaign.outputs)]
+        mounts[0][1].mkdir(parents=True, exist_ok=True)
+        return self.isolation.wrap(argv, *mounts[0], env, also=tuple(mounts[1:]), cwd=campaign.path)
 
     def _build(self, slot: _Slot, argv: list[str], cwd: str, launch: axes.Launch, perturbation: Perturbation,
                trace: bool, log_path: Path, timeout: float | None) -> tuple[BuildExit, tuple[JitterEvent, ...]]:

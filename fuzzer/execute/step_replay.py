@@ -31,6 +31,7 @@ REPLAYS = 5
 SPREAD_S = 1.2  # replays span at least this long: second-resolution clocks must tick
 STEP_TIMEOUT_S = 120.0
 FAILURE_LINES = 3
+BACKED_UP = "tree"  # the tree's files under it, so the parent's (`../x.deb`) stay in the backup too
 
 Wrapper = Callable[[list[str]], list[str]]
 
@@ -106,7 +107,7 @@ class StepReplayer:
         for rel in call.restored:
             src = self.tree / rel
             if src.is_file() and not src.is_symlink():
-                dst = self._backup / rel
+                dst = self._backup / BACKED_UP / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dst)
 
@@ -160,7 +161,7 @@ class StepReplayer:
 
     def _restore(self) -> None:
         for rel in self.call.restored:
-            saved, live = self._backup / rel, self.tree / rel
+            saved, live = self._backup / BACKED_UP / rel, self.tree / rel
             if saved.is_file():
                 live.parent.mkdir(parents=True, exist_ok=True)
                 if live.is_symlink() or live.is_file():

@@ -7,6 +7,15 @@ tree itself after the user's clean command, for trees too big to copy.
 Special files in the source are never read: a FIFO is recreated (os.mkfifo); a device
 node or a socket is not copied (a copy of /dev/zero would fill the disk; a socket has
 no content to copy) and is listed in `not_copied`, for the run's log.
+
+Outputs outside the tree: builds such as dpkg-buildpackage write their packages into the
+tree's parent. When buildfuzz owns that parent (`parent_outputs`: the campaign's
+workspace, a directory of the store that holds nothing but the tree), whatever a build
+leaves there is an output, named `../NAME`; and every `--output` directory is one too,
+named by its absolute path. Both are emptied before each run, so no run inherits the
+last one's packages. The parent's entries named after the tree (`NAME.at-VALUE`, the
+build-path axis's mount points; `NAME.disorderfs`, the dirorder axis's backing tree) are
+buildfuzz's own, never outputs, and never emptied by a run.
 """
 
 from __future__ import annotations
@@ -18,11 +27,27 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fuzzer.observe import special_kind
+from fuzzer.observe import Manifest, special_kind, take_manifest
+
+PARENT = "../"  # how manifests name what a build left in the tree's parent
+OWN_SUFFIXES = (".at-", ".disorderfs")  # fuzzer.axes: NAME.at-VALUE (buildpath), NAME.disorderfs (dirorder)
 
 
 class WorkspaceError(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class OutputDir:
+    """A directory outside the tree that the build writes into (`--output`)."""
+
+    shown: str  # its absolute path: the prefix of its files' names in manifests and reports
+    backing: Path  # where this workspace's builds write it: the directory itself, or a slot's own
+
+
+def output_dirs(paths) -> tuple[OutputDir, ...]:
+    """The `--output` directories of a campaign, each written where it is."""
+    return tuple(OutputDir(os.path.abspath(p), Path(os.path.abspath(p))) for p in paths)
 
 
 @dataclass(frozen=True)
@@ -31,6 +56,8 @@ class Workspace:
     path: Path
     clean: str | None = None  # only for in-place builds
     exclude: frozenset[Path] = frozenset()  # absolute paths not copied (e.g. the store)
+    parent_outputs: bool = False  # the parent is buildfuzz's: what builds leave there is compared
+    outputs: tuple[OutputDir, ...] = ()
     # (source-relative path, kind) of each special file the last prepare() did not copy
     not_copied: list[tuple[str, str]] = field(default_factory=list, compare=False, repr=False)
 
@@ -39,6 +66,7 @@ class Workspace:
         return self.path == self.source
 
     def prepare(self) -> Path:
+        self.empty_outputs()
         if self.in_place:
             self._clean_in_place()
         else:
@@ -67,6 +95,60 @@ class Workspace:
             _make_writable(self.path)
             shutil.rmtree(self.path)
 
+    def empty_outputs(self) -> None:
+        """Remove what earlier builds left outside the tree; a missing --output of a slot is made."""
+        if self.parent_outputs and self.path.parent.is_dir():
+            for name in self._parent_outputs():
+                _remove_entry(self.path.parent / name)
+        for output in self.outputs:
+            output.backing.mkdir(parents=True, exist_ok=True)
+            for entry in os.listdir(output.backing):
+                _remove_entry(output.backing / entry)
+
+    def outside_manifest(self) -> Manifest:
+        """Every file the last build left outside the tree, under its name in manifests."""
+        places = [(PARENT, self.path.parent, self._parent_outputs())] if self.parent_outputs else []
+        places += [(output.shown.rstrip("/") + "/", output.backing, None) for output in self.outputs]
+        entries = {}
+        for prefix, directory, names in places:
+            if directory.is_dir():
+                found = take_manifest(directory, only=names)
+                entries.update({prefix + path: entry for path, entry in found.entries.items()})
+        return Manifest(entries)
+
+    def compared_places(self) -> list[str]:
+        """The absolute directories whose files manifests hold: the tree, its parent when
+        buildfuzz owns it, each --output."""
+        tree = [str(self.path.parent if self.parent_outputs else self.path)]
+        return tree + [output.shown for output in self.outputs]
+
+    def locate(self, path: str) -> Path:
+        """The file a manifest's `path` names in this workspace (`../x` is in the parent)."""
+        for output in self.outputs:
+            prefix = output.shown.rstrip("/") + "/"
+            if path.startswith(prefix):
+                return output.backing / path[len(prefix):]
+        return self.path / path
+
+    def move_parent_outputs(self, dest: Path) -> None:
+        """The parent's outputs into `dest`, the parent of a kept copy of the tree."""
+        if not self.parent_outputs:
+            return
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in self._parent_outputs():
+            if not os.path.lexists(dest / name):
+                shutil.move(str(self.path.parent / name), str(dest / name))
+
+    def _parent_outputs(self) -> list[str]:
+        """Names in the parent that builds made: all but the tree and the axes' own beside it."""
+        tree = self.path.name
+        own = lambda name: name == tree or any(name.startswith(tree + s) for s in OWN_SUFFIXES)  # noqa: E731
+        try:
+            names = os.listdir(self.path.parent)
+        except FileNotFoundError:
+            return []
+        return sorted(n for n in names if not own(n) and not os.path.ismount(self.path.parent / n))
+
     def skipped(self) -> list[str]:
         """Excluded paths relative to the build tree, for the manifest to pass over."""
         return [str(p.relative_to(self.path)) for p in self.exclude if p.is_relative_to(self.path)]
@@ -81,6 +163,15 @@ class Workspace:
         if proc.returncode != 0:
             tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
             raise WorkspaceError(f"clean command {self.clean!r} failed ({proc.returncode}): {tail[0]}")
+
+
+def _remove_entry(path: Path) -> None:
+    """One entry a build left: a symlink is removed, never followed; a mount point is left."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    elif not os.path.ismount(path):
+        _make_writable(path)
+        shutil.rmtree(path)
 
 
 def _make_writable(root: Path) -> None:

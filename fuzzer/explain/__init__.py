@@ -33,6 +33,7 @@ from fuzzer.trace import declared
 from fuzzer.trace import hazards as trace_hazards
 from fuzzer.trace.differences import in_workspace
 from fuzzer.trace.graph import RootCandidate, find_roots
+from fuzzer.trace.outside import outside_note
 from fuzzer.trace.steps import BuildTrace, load_trace
 
 LISTED = 5  # roots left unexplained named in the note; the rest are counted
@@ -64,15 +65,17 @@ def localize(campaign, comparison, executor) -> Localization:
 
 def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
     pair = trace_pair(campaign, comparison, executor)
-    tree = str(campaign.spec.workspace.path)
-    reference_trace = load_trace(pair.reference.trace_path, tree)
-    attempts = [(a, load_trace(a.trace_path, tree)) for a in pair.attempts]
+    tree, parent = str(campaign.spec.workspace.path), campaign.spec.workspace.parent_outputs
+    reference_trace = load_trace(pair.reference.trace_path, tree, parent)
+    outside = outside_note(reference_trace, campaign.spec.workspace.compared_places())
+    attempts = [(a, load_trace(a.trace_path, tree, parent)) for a in pair.attempts]
     labels = trace_hazards.distinct_labels(["traced reference", *(_label(a) for a, _ in attempts)])
     found = trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)], labels,
                                        declared.declared_graph(campaign.config.command, tree))
     failures = {i: error_lines(read_log(campaign.runs[i].log_path)) for i in comparison.failed}
     if pair.divergent is None:
-        return _from_logs(campaign, comparison, pair, reference_trace, _hazards(found), failures)
+        found_in_logs = _from_logs(campaign, comparison, pair, reference_trace, _hazards(found), failures)
+        return replace(found_in_logs, notes=found_in_logs.notes + outside)
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
     roots = find_roots(reference_trace, divergent_trace, _differing(campaign, pair))
     shown = mark_manifest(_hazards(found), comparison, failures, roots,
@@ -87,7 +90,8 @@ def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
     explained, left = _explain_in_budget(ranked, context)
     culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
     minimal = _minimal_reproducer(campaign, executor, pair) if culprits else None
-    notes = _notes(roots, left, budget, campaign.config.stabilizers) + ((minimal.note,) if minimal and minimal.note else ())
+    notes = _notes(roots, left, budget, campaign.config.stabilizers) + outside \
+        + ((minimal.note,) if minimal and minimal.note else ())
     return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True)
 
 
@@ -133,16 +137,17 @@ def scan_hazards(campaign, executor) -> Localization:
     if unusable:
         return Localization(notes=(f"hazard scan disabled: {unusable}",))
     perturbation = max((r.perturbation for r in campaign.runs), key=lambda p: (p.jobs, p.ncpus, -p.jitter))
-    tree = str(campaign.spec.workspace.path)
+    tree, parent = str(campaign.spec.workspace.path), campaign.spec.workspace.parent_outputs
     parallel = executor.run(campaign.request(RunKind.HAZARD_SCAN, perturbation, trace=True))
-    traces = [load_trace(parallel.trace_path, tree)]
+    traces = [load_trace(parallel.trace_path, tree, parent)]
     labels = [_label(parallel)]
     if campaign.runs[0].perturbation != perturbation:
         reference = executor.run(campaign.request(RunKind.TRACE_REFERENCE, campaign.runs[0].perturbation, trace=True))
-        traces.append(load_trace(reference.trace_path, tree))
+        traces.append(load_trace(reference.trace_path, tree, parent))
         labels.append("traced reference")
     found = trace_hazards.find_hazards(traces, labels, declared.declared_graph(campaign.config.command, tree))
-    return Localization(hazards=_hazards(found), traced=True)
+    return Localization(hazards=_hazards(found), traced=True,
+                        notes=outside_note(traces[0], campaign.spec.workspace.compared_places()))
 
 
 def _from_logs(campaign, comparison, pair, reference_trace: BuildTrace, hazards: tuple[Hazard, ...],

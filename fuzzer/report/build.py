@@ -11,6 +11,7 @@ from fuzzer.compare.diff import diff_files
 from fuzzer.execute.choose import serial_fallback
 from fuzzer.execute.run import RunRecord
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary, VariantSummary
+from fuzzer.report.packages import package_files
 from fuzzer.tools import diffoscope
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ def build_report(campaign: "Campaign", comparison: Comparison | None, localizati
         localized=localization is not None and localization.traced,
         minimal_reproducer=localization.minimal_reproducer if localization else None,
         settings=campaign.settings,
+        packages=package_files(campaign),
     )
 
 

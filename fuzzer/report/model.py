@@ -56,6 +56,17 @@ class ArtifactFinding:
 
 
 @dataclass(frozen=True)
+class PackageFile:
+    """A package file the campaign compared (fuzzer/report/packages.py)."""
+
+    path: str  # relative to the source root: ../x.deb beside it; an --output file by its absolute path
+    size: int  # in the reference build, bytes
+    digest: str  # sha256, in the reference build
+    variants: int  # distinct contents across the successful runs: 1 when identical in every one
+    runs: int  # the successful runs compared
+
+
+@dataclass(frozen=True)
 class Culprit:
     command: str
     argv: list[str]
@@ -125,6 +136,7 @@ class Report:
     # each setting the run used → {"value": ..., "source": command line | environment | file | default, "origin": ...}
     settings: dict[str, dict] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)  # this campaign's, and those it found fixed
+    packages: list[PackageFile] = field(default_factory=list)  # the package files compared
     schema: int = SCHEMA
 
     @property
@@ -152,6 +164,7 @@ class Report:
             "culprits": Culprit,
             "hazards": Hazard,
             "findings": Finding,
+            "packages": PackageFile,
         }
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}

@@ -7,6 +7,7 @@ from fuzzer.plan import Perturbation
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, Report
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
+from fuzzer.report.packages import packages_line
 
 DIFF_LINES = 20
 FINDINGS_SHOWN = 10  # per memory section; the JSON report lists them all
@@ -29,6 +30,8 @@ def render(report: Report) -> str:
         if first:
             lines += ["", f"diff of {first.path}, runs {first.diff_runs[0]} and {first.diff_runs[1]}:"]
             lines += ["  " + l for l in first.diff.splitlines()[:DIFF_LINES]]
+    if report.packages:
+        lines += ["", packages_line(report.packages)]
     failed = [r for r in report.runs if r.status != "ok" and r.index != 0]
     if failed:
         lines += ["", f"failed runs ({len(failed)}):"]

@@ -34,20 +34,24 @@ UNSHARE = register("unshare", "util-linux", "several builds at once at the same 
 PROBE_TIMEOUT_S = 10
 MOUNT_FAILED = 125  # the exit status of a build whose tree could not be mounted (as env(1) uses it)
 
-# argv: TREE PATH LC_CTYPE PROGRAM ARGS... — LC_CTYPE is "-" when unset, "=value" when set:
-# CPython sets LC_CTYPE when it coerces a C locale (PEP 538), so the build's value is restored.
+# argv: LC_CTYPE CWD N (TREE PATH)×N PROGRAM ARGS... — LC_CTYPE is "-" when unset, "=value" when
+# set: CPython sets LC_CTYPE when it coerces a C locale (PEP 538), so the build's value is restored.
+# A missing mount point is made: inside a slot's namespace the tree's parent is the slot's own.
 ENTER = f"""\
 import ctypes, os, sys
-tree, path, lc_ctype, *argv = sys.argv[1:]
+lc_ctype, cwd, count, *rest = sys.argv[1:]
+mounts, argv = rest[:2 * int(count)], rest[2 * int(count):]
 if lc_ctype == "-":
     os.environ.pop("LC_CTYPE", None)
 else:
     os.environ["LC_CTYPE"] = lc_ctype[1:]
 MS_BIND, MS_REC = 4096, 16384
-if ctypes.CDLL(None, use_errno=True).mount(os.fsencode(tree), os.fsencode(path), None, MS_BIND | MS_REC, None):
-    sys.stderr.write(f"buildfuzz: cannot bind-mount {{tree}} at {{path}}: {{os.strerror(ctypes.get_errno())}}\\n")
-    sys.exit({MOUNT_FAILED})
-os.chdir(path)
+for tree, path in zip(mounts[::2], mounts[1::2]):
+    os.makedirs(path, exist_ok=True)
+    if ctypes.CDLL(None, use_errno=True).mount(os.fsencode(tree), os.fsencode(path), None, MS_BIND | MS_REC, None):
+        sys.stderr.write(f"buildfuzz: cannot bind-mount {{tree}} at {{path}}: {{os.strerror(ctypes.get_errno())}}\\n")
+        sys.exit({MOUNT_FAILED})
+os.chdir(cwd)
 try:
     os.execvp(argv[0], argv)
 except OSError as e:
@@ -66,17 +70,20 @@ class Isolation:
     def mode(self) -> str:
         return "unshare -Urm (user namespace)" if self.user_namespace else "unshare -m (root)"
 
-    def wrap(self, argv: list[str], tree: Path, path: Path, env: dict[str, str]) -> list[str]:
+    def wrap(self, argv: list[str], tree: Path, path: Path, env: dict[str, str],
+             also: tuple[tuple[Path, Path], ...] = (), cwd: Path | None = None) -> list[str]:
         """The argv that runs `argv` (with environment `env`) in a new mount namespace, in
-        `tree` bind-mounted at `path`. The process keeps its pid through every step (each
-        one execs the next), so the guard, the jitter engine and strace see the build as usual."""
+        `tree` bind-mounted at `path` (and each directory of `also` at its mount point), in
+        `cwd` (default: `path`). The process keeps its pid through every step (each one
+        execs the next), so the guard, the jitter engine and strace see the build as usual."""
         unshare = UNSHARE.require()
         enter = ["-Urm"] if self.user_namespace else ["-m"]
         inner = [unshare, "-U", f"--map-user={os.getuid()}", f"--map-group={os.getgid()}", "--"] \
             if self.user_namespace else []
         lc_ctype = "-" if "LC_CTYPE" not in env else "=" + env["LC_CTYPE"]
-        return [unshare, *enter, "--", sys.executable, "-I", "-S", "-c", ENTER, str(tree), str(path), lc_ctype,
-                *inner, *argv]
+        mounts = [str(p) for pair in ((tree, path), *also) for p in pair]
+        return [unshare, *enter, "--", sys.executable, "-I", "-S", "-c", ENTER, lc_ctype, str(cwd or path),
+                str(len(mounts) // 2), *mounts, *inner, *argv]
 
 
 @functools.cache

@@ -13,8 +13,9 @@ status and the files it touched, each access classified as:
   stdout  fd 1 or 2 is this file (when the program fstats it, as stdio does): whose output
           a shell redirect (`gen.py > x`) captured
 
-Paths inside the workspace are relative to it; others stay absolute; /proc, /sys and
-/dev are dropped. Threads are folded into their process (their children are the
+Paths inside the workspace are relative to it; those in its parent, when buildfuzz owns
+the parent (its files are compared, as `../NAME`), are `../NAME`; others stay absolute;
+/proc, /sys and /dev are dropped. Threads are folded into their process (their children are the
 process's children), so a multithreaded driver still owns the jobs it spawns.
 """
 
@@ -95,8 +96,9 @@ class ProcessTracker:
     buffered until the parent names the child, so cwd and parent are known when replayed.
     """
 
-    def __init__(self, workspace: str):
+    def __init__(self, workspace: str, parent: bool = False):
         self.roots = _workspace_roots(workspace)
+        self.parents = tuple(os.path.dirname(root) for root in self.roots) if parent else ()
         self.workspace = self.roots[0]
         self.moved = re.compile("(" + "|".join(map(re.escape, self.roots)) + ")" + re.escape(MOVED) + r"[^/\s:=]*")
         self.procs: list[_Live] = []
@@ -176,6 +178,9 @@ class ProcessTracker:
             if norm.startswith(root + MOVED):  # the same tree seen at another build path (fuzzer.axes)
                 _, _, inside = norm[len(root) + len(MOVED) :].partition("/")
                 return inside or "."
+        for parent in self.parents:
+            if norm.startswith(parent + "/"):
+                return "../" + norm[len(parent) + 1 :]
         if any(norm == r or norm.startswith(r + "/") for r in IGNORED_ROOTS):
             return None
         return norm
@@ -398,8 +403,8 @@ HANDLERS = {
 }
 
 
-def track_processes(records: Iterable[Record], workspace: str) -> list[Process]:
-    tracker = ProcessTracker(workspace)
+def track_processes(records: Iterable[Record], workspace: str, parent: bool = False) -> list[Process]:
+    tracker = ProcessTracker(workspace, parent)
     for record in records:
         tracker.feed(record)
     return tracker.finish()

@@ -105,8 +105,9 @@ class BuildTrace:
         return self.by_key.get(key)
 
 
-def load_trace(trace_path: str | os.PathLike, workspace: str) -> BuildTrace:
-    return build_trace(track_processes(parse_trace(trace_path), workspace), workspace)
+def load_trace(trace_path: str | os.PathLike, workspace: str, parent: bool = False) -> BuildTrace:
+    """`parent`: the workspace's parent is buildfuzz's, its files named `../NAME` as manifests name them."""
+    return build_trace(track_processes(parse_trace(trace_path), workspace, parent), workspace)
 
 
 def build_trace(processes: list[Process], workspace: str) -> BuildTrace:

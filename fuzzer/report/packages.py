@@ -1,0 +1,61 @@
+"""The package files a campaign compared: what a green verdict vouches for, by name.
+
+A package file is a build's deliverable recognised by its name: Debian packages and their
+upload records (`.deb`, `.udeb`, `.ddeb`, `.dsc`, `.buildinfo`, `.changes`), Python wheels,
+eggs and source archives, any tarball (`.tar`, `.tgz`, `.tar.*`), `.zip`, `.jar`, `.rpm`,
+`.apk`, `.gem`, `.nupkg`, `.crate`. A file the source tree already held with the same
+content (test data, a vendored tarball) is the source's, not the build's, and is not listed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+from fuzzer.observe import hash_file
+from fuzzer.report.model import PackageFile
+
+if TYPE_CHECKING:
+    from fuzzer.campaign import Campaign
+
+PACKAGE_NAME = re.compile(
+    r"\.(deb|udeb|ddeb|dsc|buildinfo|changes|whl|egg|tar|tgz|tbz2|txz|zip|jar|rpm|apk|gem|nupkg|crate)$"
+    r"|\.tar\.[A-Za-z0-9]+$")
+SHOWN_IN_TEXT = 6
+
+
+def is_package(path: str) -> bool:
+    return PACKAGE_NAME.search(path.rsplit("/", 1)[-1]) is not None
+
+
+def package_files(campaign: "Campaign") -> list[PackageFile]:
+    """Each package file of the reference build: its size and digest there, and how many
+    distinct contents it had across the successful runs (1: identical in every one)."""
+    reference = campaign.runs[0] if campaign.runs else None
+    if reference is None or not reference.ok or reference.manifest is None:
+        return []
+    selected = [campaign.select(r.manifest) for r in campaign.runs if r.ok and r.manifest is not None]
+    found = []
+    for path, entry in sorted(campaign.select(reference.manifest).entries.items()):
+        if entry.kind != "file" or not is_package(path) or _from_source(campaign, path, entry.digest):
+            continue
+        digests = {m.entries[path].digest if path in m.entries else None for m in selected}
+        found.append(PackageFile(path, entry.size, entry.digest, len(digests), len(selected)))
+    return found
+
+
+def packages_line(packages: list[PackageFile]) -> str:
+    """One line for the text report: every package named, with its verdict."""
+    shown = [f"{p.path} ({p.size:,} bytes, sha256 {p.digest[:12]}, "
+             + (f"identical in {p.runs} runs)" if p.variants == 1 else f"{p.variants} variants in {p.runs} runs)")
+             for p in packages[:SHOWN_IN_TEXT]]
+    more = f" and {len(packages) - SHOWN_IN_TEXT} more" if len(packages) > SHOWN_IN_TEXT else ""
+    return f"packages compared: {', '.join(shown)}{more}"
+
+
+def _from_source(campaign: "Campaign", path: str, digest: str) -> bool:
+    if path.startswith(("../", "/")):
+        return False
+    original = os.path.join(campaign.config.source, path)
+    return os.path.isfile(original) and not os.path.islink(original) and hash_file(original) == digest
