@@ -166,7 +166,7 @@ def test_slots_build_at_once_at_the_one_path_and_keep_their_trees_until_reused(t
         reused = one if executor.fetch(two, "where.txt", tmp_path / "again") else two
         assert not executor.fetch(reused, "where.txt", tmp_path / "gone")  # its slot built run 3 since
         assert executor.keep_tree(third, tmp_path / "kept") and (tmp_path / "kept" / "where.txt").is_file()
-    assert not canonical.with_name("src.slots").exists()  # close() removed every slot's tree
+    assert not canonical.parent.with_name("workspace.slots").exists()  # close() removed every slot's tree
     assert our_mounts(tmp_path) == []
 
 
@@ -218,7 +218,7 @@ def test_two_builds_at_once_both_build_at_the_campaign_path(tmp_path):
     report = json.loads((tmp_path / "report.json").read_text())
     assert [run["overlapped_with"] for run in report["runs"]] == [[], [2], [1]]  # the reference runs alone
     assert any("2 builds ran at once" in note for note in report["notes"])
-    assert not canonical.exists() and not canonical.with_name("src.slots").exists()
+    assert not canonical.exists() and not canonical.parent.with_name("workspace.slots").exists()
     assert our_mounts(tmp_path) == []
 
 
