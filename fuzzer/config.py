@@ -221,7 +221,8 @@ def _check_output_dirs(config: FuzzConfig) -> None:
         path = given.resolve()
         if not path.is_dir():
             raise UsageError(f"--output {shown(given)} is not a directory")
-        for other, what in ((source, "the source tree"), (store, "the store"), *((p, "another --output") for p in seen)):
+        places = ((source, "the source tree"), (store, "the store"), *((p, "another --output") for p in seen))
+        for other, what in places:
             if path == other or path.is_relative_to(other) or other.is_relative_to(path):
                 relation = "is" if path == other else "is inside" if path.is_relative_to(other) else "contains"
                 raise UsageError(f"--output {shown(given)} {relation} {what}: it is emptied before every run")

@@ -6,8 +6,9 @@ The file is looked for in the source directory (`--source`, itself set on the co
 or as BUILDFUZZ_SOURCE): `buildfuzz.toml` (keys at the top level) or `[tool.buildfuzz]` in
 `pyproject.toml`. Its keys are the long option names (`runs = 40`, `report-json = "x.json"`,
 `jitter = false`, `artifact = ["*.so"]`, `output = ["../dist"]`) plus `command`, the build
-command; relative paths (single ones and each of a list) are relative to the file's directory. Click does the layering: the file becomes the
-command's `default_map`, the environment its `auto_envvar_prefix`, and
+command; relative paths (single ones and each of a list) are relative to the file's
+directory. Click does the layering: the file becomes the command's `default_map`, the
+environment its `auto_envvar_prefix`, and
 `Context.get_parameter_source` tells the report where each value came from.
 """
 

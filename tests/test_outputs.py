@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,11 +23,14 @@ from fuzzer.plan import Perturbation
 from fuzzer.report.model import PackageFile
 from fuzzer.report.packages import is_package, packages_line
 from fuzzer.tools import unshare
+from fuzzer.trace.parse import parse_lines
+from fuzzer.trace.processes import track_processes
 from fuzzer.trace.outside import outside_note, written_outside
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 
 PLAIN = Perturbation(1, None, 0.0, 0)
-needs_namespaces = pytest.mark.skipif(unshare.isolation() is None, reason=f"no mount namespace: {unshare.unavailable()}")
+needs_namespaces = pytest.mark.skipif(unshare.isolation() is None,
+                                      reason=f"no mount namespace: {unshare.unavailable()}")
 
 
 def digest_of(text: str) -> str:
@@ -208,7 +212,8 @@ def test_package_files_are_known_by_name():
 
 
 def test_the_packages_line_names_each_with_its_verdict():
-    line = packages_line([PackageFile("../a.deb", 2048, "ab" * 32, 1, 4), PackageFile("../a.buildinfo", 9, "cd" * 32, 3, 4)])
+    line = packages_line([PackageFile("../a.deb", 2048, "ab" * 32, 1, 4),
+                          PackageFile("../a.buildinfo", 9, "cd" * 32, 3, 4)])
     assert line == ("packages compared: ../a.deb (2,048 bytes, sha256 abababababab, identical in 4 runs), "
                     "../a.buildinfo (9 bytes, sha256 cdcdcdcdcdcd, 3 variants in 4 runs)")
 
@@ -225,3 +230,16 @@ def test_files_left_outside_every_compared_place_are_named_once_with_the_option(
     assert "1 file(s) outside the compared places" in note and "/tmp/pip-wheel-x/m.whl" in note
     assert "--output DIR" in note
     assert outside_note(synthetic_trace([FakeStep("true", 1.0, 2.0)]), compared) == ()
+
+
+def test_the_trace_names_the_owned_parent_s_files_as_manifests_do():
+    text = textwrap.dedent("""
+        5 1.0 openat(AT_FDCWD</store/workspace/src>, "../pkg.deb", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</store/workspace/pkg.deb>
+        5 1.1 openat(AT_FDCWD</store/workspace/src>, "/store/workspace.slots/x", O_RDONLY) = 3</store/workspace.slots/x>
+        5 1.2 exit_group(0) = ?
+    """).strip().splitlines(keepends=True)
+    (process,) = track_processes(parse_lines(text), "/store/workspace/src", parent=True)
+    owned = {(a.kind, a.path) for a in process.accesses}
+    assert owned == {("write", "../pkg.deb"), ("read", "/store/workspace.slots/x")}
+    theirs = {a.path for a in track_processes(parse_lines(text), "/store/workspace/src")[0].accesses}
+    assert theirs == {"/store/workspace/pkg.deb", "/store/workspace.slots/x"}  # --in-place: the parent is not ours
