@@ -16,8 +16,10 @@ import pytest
 
 from conftest import ROOT
 from fuzzer.config import FuzzConfig, UsageError, validate
+from fuzzer.execute.guard import Guard
 from fuzzer.execute.local import BuildSpec, LocalExecutor
 from fuzzer.execute.run import RunRequest
+from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import PARENT, Workspace, output_dirs
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import PackageFile
@@ -243,3 +245,18 @@ def test_the_trace_names_the_owned_parent_s_files_as_manifests_do():
     assert owned == {("write", "../pkg.deb"), ("read", "/store/workspace.slots/x")}
     theirs = {a.path for a in track_processes(parse_lines(text), "/store/workspace/src")[0].accesses}
     assert theirs == {"/store/workspace/pkg.deb", "/store/workspace.slots/x"}  # --in-place: the parent is not ours
+
+
+def test_a_step_replay_whose_program_is_gone_is_a_failed_replay_not_a_crash(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tmp_path / "pkg.deb").write_text("traced\n")
+    call = StepCall(argv=(str(tmp_path / "build-env" / "bin" / "python"), "-c", "pass"), cwd=".", env={},
+                    exit_code=0, restored=("../pkg.deb",), compared=("../pkg.deb",))
+    with Guard() as guard, StepReplayer(guard, tree, call, (0,), tmp_path / "logs") as replayer:
+        outcome = replayer.replay(times=2)
+        backups = [p.name for p in (tmp_path / "logs").iterdir() if p.is_dir()]
+        assert [b.startswith("step-outputs-") for b in backups] == [True]
+        assert not (tmp_path / "logs" / "pkg.deb").exists()  # ../pkg.deb is backed up inside it, not beside
+    assert outcome.failed and outcome.exit_codes == (127, 127) and "cannot run" in outcome.failure
+    assert (tmp_path / "pkg.deb").read_text() == "traced\n"

@@ -31,6 +31,7 @@ REPLAYS = 5
 SPREAD_S = 1.2  # replays span at least this long: second-resolution clocks must tick
 STEP_TIMEOUT_S = 120.0
 FAILURE_LINES = 3
+CANNOT_RUN = 127  # a replay whose program no longer exists exits as a shell's would
 BACKED_UP = "tree"  # the tree's files under it, so the parent's (`../x.deb`) stay in the backup too
 
 Wrapper = Callable[[list[str]], list[str]]
@@ -155,8 +156,12 @@ class StepReplayer:
         self._runs += 1
         log = self.logs / f"step-{self._runs:03d}-{_slug(variation.name)}.log"
         with _moved(self.tree, variation.moved):
-            self.guard.start(argv, cwd=str(self.tree / self.call.cwd), env=env, cpus=variation.cpus or self.cpus,
-                             log_path=str(log))
+            try:
+                self.guard.start(argv, cwd=str(self.tree / self.call.cwd), env=env,
+                                 cpus=variation.cpus or self.cpus, log_path=str(log))
+            except OSError as e:  # what the step ran is gone: `python -m build`'s environment was a temp dir
+                log.write_text(f"cannot run {argv[0]}: {e.strerror}\n")
+                return CANNOT_RUN, log
             return self.guard.wait(STEP_TIMEOUT_S).exit_code, log
 
     def _restore(self) -> None:
