@@ -207,6 +207,8 @@ def _check_dask(config: FuzzConfig) -> None:
     dask_local_workers(config.dask)
     if config.in_place:
         raise UsageError("--dask builds a copy of the source on each worker; --in-place builds in the one source tree")
+    if config.output_dirs:
+        raise UsageError("--output is for builds on this machine; Dask workers compare their tree only")
     if config.parallel > 1:
         raise UsageError("--parallel is for builds on this machine; with --dask, each worker's resource "
                          "'builds' (dask worker --resources builds=N) sets how many it runs at once")

@@ -260,3 +260,12 @@ def test_a_step_replay_whose_program_is_gone_is_a_failed_replay_not_a_crash(tmp_
         assert not (tmp_path / "logs" / "pkg.deb").exists()  # ../pkg.deb is backed up inside it, not beside
     assert outcome.failed and outcome.exit_codes == (127, 127) and "cannot run" in outcome.failure
     assert (tmp_path / "pkg.deb").read_text() == "traced\n"
+
+
+def test_outputs_are_for_builds_on_this_machine(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "out").mkdir()
+    config = FuzzConfig(source=tmp_path / "src", command="make", store=tmp_path / "src" / ".buildfuzz",
+                        output_dirs=(tmp_path / "out",), dask="local:1")
+    with pytest.raises(UsageError, match="--output is for builds on this machine"):
+        validate(config)
