@@ -13,8 +13,8 @@ directories (`<parent>.slots/<k>.outputs/<i>`) and guard, and its builds run in 
 mount namespace where that parent is bind-mounted at the campaign's parent (the tree alone
 at the campaign's path when the parent is not buildfuzz's) and each output directory at
 its own path (fuzzer/tools/unshare.py): every build still sees the one path, and no two
-builds write their packages into the same directory. A slot takes a new request once `as_completed` handed out
-its last run (the campaign takes what it needs of a run before submitting more); `fetch`
+builds write their packages into one directory. A slot takes a new request once
+`as_completed` handed out its last run (the campaign takes what it needs of a run before submitting more); `fetch`
 and `keep_tree` read the slot that ran the record. `run` stays the one-slot path — in the
 calling thread, at the campaign's path, no namespace — for the reference, localization and
 replays; submitted builds must be collected first (their mounts cover that path). `close`
@@ -205,7 +205,7 @@ class LocalExecutor:
         return slot.workspace or self.spec.workspace
 
     def _slots_root(self) -> Path:
-        """Next to the campaign's parent (never in it: that is emptied before each run), in the store too."""
+        """Next to the campaign's parent (in it, a run would empty it), in the store too."""
         parent = self.spec.workspace.path.parent
         return parent.with_name(parent.name + ".slots")
 

@@ -142,12 +142,12 @@ class Workspace:
     def _parent_outputs(self) -> list[str]:
         """Names in the parent that builds made: all but the tree and the axes' own beside it."""
         tree = self.path.name
-        own = lambda name: name == tree or any(name.startswith(tree + s) for s in OWN_SUFFIXES)  # noqa: E731
         try:
             names = os.listdir(self.path.parent)
         except FileNotFoundError:
             return []
-        return sorted(n for n in names if not own(n) and not os.path.ismount(self.path.parent / n))
+        own = {n for n in names if n == tree or n.startswith(tuple(tree + suffix for suffix in OWN_SUFFIXES))}
+        return sorted(n for n in names if n not in own and not os.path.ismount(self.path.parent / n))
 
     def skipped(self) -> list[str]:
         """Excluded paths relative to the build tree, for the manifest to pass over."""
