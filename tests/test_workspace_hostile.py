@@ -165,3 +165,27 @@ def test_a_failed_reference_quoting_a_hostile_name_prints_it_escaped(tmp_path):
     # the name's newline became a line break of the build's own output, quoted as such;
     # its escape sequence must not reach the terminal
     assert "REPRODUCIBLE\\x1b]0;owned\\x07.txt" in result.stderr
+
+
+def test_what_a_build_leaves_beside_its_tree_is_never_read_or_followed_and_always_emptied(tmp_path):
+    """A FIFO, a read-only directory and links out of the parent, left by a build in the
+    tree's parent: recorded without opening or following, then removed by the next run."""
+    source, outside = tmp_path / "src", tmp_path / "outside"
+    source.mkdir()
+    outside.mkdir()
+    (outside / "precious.txt").write_text("not the build's\n")
+    workspace = Workspace(source, tmp_path / "store" / "workspace" / "src", parent_outputs=True)
+    parent = workspace.prepare().parent
+    os.mkfifo(parent / "pipe")
+    (parent / "locked" / "deep").mkdir(parents=True)
+    (parent / "locked" / "deep" / "x.deb").write_text("deb\n")
+    os.chmod(parent / "locked" / "deep", 0o500)
+    os.chmod(parent / "locked", 0o500)
+    os.symlink(outside, parent / "dir-link")
+    os.symlink(outside / "precious.txt", parent / "file-link")
+    entries = workspace.outside_manifest().entries
+    assert entries["../pipe"].kind == "fifo" and entries["../dir-link"].kind == "symlink"
+    assert "../locked/deep/x.deb" in entries and not any(p.startswith("../dir-link/") for p in entries)
+    workspace.prepare()
+    assert os.listdir(parent) == ["src"]
+    assert (outside / "precious.txt").read_text() == "not the build's\n"
