@@ -15,12 +15,14 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from fuzzer.campaign.evidence import Evidence
 from fuzzer.config import FuzzConfig, UsageError, validate
 from fuzzer.execute.guard import Guard
 from fuzzer.execute.local import BuildSpec, LocalExecutor
-from fuzzer.execute.run import RunRequest
+from fuzzer.execute.run import RunRecord, RunRequest, Status
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import PARENT, Workspace, output_dirs
+from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import PackageFile
 from fuzzer.report.packages import is_package, packages_line
@@ -269,3 +271,19 @@ def test_outputs_are_for_builds_on_this_machine(tmp_path):
                         output_dirs=(tmp_path / "out",), dask="local:1")
     with pytest.raises(UsageError, match="--output is for builds on this machine"):
         validate(config)
+
+
+def test_the_kept_reference_serves_parent_files_and_outputs_come_from_blobs(tmp_path):
+    evidence = Evidence(tmp_path / "campaign-1", "src")
+    evidence.reference_tree.mkdir(parents=True)
+    (evidence.reference_tree.parent / "pkg.deb").write_text("deb\n")
+    live = tmp_path / "dist" / "x.whl"  # a later run's: the --output directory is reused
+    live.parent.mkdir()
+    live.write_text("a later run's wheel\n")
+    entries = {"../pkg.deb": Entry("file", digest_of("deb\n")), str(live): Entry("file", digest_of("whl\n"))}
+    run0 = RunRecord(0, PLAIN, Status.OK, 0, 1.0, Manifest(entries), "")
+    assert evidence.variant_file(run0, "../pkg.deb") == evidence.reference_tree / "../pkg.deb"
+    assert evidence.variant_file(run0, str(live)) is None  # never the live file, which is no longer run 0's
+    evidence.blob(digest_of("whl\n")).parent.mkdir(parents=True)
+    evidence.blob(digest_of("whl\n")).write_text("whl\n")
+    assert evidence.variant_file(run0, str(live)) == evidence.blob(digest_of("whl\n"))
