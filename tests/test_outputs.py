@@ -117,6 +117,8 @@ def test_each_run_sees_an_empty_parent_and_output_and_its_files_are_compared(tmp
         assert sorted(p for p in entries if not p.endswith(".txt")) == [PARENT + "pkg.deb", f"{out}/x.whl"]
         assert entries["../pkg.deb"].digest == entries["seen.txt"].digest  # one line: its own
     assert runs[0].manifest.entries["../pkg.deb"].digest != runs[1].manifest.entries["../pkg.deb"].digest
+    spec.workspace.remove()  # as a campaign ends: the tree and what its builds left beside it
+    assert os.listdir(spec.workspace.path.parent) == [] and (out / "x.whl").exists()  # --output: the user's
     assert (tmp_path / "fetched").read_text() == (kept / "seen.txt").read_text()
     assert (kept.parent / "pkg.deb").read_text() == (kept / "seen.txt").read_text()  # kept beside the tree
 
@@ -130,6 +132,9 @@ def test_slots_building_at_once_never_share_a_parent_or_an_output(tmp_path):
     spec = spec_for(tmp_path, f"echo $$ > ../pkg.deb; echo $$ > {out}/x.whl; echo $$ >> {started}; "
                               f"while [ $(wc -l < {started}) -lt 2 ]; do sleep 0.05; done; "
                               f"cat ../pkg.deb {out}/x.whl > seen.txt", out)
+    store_file = tmp_path / "store" / "buildfuzz.db"  # beside the slots: never a workspace's to remove
+    store_file.parent.mkdir(parents=True)
+    store_file.write_text("db\n")
     with LocalExecutor(spec, slots=2, isolation=unshare.isolation()) as executor:
         futures = [executor.submit(RunRequest(i, PLAIN)) for i in (1, 2)]
         runs = [f.result() for f in executor.as_completed(futures)]
@@ -144,6 +149,7 @@ def test_slots_building_at_once_never_share_a_parent_or_an_output(tmp_path):
     assert len(pids) == 2
     assert list(out.iterdir()) == []  # outside the namespaces the slots' files were never there
     assert not spec.workspace.path.parent.with_name("workspace.slots").exists()
+    assert store_file.read_text() == "db\n"
 
 
 # ---------------------------------------------------------------- --output checks

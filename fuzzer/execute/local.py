@@ -39,7 +39,7 @@ from fuzzer.execute.logs import log_tail, note, trim_log
 from fuzzer.execute.parallelism import parallel_env
 from fuzzer.execute.run import RunKind, RunRecord, RunRequest, Status
 from fuzzer.execute.step_replay import StepCall, StepReplayer
-from fuzzer.execute.workspace import Workspace
+from fuzzer.execute.workspace import Workspace, remove_tree
 from fuzzer.observe import take_manifest
 from fuzzer.plan import Perturbation
 from fuzzer.tools import strace
@@ -140,7 +140,7 @@ class LocalExecutor:
         for slot in [self._serial, *self._parallel]:
             slot.close()
         if self._parallel:
-            replace(self.spec.workspace, path=self._slots_root(), not_copied=[]).remove()
+            remove_tree(self._slots_root())
         self._free, self._busy = list(self._parallel), {}
         self._closing = False
 

@@ -91,9 +91,13 @@ class Workspace:
             self.not_copied.append((os.path.relpath(source, self.source), kind))
 
     def remove(self) -> None:
-        if not self.in_place and os.path.lexists(self.path):
-            _make_writable(self.path)
-            shutil.rmtree(self.path)
+        """The tree, and what builds left beside it in buildfuzz's parent: nothing of a run stays."""
+        if self.in_place:
+            return
+        remove_tree(self.path)
+        if self.parent_outputs:
+            for name in self._parent_outputs():
+                _remove_entry(self.path.parent / name)
 
     def empty_outputs(self) -> None:
         """Remove what earlier builds left outside the tree; a missing --output of a slot is made."""
@@ -163,6 +167,12 @@ class Workspace:
         if proc.returncode != 0:
             tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
             raise WorkspaceError(f"clean command {self.clean!r} failed ({proc.returncode}): {tail[0]}")
+
+
+def remove_tree(path: Path) -> None:
+    if os.path.lexists(path):
+        _make_writable(path)
+        shutil.rmtree(path)
 
 
 def _remove_entry(path: Path) -> None:
