@@ -74,3 +74,14 @@ def test_globs():
     assert matches_any("deep/dir/x.o", ["*.o"])
     assert matches_any("lib/libops.a", ["lib/*.a"])
     assert not matches_any("lib/libops.so", ["lib/*.a"])
+
+
+def test_only_the_names_given_are_looked_at_and_manifests_join(tmp_path):
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "a.o").write_text("a\n")
+    (tmp_path / "pkg.deb").write_text("deb\n")
+    os.mkfifo(tmp_path / "not-listed")  # never opened, since never looked at
+    beside = take_manifest(tmp_path, only=["pkg.deb"])
+    assert sorted(beside.entries) == ["pkg.deb"]
+    joined = take_manifest(tmp_path / "tree").joined(Manifest({"../" + p: e for p, e in beside.entries.items()}))
+    assert sorted(joined.entries) == ["../pkg.deb", "a.o"]
