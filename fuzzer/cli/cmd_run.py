@@ -41,9 +41,9 @@ builds that differ only in known findings exit 0; a new finding exits 1.
 @click.option("--seed", type=int, help="Campaign seed (random by default; printed and stored).")
 @click.option("--artifact", multiple=True, help="Only compare files matching GLOB, as .gitignore does (repeatable).")
 @click.option("--ignore", multiple=True, help="Never compare files matching GLOB, as .gitignore does (repeatable).")
-@click.option("--output", type=PATH, multiple=True, metavar="DIR", help="Also compare DIR, outside the tree, that the build writes "
-              "into: emptied before every run (repeatable). What the build leaves beside its tree (../*.deb) is "
-              "always compared.")
+@click.option("--output", type=PATH, multiple=True, metavar="DIR",
+              help="Also compare DIR, outside the tree, that the build writes into: emptied before every run "
+              "(repeatable). What the build leaves beside its tree (../*.deb) is always compared.")
 @click.option("--default-ignore/--no-default-ignore", default=True,
               help="Leave build tools' logs (.ninja_log, ...) out of the comparison (on by default).")
 @click.option("--jobs", type=JOBS_RANGE, default=None,
