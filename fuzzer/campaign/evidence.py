@@ -4,6 +4,7 @@ what reads them back (reports, known noise) meet here, not in a path convention.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,7 +63,7 @@ class Evidence:
             return None
         candidates = [self.blob(entry.digest)]
         if record.index == 0 and not path.startswith("/"):  # an --output file's is a blob: not in the tree
-            candidates.insert(0, self.reference_tree / path)
+            candidates.insert(0, Path(os.path.normpath(self.reference_tree / path)))  # ../x.deb: beside it
         return next((c for c in candidates if c.is_file()), None)
 
 
