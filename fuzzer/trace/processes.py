@@ -13,9 +13,9 @@ status and the files it touched, each access classified as:
   stdout  fd 1 or 2 is this file (when the program fstats it, as stdio does): whose output
           a shell redirect (`gen.py > x`) captured
 
-Paths inside the workspace are relative to it; those in its parent, when buildfuzz owns
-the parent (its files are compared, as `../NAME`), are `../NAME`; others stay absolute;
-/proc, /sys and /dev are dropped. Threads are folded into their process (their children are the
+Paths inside the workspace are relative to it; those in its parent are `../NAME` when
+buildfuzz owns that parent (manifests name its files so); others stay absolute; /proc,
+/sys and /dev are dropped. Threads are folded into their process (their children are the
 process's children), so a multithreaded driver still owns the jobs it spawns.
 """
 
