@@ -300,3 +300,70 @@ def test_real_failures_are_recorded(tmp_path):
     steps = {s.command: s for s in t.steps}
     assert steps["exit 3"].exit_code == 3
     assert steps["kill -9 $$"].signal == "SIGKILL" and steps["kill -9 $$"].failed
+
+
+# --- copies, piped stdin, the network (what writer processes rest on) ---------------------
+
+
+def test_copies_are_writes_whose_bytes_come_from_their_source():
+    procs = processes("""
+        5 1.0 execve("/usr/bin/python3", ["python3", "-m", "pip"], 0x1 /* 1 vars */) = 0
+        5 1.1 openat(AT_FDCWD</ws>, "dist/x.whl", O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0666) = 4</ws/dist/x.whl>
+        5 1.2 sendfile(4</ws/dist/x.whl>, 3</tmp/pip-wheel-ab/x.whl>, 0x7ff, 8388608) = 6
+        5 1.3 copy_file_range(3</ws/a>, NULL, 4</ws/b>, NULL, 9223372035781033984, 0) = 6
+        5 1.4 copy_file_range(3<pipe:[1]>, NULL, 4</ws/c>, NULL, 10, 0) = 6
+    """)
+    (pip,) = procs
+    by = {(a.kind, a.path): a for a in pip.accesses}
+    assert by[("write", "dist/x.whl")].origin == "/tmp/pip-wheel-ab/x.whl"
+    assert ("read", "/tmp/pip-wheel-ab/x.whl") in by
+    assert by[("write", "b")].origin == "a" and ("read", "a") in by
+    assert ("write", "c") not in by  # a pipe carries no file's bytes
+
+
+def test_a_stdin_pipe_is_recorded_inherited_and_undone_by_a_redirect():
+    sh, sort, child, cat = processes("""
+        1 1.0 execve("/bin/sh", ["sh", "-c", "gen | sort > out; cat < in"], 0x1 /* 1 vars */) = 0
+        1 1.1 clone(child_stack=NULL) = 2
+        2 1.2 dup2(3<pipe:[7]>, 0</dev/null>) = 0<pipe:[7]>
+        2 1.3 execve("/usr/bin/sort", ["sort"], 0x1 /* 1 vars */) = 0
+        2 1.4 clone(child_stack=NULL) = 3
+        3 1.5 execve("/usr/bin/true", ["true"], 0x1 /* 1 vars */) = 0
+        1 1.6 clone(child_stack=NULL) = 4
+        4 1.7 dup2(3</ws/in>, 0</dev/null>) = 0</ws/in>
+        4 1.8 execve("/bin/cat", ["cat"], 0x1 /* 1 vars */) = 0
+    """)
+    assert (sh.stdin_pipe, sort.stdin_pipe, child.stdin_pipe, cat.stdin_pipe) == (False, True, True, False)
+
+
+def test_only_internet_connections_count_as_the_network():
+    local, online = processes("""
+        1 1.0 execve("/usr/bin/id", ["id"], 0x1 /* 1 vars */) = 0
+        1 1.1 connect(3<socket:[1]>, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = -1 ENOENT (No such file or directory)
+        1 1.2 clone(child_stack=NULL) = 2
+        2 1.3 execve("/usr/bin/curl", ["curl", "x"], 0x1 /* 1 vars */) = 0
+        2 1.4 connect(3<socket:[2]>, {sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr("10.0.0.1")}, 16) = -1 EINPROGRESS (Operation now in progress)
+    """)
+    assert local.network is None
+    assert online.network == 'sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr("10.0.0.1")'
+
+
+def test_steps_list_their_processes_root_first():
+    t = trace(NESTED)
+    assert [t.processes[i].argv[0] for i in t.steps[1].members][:1] == ["/bin/sh"]
+    assert all(t.processes[i].pid in t.steps[1].pids for i in t.steps[1].members)
+
+
+@pytest.mark.slow
+def test_real_copies_and_pipes_are_traced(tmp_path):
+    need_strace()
+    script = (f"{sys.executable} -c 'import shutil; shutil.copy(\"a\", \"b\")'; cp a c; "
+              "printf 'x\\n' | sort > d")
+    (tmp_path / "a").write_text("hello\n")
+    trace_path = tmp_path / "trace.txt"
+    subprocess.run(strace.wrap(["/bin/sh", "-c", script], str(trace_path)), cwd=tmp_path, check=True)
+    t = load_trace(trace_path, str(tmp_path))
+    origins = {a.path: a.origin for p in t.processes for a in p.accesses if a.kind == "write" and a.origin}
+    assert origins == {"b": "a", "c": "a"}
+    sort = next(p for p in t.processes if p.execs and os.path.basename(p.execs[0][0]) == "sort")
+    assert sort.stdin_pipe

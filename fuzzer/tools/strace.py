@@ -31,6 +31,11 @@ TRACED_SYSCALLS = (
     "?unlink", "unlinkat", "?rmdir", "?mkdir", "mkdirat",
     # working directory and directory listings
     "chdir", "fchdir", "getdents64",
+    # copies (`cp`, shutil): the copy's bytes are the source's, so its writer is theirs
+    "copy_file_range", "sendfile", "?sendfile64",
+    # what a process alone cannot be given back on replay: a piped stdin, the network.
+    # Shells dup2 a few times per command; none of these is called per file read.
+    "?dup2", "dup3", "connect",
 )
 # fmt: on
 
@@ -39,9 +44,9 @@ PROBE_TIMEOUT_S = 10
 # jitter engine's stops and continues. `signal=none` is not used because it also hides
 # `+++ killed by SIGX +++`, the only record of a job dying by a signal.
 QUIET_SIGNALS = "!SIGCHLD,SIGSTOP,SIGCONT,SIGTSTP,SIGTTIN,SIGTTOU,SIGWINCH"
-# Only these calls need structures decoded (argv, clone3 and openat2 flags); skipping the
-# others' saves strace a memory read per stat.
-DECODED = "execve,execveat,clone3,openat2"
+# Only these calls need structures decoded (argv, clone3 and openat2 flags, connect's
+# address family); skipping the others' saves strace a memory read per stat.
+DECODED = "execve,execveat,clone3,openat2,connect"
 # A step is replayed with the environment it really had (make's `export`s, a wrapper's
 # PYTHONPATH): print execve's environment in full instead of `/* 38 vars */`.
 UNABBREVIATED = "!execve,execveat"

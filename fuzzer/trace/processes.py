@@ -1,18 +1,7 @@
 """Process tree and file accesses from a stream of parsed strace records.
 
 Every process gets its exec chain, its working directory at start, its lifetime, exit
-status and the files it touched, each access classified as:
-
-  read    opened for reading (or executed)
-  probe   existence check: stat/access (readlink too, when traced), or a call failing with
-          ENOENT (`found` tells which way it went; a missing file matters for races)
-  write   opened for writing, created, truncated, renamed or linked onto
-  mkdir   directory created (kept apart: two steps `mkdir -p` the same dir harmlessly)
-  delete  unlinked, removed, or renamed away
-  list    directory read with getdents64
-  stdout  fd 1 or 2 is this file (when the program fstats it, as stdio does): whose output
-          a shell redirect (`gen.py > x`) captured
-
+status and the files it touched (the kinds of access are in `fuzzer.trace.process_model`).
 Paths inside the workspace are relative to it; those in its parent are `../NAME` when
 buildfuzz owns that parent (manifests name its files so); others stay absolute; /proc,
 /sys and /dev are dropped. Threads are folded into their process (their children are the
@@ -25,8 +14,9 @@ import functools
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
+from fuzzer.trace.process_model import Access, Process, LiveProcess
 from fuzzer.trace.parse import Exit, Record, Syscall, decode_array, decode_string, fd_path, is_truncated
 
 IGNORED_ROOTS = ("/proc", "/sys", "/dev")
@@ -36,57 +26,6 @@ OPENAT2_FLAGS = re.compile(r"flags=([A-Z_0-9|]+)")
 PATH_CACHE_LIMIT = 200_000
 MOVED = ".at-"  # the build-path axis shows the workspace at WORKSPACE.at-VALUE
 STDOUT_FDS = ("1", "2")
-
-
-@dataclass(frozen=True, slots=True)
-class Access:
-    kind: str  # read | probe | write | mkdir | delete | list | stdout
-    path: str
-    time: float  # first time this process did it
-    last: float  # last time (a file rewritten, a probe repeated)
-    found: bool = True  # probes: whether the file existed
-    origin: str | None = None  # a write by rename/link: where the content came from
-
-
-@dataclass(frozen=True, slots=True)
-class Process:
-    index: int  # position in BuildTrace.processes; pids can be reused in long builds
-    pid: int
-    parent: int | None  # index of the parent process
-    argv: tuple[str, ...]  # last exec's argv (inherited from the parent if it never exec'd)
-    execs: tuple[tuple[str, ...], ...]  # argv of each of its own successful execs, in order
-    cwd: str  # working directory when it started
-    start: float
-    end: float
-    exit_code: int | None
-    signal: str | None  # killed by this signal
-    accesses: tuple[Access, ...]
-    ppid: int | None = None  # the parent's pid
-    env: tuple[str, ...] | None = None  # environment of its first exec ("NAME=value"); None: not traced
-
-    @property
-    def failed(self) -> bool:
-        return self.signal is not None or self.exit_code not in (0, None)
-
-
-@dataclass(slots=True)
-class _Live:
-    """A process while the trace is being read."""
-
-    index: int
-    pid: int
-    parent: int | None
-    argv: tuple[str, ...]
-    cwd: str | None  # absolute
-    start: float
-    start_cwd: str | None = None
-    end: float = 0.0
-    execs: list[tuple[str, ...]] = field(default_factory=list)
-    env: tuple[str, ...] | None = None
-    exit_code: int | None = None
-    exit_group_code: int | None = None
-    signal: str | None = None
-    accesses: dict[tuple[str, str, bool], Access] = field(default_factory=dict)
 
 
 class ProcessTracker:
@@ -101,8 +40,8 @@ class ProcessTracker:
         self.parents = tuple(os.path.dirname(root) for root in self.roots) if parent else ()
         self.workspace = self.roots[0]
         self.moved = re.compile("(" + "|".join(map(re.escape, self.roots)) + ")" + re.escape(MOVED) + r"[^/\s:=]*")
-        self.procs: list[_Live] = []
-        self.live: dict[int, _Live] = {}
+        self.procs: list[LiveProcess] = []
+        self.live: dict[int, LiveProcess] = {}
         self.thread_leader: dict[int, int] = {}
         self.orphans: dict[int, list[Record]] = {}
         self.envs: dict[tuple[str, ...], tuple[str, ...]] = {}  # most processes share one environment: keep it once
@@ -135,20 +74,21 @@ class ProcessTracker:
                 self.feed(record)
         return [self._freeze(proc) for proc in self.procs]
 
-    def _new(self, pid: int, parent: _Live | None, argv: tuple[str, ...], cwd: str | None, start: float) -> _Live:
-        proc = _Live(len(self.procs), pid, parent.index if parent else None, argv, cwd, start, cwd, start)
+    def _new(self, pid: int, parent: LiveProcess | None, argv: tuple[str, ...], cwd: str | None, start: float) -> LiveProcess:
+        proc = LiveProcess(len(self.procs), pid, parent.index if parent else None, argv, cwd, start, cwd, start)
+        proc.stdin_pipe = parent.stdin_pipe if parent else False  # a child inherits its parent's stdin
         self.procs.append(proc)
         self.live[pid] = proc
         return proc
 
-    def _exit(self, proc: _Live, record: Exit) -> None:
+    def _exit(self, proc: LiveProcess, record: Exit) -> None:
         if record.pid != proc.pid:
             self.thread_leader.pop(record.pid, None)
             return
         proc.exit_code, proc.signal = record.code, record.signal
         del self.live[proc.pid]
 
-    def _freeze(self, proc: _Live) -> Process:
+    def _freeze(self, proc: LiveProcess) -> Process:
         code = proc.exit_code if proc.exit_code is not None or proc.signal else proc.exit_group_code
         return Process(
             index=proc.index,
@@ -164,6 +104,8 @@ class ProcessTracker:
             accesses=tuple(proc.accesses.values()),
             ppid=self.procs[proc.parent].pid if proc.parent is not None else None,
             env=proc.env,
+            stdin_pipe=proc.stdin_pipe,
+            network=proc.network,
         )
 
     # --- paths -------------------------------------------------------------------------
@@ -191,7 +133,7 @@ class ProcessTracker:
         workspace's."""
         return self.moved.sub(lambda m: m[1], word) if MOVED in word else word
 
-    def _path(self, proc: _Live, path_arg: str, dirfd_arg: str | None = None) -> str | None:
+    def _path(self, proc: LiveProcess, path_arg: str, dirfd_arg: str | None = None) -> str | None:
         if is_truncated(path_arg):
             return None
         path = decode_string(path_arg)
@@ -211,7 +153,7 @@ class ProcessTracker:
     # --- recording -----------------------------------------------------------------------
 
     def _record(
-        self, proc: _Live, kind: str, path: str | None, time: float, found: bool = True, origin: str | None = None
+        self, proc: LiveProcess, kind: str, path: str | None, time: float, found: bool = True, origin: str | None = None
     ) -> None:
         if path is None:
             return
@@ -222,7 +164,7 @@ class ProcessTracker:
         elif time > old.last:
             proc.accesses[key] = replace(old, last=time, origin=origin or old.origin)
 
-    def _probe_failure(self, proc: _Live, call: Syscall, path: str | None) -> None:
+    def _probe_failure(self, proc: LiveProcess, call: Syscall, path: str | None) -> None:
         """A failed call still tells whether the path existed."""
         if call.errno in NOT_FOUND:
             self._record(proc, "probe", path, call.time, found=False)
@@ -231,7 +173,7 @@ class ProcessTracker:
 
     # --- syscalls ------------------------------------------------------------------------
 
-    def _open(self, proc: _Live, call: Syscall, path: str | None, flags: str) -> None:
+    def _open(self, proc: LiveProcess, call: Syscall, path: str | None, flags: str) -> None:
         if not call.ok:
             self._probe_failure(proc, call, path)
         elif "O_DIRECTORY" in flags:
@@ -243,11 +185,11 @@ class ProcessTracker:
         else:
             self._record(proc, "read", path, call.time)
 
-    def on_open(self, proc: _Live, call: Syscall) -> None:
+    def on_open(self, proc: LiveProcess, call: Syscall) -> None:
         if len(call.args) >= 2:
             self._open(proc, call, self._path(proc, call.args[0]), call.args[1])
 
-    def on_openat(self, proc: _Live, call: Syscall) -> None:
+    def on_openat(self, proc: LiveProcess, call: Syscall) -> None:
         if len(call.args) >= 3:
             flags = call.args[2]
             if call.name == "openat2":
@@ -255,22 +197,22 @@ class ProcessTracker:
                 flags = m[1] if m else ""
             self._open(proc, call, self._path(proc, call.args[1], call.args[0]), flags)
 
-    def on_creat(self, proc: _Live, call: Syscall) -> None:
+    def on_creat(self, proc: LiveProcess, call: Syscall) -> None:
         if call.args:
             self._open(proc, call, self._path(proc, call.args[0]), "O_CREAT")
 
-    def on_truncate(self, proc: _Live, call: Syscall) -> None:
+    def on_truncate(self, proc: LiveProcess, call: Syscall) -> None:
         if call.args:
             self._open(proc, call, self._path(proc, call.args[0]), "O_TRUNC")
 
-    def _probe(self, proc: _Live, call: Syscall, path: str | None) -> None:
+    def _probe(self, proc: LiveProcess, call: Syscall, path: str | None) -> None:
         self._record(proc, "probe", path, call.time, found=call.errno not in NOT_FOUND)
 
-    def on_stat(self, proc: _Live, call: Syscall) -> None:
+    def on_stat(self, proc: LiveProcess, call: Syscall) -> None:
         if call.args:
             self._probe(proc, call, self._path(proc, call.args[0]))
 
-    def on_statat(self, proc: _Live, call: Syscall) -> None:
+    def on_statat(self, proc: LiveProcess, call: Syscall) -> None:
         if len(call.args) < 2:
             return
         if call.args[1] == '""':  # fstat of an open fd
@@ -280,7 +222,7 @@ class ProcessTracker:
         else:
             self._probe(proc, call, self._path(proc, call.args[1], call.args[0]))
 
-    def on_execve(self, proc: _Live, call: Syscall, at: bool = False) -> None:
+    def on_execve(self, proc: LiveProcess, call: Syscall, at: bool = False) -> None:
         args = call.args[1:] if at else call.args
         if len(args) < 2:
             return
@@ -295,10 +237,10 @@ class ProcessTracker:
             proc.env = self.envs.setdefault(env, env)
         self._record(proc, "read", path, call.time)
 
-    def on_execveat(self, proc: _Live, call: Syscall) -> None:
+    def on_execveat(self, proc: LiveProcess, call: Syscall) -> None:
         self.on_execve(proc, call, at=True)
 
-    def _move(self, proc: _Live, call: Syscall, old: str | None, new: str | None, keep_old: bool) -> None:
+    def _move(self, proc: LiveProcess, call: Syscall, old: str | None, new: str | None, keep_old: bool) -> None:
         if not call.ok:
             self._probe_failure(proc, call, old)
             return
@@ -308,12 +250,12 @@ class ProcessTracker:
             self._record(proc, "delete", old, call.time)
         self._record(proc, "write", new, call.time, origin=old)
 
-    def on_rename(self, proc: _Live, call: Syscall) -> None:
+    def on_rename(self, proc: LiveProcess, call: Syscall) -> None:
         if len(call.args) >= 2:
             a = call.args
             self._move(proc, call, self._path(proc, a[0]), self._path(proc, a[1]), call.name == "link")
 
-    def on_renameat(self, proc: _Live, call: Syscall) -> None:
+    def on_renameat(self, proc: LiveProcess, call: Syscall) -> None:
         if len(call.args) >= 4:
             a = call.args
             old, new = self._path(proc, a[1], a[0]), self._path(proc, a[3], a[2])
@@ -321,48 +263,72 @@ class ProcessTracker:
                 self._record(proc, "write", old, call.time)
             self._move(proc, call, old, new, call.name == "linkat")
 
-    def on_symlink(self, proc: _Live, call: Syscall) -> None:
+    def on_symlink(self, proc: LiveProcess, call: Syscall) -> None:
         """symlink(target, path) or symlinkat(target, dirfd, path); the target is just text."""
         if len(call.args) >= 2:
             dirfd = call.args[1] if len(call.args) == 3 else None
             self._change(proc, call, "write", self._path(proc, call.args[-1], dirfd))
 
-    def _change(self, proc: _Live, call: Syscall, kind: str, path: str | None) -> None:
+    def _change(self, proc: LiveProcess, call: Syscall, kind: str, path: str | None) -> None:
         if call.ok:
             self._record(proc, kind, path, call.time)
         else:
             self._probe_failure(proc, call, path)
 
-    def _target(self, proc: _Live, call: Syscall) -> str | None:
+    def _target(self, proc: LiveProcess, call: Syscall) -> str | None:
         """The path of `name(path, ...)` or of its `nameat(dirfd, path, ...)` form."""
         if call.name.endswith("at"):
             return self._path(proc, call.args[1], call.args[0]) if len(call.args) >= 2 else None
         return self._path(proc, call.args[0]) if call.args else None
 
-    def on_delete(self, proc: _Live, call: Syscall) -> None:
+    def on_delete(self, proc: LiveProcess, call: Syscall) -> None:
         self._change(proc, call, "delete", self._target(proc, call))
 
-    def on_mkdir(self, proc: _Live, call: Syscall) -> None:
+    def on_mkdir(self, proc: LiveProcess, call: Syscall) -> None:
         self._change(proc, call, "mkdir", self._target(proc, call))
 
-    def on_chdir(self, proc: _Live, call: Syscall) -> None:
+    def on_chdir(self, proc: LiveProcess, call: Syscall) -> None:
         if not (call.ok and call.args) or is_truncated(call.args[0]):
             return
         path = decode_string(call.args[0])
         if path and (path.startswith("/") or proc.cwd):
             proc.cwd = os.path.normpath(os.path.join(proc.cwd or "/", path))
 
-    def on_fchdir(self, proc: _Live, call: Syscall) -> None:
+    def on_fchdir(self, proc: LiveProcess, call: Syscall) -> None:
         path = fd_path(call.args[0]) if call.args else None
         if call.ok and path:
             proc.cwd = path
 
-    def on_getdents(self, proc: _Live, call: Syscall) -> None:
+    def on_getdents(self, proc: LiveProcess, call: Syscall) -> None:
         path = fd_path(call.args[0]) if call.args else None
         if call.ok and path:
             self._record(proc, "list", self._relative(path), call.time)
 
-    def on_clone(self, proc: _Live, call: Syscall) -> None:
+    def on_copy(self, proc: LiveProcess, call: Syscall) -> None:
+        """copy_file_range(in, off, out, off, ...) or sendfile(out, in, ...): `cp` and
+        Python's shutil copy this way, so the copy's bytes are the source's."""
+        if len(call.args) < 3 or not call.ok:
+            return
+        source, target = (call.args[0], call.args[2]) if call.name == "copy_file_range" else call.args[1::-1]
+        source_path, target_path = fd_path(source), fd_path(target)
+        if source_path is None or target_path is None:  # a socket or a pipe: no file's bytes
+            return
+        old, new = self._relative(source_path), self._relative(target_path)
+        self._record(proc, "read", old, call.time)
+        self._record(proc, "write", new, call.time, origin=old)
+
+    def on_dup(self, proc: LiveProcess, call: Syscall) -> None:
+        """dup2/dup3 onto fd 0: whether standard input is now a pipe (`gen | sort`)."""
+        if len(call.args) >= 2 and call.ok and call.args[1].partition("<")[0] == "0":
+            proc.stdin_pipe = call.args[0].partition("<")[2].startswith(("pipe:", "socket:"))
+
+    def on_connect(self, proc: LiveProcess, call: Syscall) -> None:
+        if len(call.args) >= 2 and proc.network is None and (call.ok or call.errno == "EINPROGRESS"):
+            address = call.args[1]
+            if "sa_family=AF_INET" in address:  # AF_INET and AF_INET6; AF_UNIX is local (nscd)
+                proc.network = address.strip("{}")
+
+    def on_clone(self, proc: LiveProcess, call: Syscall) -> None:
         if not call.ok or call.result == 0:
             return
         child = call.result
@@ -374,7 +340,7 @@ class ProcessTracker:
         for record in self.orphans.pop(child, ()):
             self.feed(record)
 
-    def on_exit_group(self, proc: _Live, call: Syscall) -> None:
+    def on_exit_group(self, proc: LiveProcess, call: Syscall) -> None:
         if call.args and call.args[0].lstrip("-").isdigit():
             proc.exit_group_code = int(call.args[0])
 
@@ -400,6 +366,9 @@ HANDLERS = {
     **dict.fromkeys(("unlink", "unlinkat", "rmdir"), ProcessTracker.on_delete),
     **dict.fromkeys(("getdents64", "getdents"), ProcessTracker.on_getdents),
     **dict.fromkeys(("clone", "clone3", "fork", "vfork"), ProcessTracker.on_clone),
+    **dict.fromkeys(("copy_file_range", "sendfile", "sendfile64"), ProcessTracker.on_copy),
+    **dict.fromkeys(("dup2", "dup3"), ProcessTracker.on_dup),
+    "connect": ProcessTracker.on_connect,
 }
 
 

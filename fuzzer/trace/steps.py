@@ -56,6 +56,7 @@ class Step:
     occurrence: int  # among earlier steps with the same command and cwd
     outer: int | None  # id of the step that launched the driver that launched this one
     env: tuple[str, ...] | None = None  # the step root's environment as traced ("NAME=value")
+    members: tuple[int, ...] = ()  # indexes of its processes in BuildTrace.processes, the root first
 
     @property
     def key(self) -> StepKey:
@@ -227,6 +228,7 @@ def _step(
         occurrence=occurrence,
         outer=outer,
         env=root.env,
+        members=tuple(p.index for p in procs),
     )
 
 

@@ -1,0 +1,76 @@
+"""What the trace says about each process: its accesses, exec chain, lifetime and the
+facts that decide whether it can be replayed alone (`fuzzer.trace.processes` builds them).
+
+Access kinds:
+
+  read    opened for reading (or executed)
+  probe   existence check: stat/access (readlink too, when traced), or a call failing with
+          ENOENT (`found` tells which way it went; a missing file matters for races)
+  write   opened for writing, created, truncated, renamed, linked or copied onto
+  mkdir   directory created (kept apart: two steps `mkdir -p` the same dir harmlessly)
+  delete  unlinked, removed, or renamed away
+  list    directory read with getdents64
+  stdout  fd 1 or 2 is this file (when the program fstats it, as stdio does): whose output
+          a shell redirect (`gen.py > x`) captured
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    kind: str  # read | probe | write | mkdir | delete | list | stdout
+    path: str
+    time: float  # first time this process did it
+    last: float  # last time (a file rewritten, a probe repeated)
+    found: bool = True  # probes: whether the file existed
+    origin: str | None = None  # a write by rename, link or copy: where the content came from
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    index: int  # position in BuildTrace.processes; pids can be reused in long builds
+    pid: int
+    parent: int | None  # index of the parent process
+    argv: tuple[str, ...]  # last exec's argv (inherited from the parent if it never exec'd)
+    execs: tuple[tuple[str, ...], ...]  # argv of each of its own successful execs, in order
+    cwd: str  # working directory when it started
+    start: float
+    end: float
+    exit_code: int | None
+    signal: str | None  # killed by this signal
+    accesses: tuple[Access, ...]
+    ppid: int | None = None  # the parent's pid
+    env: tuple[str, ...] | None = None  # environment of its first exec ("NAME=value"); None: not traced
+    # What a replay alone cannot give it back: its standard input came from a pipe (another
+    # process fed it), or it talked to the network.
+    stdin_pipe: bool = False
+    network: str | None = None  # the first address it connected to (AF_INET/AF_INET6)
+
+    @property
+    def failed(self) -> bool:
+        return self.signal is not None or self.exit_code not in (0, None)
+
+
+@dataclass(slots=True)
+class LiveProcess:
+    """A process while the trace is being read."""
+
+    index: int
+    pid: int
+    parent: int | None
+    argv: tuple[str, ...]
+    cwd: str | None  # absolute
+    start: float
+    start_cwd: str | None = None
+    end: float = 0.0
+    execs: list[tuple[str, ...]] = field(default_factory=list)
+    env: tuple[str, ...] | None = None
+    exit_code: int | None = None
+    exit_group_code: int | None = None
+    signal: str | None = None
+    accesses: dict[tuple[str, str, bool], Access] = field(default_factory=dict)
+    stdin_pipe: bool = False
+    network: str | None = None
