@@ -22,6 +22,7 @@ from fuzzer.trace.differences import (
     workspace_inputs,
 )
 from fuzzer.trace.steps import BuildTrace, Step, StepKey
+from fuzzer.trace.writers import copied_input, delivered_from
 
 __all__ = [  # the evidence vocabulary is re-exported: callers need only this module
     "CO_WRITER",
@@ -138,6 +139,8 @@ def _upstream(
             for g in sorted(workspace_inputs(r, d))
             if g in differing and g != path and any(w.key != step.key for w in (*div.writers(g), *ref.writers(g)))
         ]
+        copied = copied_input(div, d, path) if d else copied_input(ref, r, path)  # type: ignore[arg-type]
+        inputs += [copied] if copied else []  # a copy differs because what it copied did
         result.append((r, d, inputs))
     return result
 
@@ -171,7 +174,11 @@ def _writer_pairs(ref: BuildTrace, div: BuildTrace, path: str) -> list[tuple[Ste
     """The file's writers as (ref step, div step); from ref when nothing wrote it in div."""
     if div.writers(path):
         return [(ref.step(d.key), d) for d in div.writers(path)]
-    return [(r, div.step(r.key)) for r in ref.writers(path)]
+    if ref.writers(path):
+        return [(r, div.step(r.key)) for r in ref.writers(path)]
+    # written by no step: a driver copied it from a step's file (pip's wheel from /tmp)
+    source = delivered_from(div, path)
+    return [(ref.step(d.key), d) for d in div.writers(source)] if source else []
 
 
 def _add_co_writers(ref: BuildTrace, div: BuildTrace, differing: set[str], found: dict[StepKey, _Candidate]) -> None:

@@ -1,0 +1,263 @@
+"""Who wrote a file's bytes: provenance through renames, links and copies, anywhere.
+
+A build often makes a file in one place and moves or copies it where it is compared:
+`setup.py bdist_wheel` writes the wheel under /tmp and pip copies it into dist/;
+`gen > x.tmp && mv x.tmp x`; `install -m644 build/x.so debian/tmp/...`. The trace records
+each rename, link and copy (copy_file_range, sendfile) as a write with an origin, so the
+bytes of a file lead back, hop by hop, to the process that produced them.
+
+The writer of a step's differing output is the smallest process that produced it and can
+be replayed alone (autom4te under autoreconf, one recipe line under debian/rules). A
+process is replayed with its whole subtree, so "replayable" is a property of the subtree:
+every file it read still holds what it read (no other process rewrote or removed it
+afterwards), every file it looked for and missed is still missing, the directories it
+wrote into still exist, its standard input was not a pipe from another process, and it did
+not use the network. Otherwise its parent is tried, up to the step itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections import defaultdict
+from dataclasses import dataclass
+
+from fuzzer.trace.process_model import Process
+from fuzzer.trace.steps import BuildTrace, Step, command_of
+
+MAX_HOPS = 64  # renames and copies followed from one file (a cycle ends here too)
+SHOWN_REASONS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One write or delete of a path, by one process (its last time doing it)."""
+
+    time: float
+    kind: str  # write | delete
+    process: int  # index in BuildTrace.processes
+    origin: str | None  # a write by rename, link or copy: where its bytes came from
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a file's bytes were produced: the file first written with them, and by whom."""
+
+    path: str
+    process: Process
+    time: float
+
+
+@dataclass(frozen=True)
+class Writer:
+    """The unit a step's differing output is blamed on and replayed as: `process` and its
+    descendants."""
+
+    process: Process
+    step: Step
+    wrote: tuple[str, ...]  # the files whose bytes it produced, as this trace names them
+    identity: str  # the same in every run of the build: no pid, no time
+    passed_over: tuple[str, ...]  # smaller writers that could not be replayed alone, with why
+    members: tuple[Process, ...]  # it and its descendants
+
+    @property
+    def is_step(self) -> bool:
+        return bool(self.step.members) and self.process.index == self.step.members[0]
+
+    @property
+    def command(self) -> str:
+        return command_of(_argv(self.process))
+
+    @property
+    def duration(self) -> float:
+        """What one replay of it costs: its traced run time, children included."""
+        return max(max(p.end for p in self.members) - self.process.start, 0.0)
+
+    def not_replayable(self) -> str:
+        """Why the smaller processes were not replayed alone ("" when none was passed over)."""
+        shown = "; ".join(self.passed_over[:SHOWN_REASONS])
+        more = f"; and {len(self.passed_over) - SHOWN_REASONS} more" if len(self.passed_over) > SHOWN_REASONS else ""
+        return shown + more
+
+
+@dataclass(frozen=True)
+class _Index:
+    events: dict[str, list[Event]]  # path → its writes and deletes, in time order
+    children: dict[int, list[int]]  # process index → its children's
+
+
+@functools.lru_cache(maxsize=8)  # a BuildTrace hashes by identity: one index per trace
+def _index(trace: BuildTrace) -> _Index:
+    events: dict[str, list[Event]] = defaultdict(list)
+    children: dict[int, list[int]] = defaultdict(list)
+    for proc in trace.processes:
+        if proc.parent is not None:
+            children[proc.parent].append(proc.index)
+        for a in proc.accesses:
+            if a.kind in ("write", "delete"):
+                events[a.path].append(Event(a.last, a.kind, proc.index, a.origin))
+    for history in events.values():
+        history.sort(key=lambda e: e.time)
+    return _Index(dict(events), dict(children))
+
+
+def content_source(trace: BuildTrace, path: str) -> Source | None:
+    """Follow renames, links and copies back from the last write of `path` to the write
+    that produced its bytes. None: nothing traced wrote it."""
+    index = _index(trace)
+    event = _last_write(index, path, float("inf"))
+    for _ in range(MAX_HOPS):
+        if event is None:
+            return None
+        if event.origin is None or event.origin == path:
+            return Source(path, trace.processes[event.process], event.time)
+        earlier = _last_write(index, event.origin, event.time)
+        if earlier is None:  # copied from a file nothing traced wrote (a source file)
+            return Source(path, trace.processes[event.process], event.time)
+        path, event = event.origin, earlier
+    return None
+
+
+def delivered_from(trace: BuildTrace, path: str) -> str | None:
+    """For a file no step wrote: the file a step wrote that it was renamed or copied from,
+    by processes outside every step (pip copying its wheel out of /tmp into dist/)."""
+    index = _index(trace)
+    event = _last_write(index, path, float("inf"))
+    for _ in range(MAX_HOPS):
+        if event is None or event.origin is None:
+            return None
+        if trace.writers(event.origin):
+            return event.origin
+        event = _last_write(index, event.origin, event.time)
+    return None
+
+
+def copied_input(trace: BuildTrace, step: Step, path: str) -> str | None:
+    """The file another step wrote that this step renamed or copied onto `path` (`cp
+    /tmp/out.whl dist/`): the bytes are that file's, so its writer is upstream of this step."""
+    mine = set(step.members)
+    writes = [e for e in _index(trace).events.get(path, ()) if e.kind == "write" and e.process in mine]
+    origin = writes[-1].origin if writes else None
+    if origin is None or origin == path:
+        return None
+    return origin if any(w is not step for w in trace.writers(origin)) else None
+
+
+def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...]) -> Writer:
+    """The smallest replayable process of `step` that produced the bytes of `paths` (files
+    the step wrote, or files copied from them); the step's root when none smaller is."""
+    mine = set(step.members)
+    sources = [s for s in (content_source(trace, p) for p in paths) if s is not None and s.process.index in mine]
+    root = step.members[0] if step.members else None
+    if root is None or not sources:
+        return _writer(trace, step, trace.processes[root] if root is not None else None, (), ())
+    unit = _common_ancestor(trace, [s.process.index for s in sources], root)
+    passed_over = []
+    while unit != root:
+        reason = _why_not_replayable(trace, unit)
+        if reason is None:
+            break
+        passed_over.append(f"`{command_of(_argv(trace.processes[unit]))}` {reason}")
+        unit = trace.processes[unit].parent  # type: ignore[assignment]
+    return _writer(trace, step, trace.processes[unit], tuple(sorted({s.path for s in sources})), tuple(passed_over))
+
+
+def _writer(trace: BuildTrace, step: Step, proc: Process | None, wrote: tuple[str, ...],
+            passed_over: tuple[str, ...]) -> Writer:
+    if proc is None:  # a step built by hand (tests) with no processes: the step is the unit
+        proc = Process(-1, 0, None, step.argv, (step.argv,), step.cwd, step.start, step.end, step.exit_code,
+                       step.signal, (), env=step.env)
+        return Writer(proc, step, wrote, _identity(step, proc, []), passed_over, (proc,))
+    members = tuple(trace.processes[i] for i in _subtree(trace, proc.index))
+    siblings = [trace.processes[i] for i in step.members]
+    return Writer(proc, step, wrote, _identity(step, proc, siblings), passed_over, members)
+
+
+def _identity(step: Step, proc: Process, siblings: list[Process]) -> str:
+    """Step, command and cwd, and which of the step's processes with that command it is."""
+    command = command_of(_argv(proc))
+    same = [p for p in siblings if p.cwd == proc.cwd and command_of(_argv(p)) == command]
+    nth = next((i for i, p in enumerate(same) if p.index == proc.index), 0)
+    occurrence = f" #{nth + 1}" if len(same) > 1 else ""
+    return f"{command} (in {proc.cwd}){occurrence}, inside step {step.command} (in {step.cwd})"
+
+
+def _why_not_replayable(trace: BuildTrace, unit: int) -> str | None:
+    """Why `unit`'s subtree replayed alone would not see what it saw; None: it would."""
+    proc = trace.processes[unit]
+    if not proc.execs:
+        return "is a fork of its parent that ran no program of its own"
+    if proc.stdin_pipe:
+        return "read its standard input from a pipe another process fed"
+    subtree = _subtree(trace, unit)
+    members = [trace.processes[i] for i in subtree]
+    online = next((p for p in members if p.network), None)
+    if online is not None:
+        return f"used the network ({online.network})"
+    index, inside = _index(trace), set(subtree)
+    for member in members:
+        for a in member.accesses:
+            reason = _lost(trace, index, inside, a.kind, a.path, a.time, a.found)
+            if reason:
+                return reason
+    return None
+
+
+def _lost(trace: BuildTrace, index: _Index, inside: set[int], kind: str, path: str, time: float,
+          found: bool) -> str | None:
+    """Whether what the subtree saw of `path` at `time` is gone: another process rewrote,
+    removed or created it afterwards, or removed the directory it wrote into."""
+    later = [e for e in index.events.get(path, ()) if e.process not in inside and e.time > time]
+    if kind in ("read", "probe", "list") and later:
+        other = command_of(_argv(trace.processes[later[0].process]))
+        if kind == "probe" and not found:
+            return f"looked for {path} before `{other}` created it"
+        done = "removed" if later[0].kind == "delete" else "rewrote"
+        return f"read {path}, which `{other}` {done} afterwards"
+    if kind == "write":
+        for parent in _parents(path):
+            gone = [e for e in index.events.get(parent, ()) if e.kind == "delete" and e.process not in inside]
+            if gone and gone[-1].time > time:
+                return f"wrote into {parent}, which `{command_of(_argv(trace.processes[gone[-1].process]))}` removed"
+    return None
+
+
+def _last_write(index: _Index, path: str, before: float) -> Event | None:
+    writes = [e for e in index.events.get(path, ()) if e.kind == "write" and e.time <= before]
+    return writes[-1] if writes else None
+
+
+def _subtree(trace: BuildTrace, root: int) -> list[int]:
+    children, found, stack = _index(trace).children, [], [root]
+    while stack:
+        i = stack.pop()
+        found.append(i)
+        stack.extend(children.get(i, ()))
+    return sorted(found)
+
+
+def _common_ancestor(trace: BuildTrace, indexes: list[int], root: int) -> int:
+    """The deepest process above (or equal to) every one of `indexes`, at most `root`."""
+    chains = [_ancestry(trace, i, root) for i in indexes]
+    common = set(chains[0]).intersection(*chains[1:])
+    return next(i for i in chains[0] if i in common)
+
+
+def _ancestry(trace: BuildTrace, i: int, root: int) -> list[int]:
+    """`i`, its parent, ... up to `root`, nearest first."""
+    chain = [i]
+    while chain[-1] != root and trace.processes[chain[-1]].parent is not None:
+        chain.append(trace.processes[chain[-1]].parent)  # type: ignore[arg-type]
+    return chain if chain[-1] == root else [*chain, root]
+
+
+def _parents(path: str) -> list[str]:
+    parents, parent = [], os.path.dirname(path)
+    while parent and parent not in ("/", "."):
+        parents.append(parent)
+        parent = os.path.dirname(parent)
+    return parents
+
+
+def _argv(proc: Process) -> tuple[str, ...]:
+    return proc.execs[0] if proc.execs else proc.argv
