@@ -101,3 +101,75 @@ def test_a_log_finding_on_a_file_the_traces_flagged_stays_one_hazard():
     assert [h.file for h in merged] == ["parser.h", "log.txt"]
     assert "traced run: overlap" in merged[0].detail and "run 3" in merged[0].detail
     assert [h.file for h in _with_log_hazard((other,), finding.hazard)] == ["log.txt", "parser.h"]
+
+
+# --- writer processes: what a root step is replayed as, and how the culprit names it --------
+
+def _configure_trace():
+    from test_trace_writers import BUILD_SH, trace  # one synthetic script-driven build
+
+    return trace(BUILD_SH)
+
+
+def test_a_script_step_is_replayed_as_the_process_that_wrote_its_differing_file():
+    from fuzzer.explain.writer import ReplayTargets
+
+    t = _configure_trace()
+    configure = t.steps[0]
+    root = RootCandidate(configure, configure, ("autom4te.cache/requests",), ("autom4te.cache/requests",), (),
+                         ("autom4te.cache/requests",), False)
+    targets = ReplayTargets(t, t, jobs=2)
+    target = targets.of(root)
+    assert target.replays_process and abs(target.duration - 0.4) < 1e-9  # the step took 7.8 s
+    call = target.call
+    assert (call.argv, call.cwd, call.what) == (("perl", "m4cache.pl", "configure.ac"), ".", "process")
+    assert call.compared == ("autom4te.cache/requests",) and call.restored == ("autom4te.cache/requests",)
+    culprit = targets.annotate(Culprit(command=configure.command, argv=list(configure.argv), cwd=".",
+                                       outputs=["autom4te.cache/requests"], kind="intrinsic", evidence="e"), root)
+    assert culprit.command == "sh ./configure.sh"  # the culprit still names the step
+    assert culprit.writer_process.command == "perl m4cache.pl configure.ac" and culprit.writer_process.replayed
+    assert culprit.evidence.startswith("e\nwriter: `perl m4cache.pl configure.ac` (in .) wrote autom4te.cache/requests")
+
+
+def test_a_writer_that_cannot_be_replayed_alone_leaves_the_step_replayed_and_says_why():
+    from fuzzer.explain.writer import ReplayTargets
+
+    t = _configure_trace()
+    configure = t.steps[0]
+    root = RootCandidate(configure, configure, ("config.log",), ("config.log",), (), ("config.log",), False)
+    targets = ReplayTargets(t, t, jobs=2)
+    assert not targets.of(root).replays_process and targets.of(root).call.argv == ("sh", "./configure.sh")
+    culprit = targets.annotate(Culprit(command=configure.command, argv=[], cwd=".", outputs=["config.log"],
+                                       kind="unknown", evidence="e"), root)
+    assert not culprit.writer_process.replayed
+    assert "read conftest.c, which `sh ./configure.sh` removed afterwards" in culprit.writer_process.not_replayable
+    assert culprit.evidence.endswith("writer: the step was replayed whole: `gcc conftest.c` read conftest.c, "
+                                     "which `sh ./configure.sh` removed afterwards")
+
+
+def test_a_plain_make_step_gets_no_writer_process():
+    from fuzzer.explain.writer import ReplayTargets
+
+    step = REFERENCE.steps[0]
+    root = RootCandidate(step, step, ("parser.c",), ("parser.c",), (), ("parser.c",), False)
+    culprit = Culprit(command=step.command, argv=[], cwd=".", outputs=["parser.c"], kind="intrinsic")
+    assert ReplayTargets(REFERENCE, REFERENCE, jobs=1).annotate(culprit, root) is culprit
+
+
+def test_a_replayed_process_writing_outside_the_tree_leaves_nothing_there(tmp_path):
+    from fuzzer.execute.guard import Guard
+    from fuzzer.execute.step_replay import StepCall, StepReplayer
+
+    tree, outside = tmp_path / "tree", tmp_path / "tmp-xyz"
+    tree.mkdir()
+    outside.mkdir()
+    (tree / "kept").write_text("reference\n")
+    script = f'date +%N > {outside}/out.whl; echo replay > kept'
+    call = StepCall(argv=("sh", "-c", script), cwd=".", env={"PATH": "/usr/bin:/bin"}, exit_code=0,
+                    restored=(f"{outside}/out.whl", "kept"), compared=(f"{outside}/out.whl",), what="process")
+    with Guard() as guard, StepReplayer(guard, tree, call, (0,), tmp_path / "logs") as replayer:
+        outcome = replayer.replay(times=3)
+    assert outcome.varies and not outcome.failed
+    assert not (outside / "out.whl").exists()  # it was not there before the replays
+    assert (tree / "kept").read_text() == "reference\n"
+    assert sorted(p.name.split("-")[0] for p in (tmp_path / "logs").glob("*.log")) == ["process"] * 3

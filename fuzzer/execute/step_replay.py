@@ -1,14 +1,18 @@
-"""Replay one step alone, on the reference build's final tree, and hash its outputs.
+"""Replay one step, or one process of it, alone, on the reference build's final tree, and
+hash its outputs.
 
-A replay is faithful to the traced step: its own argv, cwd and environment (make's
-`export`s included), and before every replay each file the step wrote or deleted in
-the trace is put back as the reference tree had it, so a step that appends
-(`>> list`) or rewrites a counter it read is not mistaken for one that varies. A
-replay that exits differently from the traced step is no evidence of anything but
-itself: the outcome says so, with the first lines of its log. Replays are spread over
-more than a second, so a step that embeds the time in seconds does vary. A variation
-may move its inputs' metadata (mtimes, modes) for its replays: they are put back after
-each one, so the tree other replays see is the traced one.
+What is replayed is a `StepCall`: a whole step, or the smallest process that wrote a
+differing file, with its subtree (`fuzzer.trace.writers`), whose files may lie outside the
+tree (a wheel under /tmp). A replay is faithful to the traced step or process: its own
+argv, cwd and environment (make's `export`s included), and before every replay each file
+it wrote or deleted in the trace is put back as the reference build left it, so a step
+that appends (`>> list`) or rewrites a counter it read is not mistaken for one that
+varies; after the last replay they are put back once more. A replay that exits
+differently from the traced step is no evidence of anything but itself: the outcome
+says so, with the first lines of its log. Replays are spread over more than a second, so
+a step that embeds the time in seconds does vary. A variation may move its inputs'
+metadata (mtimes, modes) for its replays: they are put back after each one, so the tree
+other replays see is the traced one.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ STEP_TIMEOUT_S = 120.0
 FAILURE_LINES = 3
 CANNOT_RUN = 127  # a replay whose program no longer exists exits as a shell's would
 BACKED_UP = "tree"  # the tree's files under it, so the parent's (`../x.deb`) stay in the backup too
+OUTSIDE = "outside-tree"  # files elsewhere (a process's output under /tmp), by their absolute path
 
 Wrapper = Callable[[list[str]], list[str]]
 
@@ -93,8 +98,9 @@ class StepCall:
     cwd: str  # relative to the tree
     env: dict[str, str]
     exit_code: int | None
-    restored: tuple[str, ...]  # every file it wrote or deleted, relative to the tree
+    restored: tuple[str, ...]  # every file it wrote or deleted, relative to the tree (or absolute)
     compared: tuple[str, ...]  # the outputs whose bytes are compared across replays
+    what: str = "step"  # what the call runs ("step", "process"): names its replay logs
 
 
 class StepReplayer:
@@ -108,7 +114,7 @@ class StepReplayer:
         for rel in call.restored:
             src = self.tree / rel
             if src.is_file() and not src.is_symlink():
-                dst = self._backup / BACKED_UP / rel
+                dst = self._saved(rel)
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dst)
 
@@ -119,8 +125,17 @@ class StepReplayer:
         self.close()
 
     def close(self) -> None:
-        """Backups can be as large as the step's outputs: never leave them behind."""
-        shutil.rmtree(self._backup, ignore_errors=True)
+        """Put back what the replays changed (a process may write outside the tree: nothing
+        is left there), then drop the backups, which can be as large as the outputs."""
+        try:
+            if self._runs:
+                self._restore()
+        finally:
+            shutil.rmtree(self._backup, ignore_errors=True)
+
+    def _saved(self, rel: str) -> Path:
+        """Where the backup of a file is: outside-the-tree files under their own prefix."""
+        return self._backup / OUTSIDE / rel.lstrip("/") if rel.startswith("/") else self._backup / BACKED_UP / rel
 
     def replay(self, variation: Variation = Variation("plain"), times: int = REPLAYS) -> ReplayOutcome:
         return self.replay_each([variation], times)[variation.name]
@@ -154,7 +169,7 @@ class StepReplayer:
             argv = wrap(argv)
         env = {**self.call.env, **dict(variation.env)}
         self._runs += 1
-        log = self.logs / f"step-{self._runs:03d}-{_slug(variation.name)}.log"
+        log = self.logs / f"{self.call.what}-{self._runs:03d}-{_slug(variation.name)}.log"
         with _moved(self.tree, variation.moved):
             try:
                 self.guard.start(argv, cwd=str(self.tree / self.call.cwd), env=env,
@@ -166,7 +181,7 @@ class StepReplayer:
 
     def _restore(self) -> None:
         for rel in self.call.restored:
-            saved, live = self._backup / BACKED_UP / rel, self.tree / rel
+            saved, live = self._saved(rel), self.tree / rel
             if saved.is_file():
                 live.parent.mkdir(parents=True, exist_ok=True)
                 if live.is_symlink() or live.is_file():

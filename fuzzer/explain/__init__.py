@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from fuzzer.execute.local import build_env
 from fuzzer.execute.run import RunKind
 from fuzzer.explain import ranking, stabilizers
 from fuzzer.explain.ablation import any_rebuild, minimal_reproducer
@@ -25,13 +24,13 @@ from fuzzer.explain.from_log import explain_failure, read_log
 from fuzzer.explain.manifest import mark_manifest
 from fuzzer.execute.logs import error_lines
 from fuzzer.explain.noise import known_noise
-from fuzzer.execute.step_replay import StepCall, StepReplayer
+from fuzzer.execute.step_replay import StepReplayer
 from fuzzer.explain.traced import trace_pair
+from fuzzer.explain.writer import ReplayTargets
 from fuzzer.report.model import Culprit, Hazard
 from fuzzer.tools import strace
 from fuzzer.trace import declared
 from fuzzer.trace import hazards as trace_hazards
-from fuzzer.trace.differences import in_workspace
 from fuzzer.trace.graph import RootCandidate, find_roots
 from fuzzer.trace.outside import outside_note
 from fuzzer.trace.steps import BuildTrace, load_trace
@@ -84,10 +83,12 @@ def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
         roots = [r for r in roots if r.div is not None]
     noise = known_noise(campaign, executor, pair.reference, roots)  # before any replay rewrites the traced tree
     ranked = ranking.rank(roots, campaign.config.artifacts, set(noise))
-    context = Context(pair.reference, pair.divergent, _replayer_factory(executor.step_session(pair.reference), pair),
+    targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs)
+    context = Context(pair.reference, pair.divergent,
+                      _replayer_factory(executor.step_session(pair.reference), pair, targets),
                       tuple(found), budget, {roots[i].step.key: n for i, n in noise.items()},
-                      campaign.config.stabilizers)
-    explained, left = _explain_in_budget(ranked, context)
+                      campaign.config.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
+    explained, left = _explain_in_budget(ranked, context, targets)
     culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
     minimal = _minimal_reproducer(campaign, executor, pair) if culprits else None
     notes = _notes(roots, left, budget, campaign.config.stabilizers) + outside \
@@ -95,16 +96,19 @@ def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
     return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True)
 
 
-def _explain_in_budget(ranked: list[ranking.Ranked], context: Context) -> tuple[list[Culprit], list[ranking.Ranked]]:
-    """Classify in rank order while the budget lasts; the culprits in report order, and the
-    roots left unexplained."""
+def _explain_in_budget(ranked: list[ranking.Ranked], context: Context, targets: ReplayTargets | None = None
+                       ) -> tuple[list[Culprit], list[ranking.Ranked]]:
+    """Classify in rank order while the budget lasts; the culprits in report order (each with
+    the process that wrote its bytes, given the traces' `targets`), and the roots left
+    unexplained."""
     done: list[tuple[ranking.Ranked, Culprit]] = []
     left: list[ranking.Ranked] = []
     for root in ranked:
         if context.budget.left() <= 0:
             left.append(root)
         else:
-            done.append((root, classify(root.root, context)))
+            culprit = classify(root.root, context)
+            done.append((root, targets.annotate(culprit, root.root) if targets else culprit))
     done.sort(key=lambda pair: ranking.report_key(pair[0]))
     return [culprit for _, culprit in done], left
 
@@ -178,29 +182,11 @@ def _with_log_hazard(hazards: tuple[Hazard, ...], from_log: Hazard) -> tuple[Haz
     return tuple(merged if h is known else h for h in hazards)
 
 
-def _replayer_factory(session, pair):
+def _replayer_factory(session, pair, targets: ReplayTargets):
     def replayer_for(candidate: RootCandidate) -> StepReplayer:
-        step = candidate.ref or candidate.div
-        touched = {p for s in (candidate.ref, candidate.div) if s is not None
-                   for p in (*s.writes, *s.deletes) if in_workspace(p)}
-        call = StepCall(
-            argv=step.argv,
-            cwd=step.cwd,
-            env=_environment(step.env, pair.reference.perturbation.jobs),
-            exit_code=step.exit_code,
-            restored=tuple(sorted(touched)),
-            compared=tuple(candidate.outputs) or tuple(sorted(step.outputs)),
-        )
-        return session.replayer(call, pair.reference.perturbation.cpus)
+        return session.replayer(targets.of(candidate).call, pair.reference.perturbation.cpus)
 
     return replayer_for
-
-
-def _environment(traced: tuple[str, ...] | None, jobs: int) -> dict[str, str]:
-    """The step's environment as traced; a build's environment when the trace has none."""
-    if traced is None:
-        return build_env(jobs)
-    return dict(item.partition("=")[::2] for item in traced)
 
 
 def _blame_duplicates(culprit: Culprit, found, trace: BuildTrace) -> Culprit:

@@ -51,6 +51,9 @@ class Context:
     budget: Budget = UNLIMITED
     noise: Mapping[StepKey, Noise] = field(default_factory=dict)  # roots whose outputs are known noise
     stabilizers: tuple[str, ...] = ()  # the candidates the user chose (empty: every one)
+    # what one replay of the candidate costs: the writer process's run time when that is what
+    # replays run (fuzzer.explain.writer), else the step's
+    replay_seconds: Callable[[RootCandidate], float] | None = None
 
 
 def classify(candidate: RootCandidate, context: Context) -> Culprit:
@@ -68,11 +71,15 @@ def classify(candidate: RootCandidate, context: Context) -> Culprit:
         # no evidence of a race, and replaying a failing step tells nothing: say so
         return _culprit(candidate, "unknown", evidence=_failure_evidence(candidate))
     noise = context.noise.get(step.key)
-    first_replays_s = REPLAYS * candidate.duration + SPREAD_S
+    first_replays_s = REPLAYS * _replay_seconds(candidate, context) + SPREAD_S
     if not context.budget.affords_replays(first_replays_s):
         return _from_traces(candidate, noise, _too_costly(first_replays_s, context.budget))
     with context.replayer_for(candidate) as replayer:
         return _by_replay(candidate, replayer, context, noise)
+
+
+def _replay_seconds(candidate: RootCandidate, context: Context) -> float:
+    return context.replay_seconds(candidate) if context.replay_seconds else candidate.duration
 
 
 def _by_replay(candidate: RootCandidate, replayer: StepReplayer, context: Context, noise: Noise | None) -> Culprit:

@@ -67,6 +67,20 @@ class PackageFile:
 
 
 @dataclass(frozen=True)
+class WriterProcess:
+    """The smallest process that wrote a culprit's differing bytes, inside the step the
+    culprit's `command` names (fuzzer/trace/writers.py)."""
+
+    command: str
+    argv: list[str]
+    cwd: str
+    identity: str  # the same in every run: command, cwd, which of the step's processes it is; no pid
+    wrote: list[str]  # the files whose bytes it produced (a copy's source, e.g. under /tmp)
+    replayed: bool  # the culprit's replays ran this process alone, not the whole step
+    not_replayable: str = ""  # why smaller processes could not be replayed alone, when some could not
+
+
+@dataclass(frozen=True)
 class Culprit:
     command: str
     argv: list[str]
@@ -81,6 +95,7 @@ class Culprit:
     other_step: str | None = None  # the concurrent step, for races
     stabilizer_alternatives: list[list[str]] = field(default_factory=list)  # other minimal sets that work too
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
+    writer_process: WriterProcess | None = None  # the process that wrote the bytes, when the trace names one
 
 
 @dataclass(frozen=True)
@@ -178,4 +193,6 @@ def _load(kind, item: dict):
     values = {k: v for k, v in item.items() if k in known}
     if kind is ArtifactFinding:
         values["groups"] = [VariantSummary(**g) for g in item.get("groups", [])]
+    if kind is Culprit and item.get("writer_process"):
+        values["writer_process"] = _load(WriterProcess, item["writer_process"])
     return kind(**values)

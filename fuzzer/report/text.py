@@ -43,6 +43,10 @@ def render(report: Report) -> str:
         for i, culprit in enumerate(report.culprits, 1):
             axis = f" ({culprit.axis})" if culprit.axis else ""
             lines.append(f"  {i}. [{culprit.kind}{axis}] {one_line(culprit.command)}  (in {culprit.cwd})")
+            if culprit.writer_process:
+                how = "replayed alone" if culprit.writer_process.replayed else "not replayable alone"
+                lines.append(f"     written by: {one_line(culprit.writer_process.command)}  "
+                             f"(in {culprit.writer_process.cwd}; {how})")
             if culprit.stabilized_by:
                 lines.append(f"     stabilised by: {' + '.join(culprit.stabilized_by)}")
             lines += ["     " + l for l in quoted_commands_cut(culprit.evidence).splitlines()]
