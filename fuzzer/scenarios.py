@@ -36,6 +36,7 @@ class Expect:
     stabilized_by: str | tuple[str, ...] | None = None  # one of the culprit's stabilisers, or its exact joint set
     hazards: int | None = None  # at most this many
     failures: bool | None = None
+    writer: str | None = None  # substring of the top culprit's writer process (inside its step)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class Scenario:
     jobs: tuple[int, int] | None = None
     default_ignore: bool = True  # false: compare the build tools' own logs too (a CMake configure's)
     vary: tuple[str, ...] = ()  # environment axes added to the default ones, as with --vary
+    localize_budget: int | None = None  # seconds
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,7 @@ def load_scenario(directory: Path) -> Scenario:
         jobs=run.get("jobs"),
         default_ignore=run.get("default_ignore", True),
         vary=run.get("vary", ()),
+        localize_budget=run.get("localize_budget"),
     )
 
 
@@ -246,6 +249,7 @@ EXPECT = {
     "stabilized_by": (False, _one_or_joint),
     "hazards": (False, _whole(0, 1_000_000)),
     "failures": (False, _flag),
+    "writer": (False, _text),
 }
 RUN = {
     "runs": (False, _whole(MIN_SUCCESSFUL, MAX_RUNS)),
@@ -254,6 +258,7 @@ RUN = {
     "jobs": (False, _job_range),
     "default_ignore": (False, _flag),
     "vary": (False, _vary),
+    "localize_budget": (False, _whole(1, 86_400)),
 }
 
 
@@ -282,6 +287,7 @@ def check_scenario(scenario: Scenario, *, runs: int | None, seed: int, progress:
             default_ignore=scenario.default_ignore,
             **({"jobs": scenario.jobs} if scenario.jobs else {}),
             **({"axes": axis_table.DEFAULT + scenario.vary} if scenario.vary else {}),
+            localize_budget_s=scenario.localize_budget,
         )
         outcome = run_campaign(config)
     except UsageError as e:
@@ -317,7 +323,7 @@ def score(expect: Expect, report: Report) -> tuple[Check, ...]:
     return tuple(checks)
 
 
-LOCALIZED_EXPECTATIONS = ("culprit", "kind", "axis", "stabilized_by", "hazards")  # need a traced build
+LOCALIZED_EXPECTATIONS = ("culprit", "writer", "kind", "axis", "stabilized_by", "hazards")  # need a traced build
 
 
 def _found(name: str, report: Report) -> object:
@@ -325,11 +331,13 @@ def _found(name: str, report: Report) -> object:
     if name == "hazards":
         return report.hazards
     top = report.culprits[0] if report.culprits else None
+    if name == "writer":
+        return top.writer_process.command if top and top.writer_process else None
     return getattr(top, "command" if name == "culprit" else name) if top else None
 
 
 def _meets(name: str, want: object, got: object) -> bool:
-    if name == "culprit":
+    if name in ("culprit", "writer"):
         return want in got  # a substring of the command line
     if name == "stabilized_by":  # a string: one of them; a list: exactly this joint set
         return want in got if isinstance(want, str) else set(want) == set(got)
