@@ -13,6 +13,10 @@ one step. Two ways of explaining it, in one process, alternating (A B, then B A)
 - `writer`: as shipped: the Perl process is replayed alone, with its traced argv, cwd and
   environment, its files restored.
 
+Then, once (not with --smoke), `step, budget 1 h`: whole-step replays with a
+localization budget large enough for them, which is what naming the stabiliser costs
+that way.
+
 Expectations, written before the first run: `writer` names PERL_HASH_SEED and localizes
 within 3 builds' time (two traced builds plus about 10 s of replays of a 0.05 s process);
 `step` replays a 20 s step: its first 5 replays (100 s) exceed half of what the default
@@ -68,20 +72,23 @@ def whole_step_replays():
         writer_module.ReplayTargets._target = shipped
 
 
-def campaign(source: Path, tmp: Path) -> Report:
+def campaign(source: Path, tmp: Path, **settings) -> Report:
     store = Path(tempfile.mkdtemp(prefix="store-", dir=tmp))
     try:
-        config = FuzzConfig(source=source, command="sh build.sh", store=store, seed=1, runs=RUNS)
+        config = FuzzConfig(source=source, command="sh build.sh", store=store, seed=1, runs=RUNS, **settings)
         return run_campaign(config).report
     finally:
         shutil.rmtree(store, ignore_errors=True)
 
 
+UNBOUNDED_S = 3600.0
+
+
 def measure(mode: str, source: Path, tmp: Path) -> list[str]:
     started = time.monotonic()
-    if mode == "step":
+    if mode.startswith("step"):
         with whole_step_replays():
-            report = campaign(source, tmp)
+            report = campaign(source, tmp, **({"localize_budget_s": UNBOUNDED_S} if "budget 1 h" in mode else {}))
     else:
         report = campaign(source, tmp)
     build = report.runs[0].wall_s
@@ -106,6 +113,8 @@ def main() -> int:
         print(f"\nlocalization / one build, configure phase ~{phase_s:g} s, {rounds} round(s), target <= 3x")
         order = [("step", "writer") if r % 2 == 0 else ("writer", "step") for r in range(rounds)]
         rows = [measure(mode, source, tmp) for pair in order for mode in pair]
+        if not args.smoke:
+            rows.append(measure("step, budget 1 h", source, tmp))
         table(["replays", "build s", "localize s", "ratio", "kind", "stabilised by", "replayed", "campaign s"],
               sorted(rows, key=lambda r: r[0]))
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")

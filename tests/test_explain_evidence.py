@@ -160,16 +160,15 @@ def test_a_replayed_process_writing_outside_the_tree_leaves_nothing_there(tmp_pa
     from fuzzer.execute.guard import Guard
     from fuzzer.execute.step_replay import StepCall, StepReplayer
 
-    tree, outside = tmp_path / "tree", tmp_path / "tmp-xyz"
+    tree, outside = tmp_path / "tree", tmp_path / "tmp-xyz"  # the build removed its temporary directory
     tree.mkdir()
-    outside.mkdir()
     (tree / "kept").write_text("reference\n")
-    script = f'date +%N > {outside}/out.whl; echo replay > kept'
+    script = f'mkdir -p {outside} && date +%N > {outside}/out.whl; echo replay > kept'
     call = StepCall(argv=("sh", "-c", script), cwd=".", env={"PATH": "/usr/bin:/bin"}, exit_code=0,
                     restored=(f"{outside}/out.whl", "kept"), compared=(f"{outside}/out.whl",), what="process")
     with Guard() as guard, StepReplayer(guard, tree, call, (0,), tmp_path / "logs") as replayer:
         outcome = replayer.replay(times=3)
     assert outcome.varies and not outcome.failed
-    assert not (outside / "out.whl").exists()  # it was not there before the replays
+    assert not outside.exists()  # neither the file nor its directory was there before the replays
     assert (tree / "kept").read_text() == "reference\n"
     assert sorted(p.name.split("-")[0] for p in (tmp_path / "logs").glob("*.log")) == ["process"] * 3

@@ -111,6 +111,9 @@ class StepReplayer:
         logs.mkdir(parents=True, exist_ok=True)
         self._backup = Path(tempfile.mkdtemp(prefix="step-outputs-", dir=logs))
         self._runs = 0
+        # directories a replay may create (its output's, under /tmp): removed again at close
+        self._absent_dirs = sorted({str(d) for rel in call.restored for d in (self.tree / rel).parents
+                                    if not d.exists()}, key=len, reverse=True)
         for rel in call.restored:
             src = self.tree / rel
             if src.is_file() and not src.is_symlink():
@@ -130,6 +133,9 @@ class StepReplayer:
         try:
             if self._runs:
                 self._restore()
+                for directory in self._absent_dirs:  # deepest first; only if the replays left it empty
+                    with contextlib.suppress(OSError):
+                        os.rmdir(directory)
         finally:
             shutil.rmtree(self._backup, ignore_errors=True)
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from fuzzer.execute.local import build_env
 from fuzzer.execute.step_replay import StepCall
 from fuzzer.report.model import Culprit, WriterProcess
-from fuzzer.trace.differences import in_workspace
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace
 from fuzzer.trace.writers import Writer, writer_of
@@ -58,8 +57,8 @@ class ReplayTargets:
 
     def _step_call(self, candidate: RootCandidate) -> StepCall:
         step = candidate.ref or candidate.div
-        touched = {p for s in (candidate.ref, candidate.div) if s is not None
-                   for p in (*s.writes, *s.deletes) if in_workspace(p)}
+        # outside the tree too (a wheel under /tmp): what replays write there is removed again
+        touched = {p for s in (candidate.ref, candidate.div) if s is not None for p in (*s.writes, *s.deletes)}
         return StepCall(
             argv=step.argv,  # type: ignore[union-attr]
             cwd=step.cwd,  # type: ignore[union-attr]
