@@ -62,7 +62,7 @@ class Writer:
 
     @property
     def is_step(self) -> bool:
-        return bool(self.step.members) and self.process.index == self.step.members[0]
+        return self.process.index == self.step.members[0]
 
     @property
     def command(self) -> str:
@@ -144,13 +144,13 @@ def copied_input(trace: BuildTrace, step: Step, path: str) -> str | None:
 
 
 def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...]) -> Writer:
-    """The smallest replayable process of `step` that produced the bytes of `paths` (files
-    the step wrote, or files copied from them); the step's root when none smaller is."""
-    mine = set(step.members)
+    """The smallest replayable process of `step` (a step of `trace`, with its processes)
+    that produced the bytes of `paths` (files the step wrote, or files copied from them);
+    the step's root when none smaller is."""
+    mine, root = set(step.members), step.members[0]
     sources = [s for s in (content_source(trace, p) for p in paths) if s is not None and s.process.index in mine]
-    root = step.members[0] if step.members else None
-    if root is None or not sources:
-        return _writer(trace, step, trace.processes[root] if root is not None else None, (), ())
+    if not sources:
+        return _writer(trace, step, root, (), ())
     unit = _common_ancestor(trace, [s.process.index for s in sources], root)
     passed_over = []
     while unit != root:
@@ -159,16 +159,12 @@ def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...]) -> Writer:
             break
         passed_over.append(f"`{command_of(_argv(trace.processes[unit]))}` {reason}")
         unit = trace.processes[unit].parent  # type: ignore[assignment]
-    return _writer(trace, step, trace.processes[unit], tuple(sorted({s.path for s in sources})), tuple(passed_over))
+    return _writer(trace, step, unit, tuple(sorted({s.path for s in sources})), tuple(passed_over))
 
 
-def _writer(trace: BuildTrace, step: Step, proc: Process | None, wrote: tuple[str, ...],
-            passed_over: tuple[str, ...]) -> Writer:
-    if proc is None:  # a step built by hand (tests) with no processes: the step is the unit
-        proc = Process(-1, 0, None, step.argv, (step.argv,), step.cwd, step.start, step.end, step.exit_code,
-                       step.signal, (), env=step.env)
-        return Writer(proc, step, wrote, _identity(step, proc, []), passed_over, (proc,))
-    members = tuple(trace.processes[i] for i in _subtree(trace, proc.index))
+def _writer(trace: BuildTrace, step: Step, unit: int, wrote: tuple[str, ...], passed_over: tuple[str, ...]) -> Writer:
+    proc = trace.processes[unit]
+    members = tuple(trace.processes[i] for i in _subtree(trace, unit))
     siblings = [trace.processes[i] for i in step.members]
     return Writer(proc, step, wrote, _identity(step, proc, siblings), passed_over, members)
 
