@@ -99,6 +99,9 @@ def test_the_writer_is_the_smallest_process_and_is_named_without_pids():
     assert writer.identity == "perl m4cache.pl configure.ac (in .), inside step sh ./configure.sh (in .)"
     renumbered = trace(BUILD_SH.replace(" 3 ", " 33 ").replace("= 3\n", "= 33\n"))
     assert writer_of(renumbered, renumbered.steps[0], ("autom4te.cache/requests",)).identity == writer.identity
+    pip, again = trace(PIP), trace(PIP.replace("tmpq1", "tmpz9"))
+    identities = [writer_of(t, t.steps[0], ("dist/x.whl",)).identity for t in (pip, again)]
+    assert identities[0] == identities[1] and "tmpq1" not in identities[0]  # temporary names blanked
 
 
 def test_a_writer_that_read_what_its_step_removed_afterwards_climbs_to_the_step():

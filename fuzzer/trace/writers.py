@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from fuzzer.trace.process_model import Process
 from fuzzer.trace.steps import BuildTrace, Step, command_of
+from fuzzer.trace.tempnames import normalised
 
 MAX_HOPS = 64  # renames and copies followed from one file (a cycle ends here too)
 SHOWN_REASONS = 3
@@ -170,12 +171,14 @@ def _writer(trace: BuildTrace, step: Step, unit: int, wrote: tuple[str, ...], pa
 
 
 def _identity(step: Step, proc: Process, siblings: list[Process]) -> str:
-    """Step, command and cwd, and which of the step's processes with that command it is."""
+    """Step, command and cwd, and which of the step's processes with that command it is,
+    temporary names blanked: the same process in every run."""
     command = command_of(_argv(proc))
     same = [p for p in siblings if p.cwd == proc.cwd and command_of(_argv(p)) == command]
     nth = next((i for i, p in enumerate(same) if p.index == proc.index), 0)
     occurrence = f" #{nth + 1}" if len(same) > 1 else ""
-    return f"{command} (in {proc.cwd}){occurrence}, inside step {step.command} (in {step.cwd})"
+    text = f"{command} (in {proc.cwd}){occurrence}, inside step {step.command} (in {step.cwd})"
+    return normalised(text)  # no temporary names either (`bdist_wheel -d /tmp/pip-wheel-…`)
 
 
 def _why_not_replayable(trace: BuildTrace, unit: int) -> str | None:
