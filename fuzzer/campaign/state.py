@@ -14,6 +14,7 @@ from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
 from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.memory import Subject
 from fuzzer.observe import DEFAULT_IGNORE, Manifest
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
 from fuzzer.store import Store
@@ -153,6 +154,10 @@ class Campaign:
 
     def verdict(self, comparison: Comparison | None) -> str:
         return verdict(self.runs, comparison, self.exit_reason)
+
+    def subject(self) -> Subject:
+        """Whose memory this campaign reads and writes."""
+        return Subject(self.store, self.id, str(self.config.source.resolve()), self.config.command)
 
 
 class timed:
