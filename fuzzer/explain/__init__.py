@@ -1,5 +1,5 @@
 """explain: from traced runs, the step that introduced a divergence, its kind, and what
-stabilises it (design.md, "Localization").
+stabilises it (docs/architecture.md, "Explain: localization").
 
 Phases: trace divergent reruns and the reference → find root divergent steps and the
 hazards over every trace → rank the roots (`ranking`: deliverables before logs and
