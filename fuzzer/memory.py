@@ -10,7 +10,8 @@ example database, so that each night starts from what the last ones learned.
   (same compared files; traced, for culprits and hazards) did not. Only a campaign with a
   verdict changes statuses.
 - Findings in the --baseline, or accepted in the store (`buildfuzz accept`), are known:
-  builds that differ only in known ways exit 0 (Report.exit_code).
+  builds that differ only in known ways exit 0 (Report.exit_code); `campaign/stored.py`
+  accepts a stored campaign's findings and writes baselines.
 """
 
 from __future__ import annotations
@@ -22,14 +23,12 @@ import json
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Callable, Iterator
 
 from fuzzer import axes, findings
-from fuzzer.config import UsageError
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, NEW, STILL, Identity
 from fuzzer.plan import Perturbation, Planned, Reason, Space, reference
-from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE, Finding, Report
+from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE, Finding
 from fuzzer.store import FindingRow, Store
 
 REMEMBERED = 5  # perturbations replayed first; the seeded schedule must still get most of the runs
@@ -219,35 +218,3 @@ def _replayed_note(subject: Subject, ran: int) -> list[str]:
     campaigns = f"campaign {origins[0]}" if len(origins) == 1 else f"campaigns {', '.join(origins)}"
     runs_replayed = "run 1" if ran == 1 else f"runs 1-{ran}"
     return [f"{runs_replayed} replayed what diverged or failed in {campaigns}, before the seeded schedule"]
-
-
-def accept(store_path: Path, campaign_id: int | None) -> list[Identity]:
-    """Mark a stored campaign's findings as known in the store: later runs fail only on new ones."""
-    store = Store(store_path)
-    try:
-        row, report = _stored_report(store, campaign_id)
-        found = findings.identities(report)
-        store.accept(row.source, row.command, [(f.id, f.what) for f in found])
-    finally:
-        store.close()
-    return found
-
-
-def stored_baseline(store_path: Path, campaign_id: int | None) -> dict:
-    """A baseline file's content: a stored campaign's findings."""
-    store = Store(store_path)
-    try:
-        return findings.baseline_file(_stored_report(store, campaign_id)[1])
-    finally:
-        store.close()
-
-
-def _stored_report(store: Store, campaign_id: int | None):
-    row = store.require_campaign(campaign_id)
-    data = store.report(row.id)
-    if data is None:
-        raise UsageError(f"campaign {row.id} has no stored report (it has no verdict yet)")
-    try:
-        return row, Report.from_json(data)
-    except (TypeError, KeyError, ValueError, AttributeError) as e:
-        raise UsageError(f"the stored report of campaign {row.id} cannot be read ({e})") from None
