@@ -109,7 +109,7 @@ def baseline(store, campaign, output) -> None:
     click.echo(f"{len(data['findings'])} finding(s) written to {safe_name(str(output))}")
 
 
-def _given_perturbation(jobs: int | None, cpus: str | None, jitter: float, jitter_seed: int,
+def _given_perturbation(jobs: int | None, cpus: tuple[int, ...] | None, jitter: float, jitter_seed: int,
                         variations: tuple[str, ...] = ()) -> Perturbation | None:
     """replay's --jobs/--cpus/--jitter/--jitter-seed/--vary as one perturbation, each value checked."""
     if jobs is None:
@@ -120,7 +120,8 @@ def _given_perturbation(jobs: int | None, cpus: str | None, jitter: float, jitte
     if not 0 <= jitter <= 1:  # also refuses nan
         raise UsageError(f"--jitter must be an intensity between 0 and 1, got {jitter}")
     check_range("--jitter-seed", jitter_seed, 0, MAX_INT)
-    perturbation = Perturbation(jobs, cpus if cpus is not None else available_cpus(), jitter, jitter_seed if jitter else 0)
+    cpus = cpus if cpus is not None else available_cpus()
+    perturbation = Perturbation(jobs, cpus, jitter, jitter_seed if jitter else 0)
     for text in variations:
         try:
             perturbation = perturbation.with_variation(*axis_table.parse_variation(text))

@@ -69,6 +69,8 @@ class Parts:
 
 def parts(records: list[RunRecord], labels: dict[int, Label], comparison: Comparison | None,
           diffs: dict[str, Diff], localization: "Localization | None") -> Parts:
+    """The runs' summaries (`labels`: each run's, by index), the divergent artifacts (with
+    their diffs, by path) and the localization's culprits and hazards."""
     overlapping = overlaps(records)
     divergent = comparison.divergent if comparison else ()
     return Parts(
