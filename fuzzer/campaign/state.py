@@ -113,10 +113,6 @@ class Campaign:
     def dir(self) -> Path:
         return self.evidence.dir
 
-    @property
-    def reference_tree(self) -> Path:
-        return self.evidence.reference_tree
-
     def select(self, manifest: Manifest) -> Manifest:
         return self.select_ignored(manifest).select(self.config.artifacts)
 
