@@ -267,6 +267,12 @@ def _check_source(source: Path) -> None:
         raise UsageError(f"source directory {shown(source)} does not exist or is not a directory")
 
 
+def shown_toml(value: object) -> str:
+    """A settings file's value as its author wrote it, shortened: `5`, `"abc"`, `[5]`, `true`."""
+    text = str(value).lower() if isinstance(value, bool) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def parse_duration(text: str) -> float:
     """`8h`, `30m`, `90s`, `1h30m` or plain seconds → seconds."""
     text = text.strip().lower()

@@ -73,15 +73,25 @@ def failure_signature(status: str, log_tail: str) -> str:
 
 def failed_runs(report: Report) -> list[RunSummary]:
     """Perturbed builds that failed while the reference passed (a failed reference has no findings)."""
-    if not report.runs or report.runs[0].status != "ok":
+    return _failed(report.runs)
+
+
+def _failed(runs: list[RunSummary]) -> list[RunSummary]:
+    if not runs or runs[0].status != "ok":
         return []
-    return [run for run in report.runs if run.index > 0 and run.status != "ok"]
+    return [run for run in runs if run.index > 0 and run.status != "ok"]
 
 
 def identities(report: Report) -> list[Identity]:
     """Each finding of the report once, in report order."""
-    found = ([of_artifact(a) for a in report.divergent_artifacts] + [of_failure(r) for r in failed_runs(report)]
-             + [of_culprit(c) for c in report.culprits] + [of_hazard(h) for h in report.hazards])
+    return identities_of(report.runs, report.divergent_artifacts, report.culprits, report.hazards)
+
+
+def identities_of(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: list[Culprit],
+                  hazards: list[Hazard]) -> list[Identity]:
+    """Each finding of a report's parts once, in report order (before the report is assembled)."""
+    found = ([of_artifact(a) for a in artifacts] + [of_failure(r) for r in _failed(runs)]
+             + [of_culprit(c) for c in culprits] + [of_hazard(h) for h in hazards])
     return list(dict.fromkeys(found))
 
 

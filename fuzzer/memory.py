@@ -10,7 +10,8 @@ example database, so that each night starts from what the last ones learned.
   (same compared files; traced, for culprits and hazards) did not. Only a campaign with a
   verdict changes statuses.
 - Findings in the --baseline, or accepted in the store (`buildfuzz accept`), are known:
-  builds that differ only in known ways exit 0 (Report.exit_code).
+  builds that differ only in known ways exit 0 (Report.exit_code); `campaign/stored.py`
+  accepts a stored campaign's findings and writes baselines.
 """
 
 from __future__ import annotations
@@ -22,21 +23,45 @@ import json
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import Callable, Iterator
 
 from fuzzer import axes, findings
-from fuzzer.config import UsageError
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, NEW, STILL, Identity
 from fuzzer.plan import Perturbation, Planned, Reason, Space, reference
-from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE, Finding, Report
+from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE, Finding
 from fuzzer.store import FindingRow, Store
-
-if TYPE_CHECKING:
-    from fuzzer.campaign import Campaign
 
 REMEMBERED = 5  # perturbations replayed first; the seeded schedule must still get most of the runs
 LOOK_BACK = 20  # earlier reports read at most: a year of green nights must not slow every start
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Whose memory: one campaign of a source and command, in its store."""
+
+    store: Store
+    campaign: int
+    source: str  # resolved, as the store's campaign row holds it
+    command: str
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a concluded campaign can say of its findings."""
+
+    verdict: str
+    localized: bool  # its localization traced builds
+    scope: str  # what it compared (`scope`)
+    known: frozenset[str]  # finding ids the --baseline lists
+    replayed: int  # runs it made of the remembered perturbations
+
+
+@dataclass(frozen=True)
+class Recollection:
+    """The report's part from the memory: its findings with statuses, and a note."""
+
+    findings: list[Finding]
+    notes: list[str]
 
 
 @dataclass(frozen=True)
@@ -45,31 +70,31 @@ class Sighting:
 
     campaign: int
     at: float  # time.time()
-    scope: str  # what it compared (_scope)
+    scope: str  # what it compared (`scope`)
     final: bool  # it has a verdict: it records statuses
     can_fix: frozenset[str] = frozenset()  # kinds of finding it would have seen, were they still there
 
 
-def remembered_first(campaign: "Campaign", candidates: Iterator[Planned], runs: int, space: Space,
+def remembered_first(subject: Subject, fresh: bool, candidates: Iterator[Planned], runs: int, space: Space,
                      varied: tuple[axes.Axis, ...]) -> Iterator[Planned]:
-    """`candidates` with the remembered perturbations right after the reference. A new
-    campaign of `runs` runs chooses them and stores its choice; a resumed one reads it
-    back, so it replays the very plan it started with."""
-    if not campaign.runs:
+    """`candidates` with the remembered perturbations right after the reference. A `fresh`
+    campaign (no run yet) of `runs` runs chooses them and stores its choice; a resumed one
+    reads it back, so it replays the very plan it started with."""
+    if fresh:
         limit = min(REMEMBERED, max(1, (runs - 1) // 2))
         fits = functools.partial(_fits, space=space, varied={axis.name for axis in varied})
-        campaign.store.save_remembered(campaign.id, _recall(campaign, fits, limit))
-    remembered = [Planned(p, Reason.REMEMBERED) for p, _ in campaign.store.remembered(campaign.id)]
+        subject.store.save_remembered(subject.campaign, _recall(subject, fits, limit))
+    remembered = [Planned(p, Reason.REMEMBERED) for p, _ in subject.store.remembered(subject.campaign)]
     return itertools.chain(itertools.islice(candidates, 1), remembered, candidates)
 
 
-def _recall(campaign: "Campaign", fits: Callable[[Perturbation], bool], limit: int) -> list[tuple[Perturbation, int]]:
+def _recall(subject: Subject, fits: Callable[[Perturbation], bool], limit: int) -> list[tuple[Perturbation, int]]:
     """Up to `limit` perturbations that diverged or failed in earlier campaigns, latest first,
     each with the campaign it comes from. As in hypothesis's database, one that a later
     campaign built again without a difference is forgotten (the bug was fixed)."""
     chosen: dict[Perturbation, int] = {}
     cleared: set[Perturbation] = set()
-    earlier = campaign.store.reports_before(_source(campaign), campaign.config.command, campaign.id)
+    earlier = subject.store.reports_before(subject.source, subject.command, subject.campaign)
     for origin, report in itertools.islice(earlier, LOOK_BACK):
         telling, matched = _outcomes(report)
         for perturbation in telling:
@@ -110,24 +135,21 @@ def _usable(name: str, varied: set[str]) -> bool:
     return axis is not None and (name in varied or (axis.sample is None and axis.requires() is None))
 
 
-def remember(campaign: "Campaign", report: Report) -> Report:
-    """The report with its findings' ids, statuses and known marks; a campaign with a
-    verdict records them in the store."""
-    report = findings.with_ids(report)
-    source, command, store = _source(campaign), campaign.config.command, campaign.store
-    sighting = _sighting(campaign, report, time.time())
-    stored = store.findings(source, command)
-    found = findings.identities(report)
+def remember(subject: Subject, found: list[Identity], look: Look) -> Recollection:
+    """The findings' statuses and known marks, and what the memory replayed; a campaign
+    with a verdict records them in the store."""
+    store = subject.store
+    sighting = _sighting(subject.campaign, look, time.time())
+    stored = store.findings(subject.source, subject.command)
     changed = updated(stored, found, sighting)
     if sighting.final:
-        store.save_findings(source, command, list(changed.values()))
+        store.save_findings(subject.source, subject.command, list(changed.values()))
     rows = {**stored, **changed}
     listed = [rows[f.id] for f in found]
-    listed += sorted((r for r in rows.values() if r.status == FIXED and r.status_campaign == campaign.id),
+    listed += sorted((r for r in rows.values() if r.status == FIXED and r.status_campaign == subject.campaign),
                      key=lambda r: (r.kind, r.what))
-    known = campaign.config.known | store.accepted(source, command)
-    return replace(report, findings=[_finding(row, row.id in known) for row in listed],
-                   notes=report.notes + _replayed_note(campaign))
+    known = look.known | store.accepted(subject.source, subject.command)
+    return Recollection([_finding(row, row.id in known) for row in listed], _replayed_note(subject, look.replayed))
 
 
 def updated(stored: dict[str, FindingRow], found: list[Identity], sighting: Sighting) -> dict[str, FindingRow]:
@@ -162,20 +184,19 @@ def _covers(sighting: Sighting, row: FindingRow) -> bool:
     return row.kind in (FAILURE, HAZARD) or row.scope == sighting.scope  # other files compared: no word on it
 
 
-def _sighting(campaign: "Campaign", report: Report, now: float) -> Sighting:
-    final = report.verdict in (REPRODUCIBLE, UNREPRODUCIBLE)
+def _sighting(campaign: int, look: Look, now: float) -> Sighting:
+    final = look.verdict in (REPRODUCIBLE, UNREPRODUCIBLE)
     can_fix = {FAILURE, ARTIFACT} if final else set()
-    if final and (report.localized or report.reproducible):  # nothing differs: no step makes it differ
+    if final and (look.localized or look.verdict == REPRODUCIBLE):  # nothing differs: no step makes it differ
         can_fix.add(CULPRIT)
-    if final and report.localized:  # hazards come from traced builds only
+    if final and look.localized:  # hazards come from traced builds only
         can_fix.add(HAZARD)
-    return Sighting(campaign.id, now, _scope(campaign), final, frozenset(can_fix))
+    return Sighting(campaign, now, look.scope, final, frozenset(can_fix))
 
 
-def _scope(campaign: "Campaign") -> str:
-    """Which files the campaign compared, as settings: a finding about another selection is out of its sight."""
-    config = campaign.config
-    compared = [sorted(config.artifacts), sorted(config.ignore), config.default_ignore]
+def scope(artifacts: tuple[str, ...], ignore: tuple[str, ...], default_ignore: bool) -> str:
+    """Which files a campaign compared, as settings: a finding about another selection is out of its sight."""
+    compared = [sorted(artifacts), sorted(ignore), default_ignore]
     return hashlib.sha256(json.dumps(compared).encode()).hexdigest()[:12]
 
 
@@ -188,48 +209,12 @@ def _when(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
 
 
-def _replayed_note(campaign: "Campaign") -> list[str]:
-    remembered = campaign.store.remembered(campaign.id)
-    ran = sum(r.reason == Reason.REMEMBERED.value for r in campaign.runs)  # right after the reference
+def _replayed_note(subject: Subject, ran: int) -> list[str]:
+    """`ran`: runs made of the remembered perturbations, right after the reference."""
+    remembered = subject.store.remembered(subject.campaign)
     if ran <= 0:
         return []
     origins = list(dict.fromkeys(str(origin) for _, origin in remembered[:ran]))
     campaigns = f"campaign {origins[0]}" if len(origins) == 1 else f"campaigns {', '.join(origins)}"
-    runs = "run 1" if ran == 1 else f"runs 1-{ran}"
-    return [f"{runs} replayed what diverged or failed in {campaigns}, before the seeded schedule"]
-
-
-def _source(campaign: "Campaign") -> str:
-    return str(campaign.config.source.resolve())  # as the store's campaign row holds it
-
-
-def accept(store_path: Path, campaign_id: int | None) -> list[Identity]:
-    """Mark a stored campaign's findings as known in the store: later runs fail only on new ones."""
-    store = Store(store_path)
-    try:
-        row, report = _stored_report(store, campaign_id)
-        found = findings.identities(report)
-        store.accept(row.source, row.command, [(f.id, f.what) for f in found])
-    finally:
-        store.close()
-    return found
-
-
-def stored_baseline(store_path: Path, campaign_id: int | None) -> dict:
-    """A baseline file's content: a stored campaign's findings."""
-    store = Store(store_path)
-    try:
-        return findings.baseline_file(_stored_report(store, campaign_id)[1])
-    finally:
-        store.close()
-
-
-def _stored_report(store: Store, campaign_id: int | None):
-    row = store.require_campaign(campaign_id)
-    data = store.report(row.id)
-    if data is None:
-        raise UsageError(f"campaign {row.id} has no stored report (it has no verdict yet)")
-    try:
-        return row, Report.from_json(data)
-    except (TypeError, KeyError, ValueError, AttributeError) as e:
-        raise UsageError(f"the stored report of campaign {row.id} cannot be read ({e})") from None
+    runs_replayed = "run 1" if ran == 1 else f"runs 1-{ran}"
+    return [f"{runs_replayed} replayed what diverged or failed in {campaigns}, before the seeded schedule"]

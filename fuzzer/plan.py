@@ -16,7 +16,7 @@ import enum
 import itertools
 import math
 import random
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Iterable, Iterator
 
 HEAVY_JITTER = 0.8
@@ -78,18 +78,6 @@ class Space:
     @property
     def vary_jobs(self) -> bool:
         return self.jobs[0] != self.jobs[1]
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict) -> "Space":
-        return cls(
-            jobs=tuple(data["jobs"]),
-            cpus=tuple(data["cpus"]),
-            vary_cpus=data["vary_cpus"],
-            vary_jitter=data["vary_jitter"],
-        )
 
 
 class Reason(enum.Enum):

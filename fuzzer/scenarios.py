@@ -18,7 +18,7 @@ from typing import Callable, Iterable
 
 from fuzzer import axes as axis_table
 from fuzzer.campaign import run_campaign
-from fuzzer.config import MAX_RUNS, MIN_SUCCESSFUL, FuzzConfig, UsageError, max_jobs, shown
+from fuzzer.config import MAX_RUNS, MIN_SUCCESSFUL, FuzzConfig, UsageError, max_jobs, shown, shown_toml
 from fuzzer.report.model import Report
 
 DEFAULT_RUNS = 8
@@ -150,17 +150,11 @@ def _fields(table: dict, schema: dict, prefix: str) -> dict:
         try:
             values[key] = schema[key][1](value)
         except _Bad as e:
-            raise _Bad(f"{prefix + key} {e}, got {_toml(value)}") from None
+            raise _Bad(f"{prefix + key} {e}, got {shown_toml(value)}") from None
     missing = [key for key, (required, _) in schema.items() if required and key not in table]
     if missing:
         raise _Bad(f"missing key {prefix + missing[0]!r}")
     return values
-
-
-def _toml(value: object) -> str:
-    """A value as the author wrote it, shortened: `5`, `"abc"`, `[5]`."""
-    text = str(value).lower() if isinstance(value, bool) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_text(value: object) -> bool:

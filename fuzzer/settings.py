@@ -22,7 +22,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from fuzzer.config import UsageError, shown
+from fuzzer.config import UsageError, shown, shown_toml
 
 ENV_PREFIX = "BUILDFUZZ"
 FILE_NAMES = ("buildfuzz.toml", "pyproject.toml")
@@ -152,7 +152,7 @@ def _value(ctx: click.Context, param: click.Parameter, key: str, value: object, 
         return _converted(ctx, param, value, base)
     except (click.BadParameter, TypeError) as e:
         problem = e.message if isinstance(e, click.BadParameter) else str(e)
-        raise UsageError(f"{shown(where)}: {key} {problem}, got {_toml(value)}") from None
+        raise UsageError(f"{shown(where)}: {key} {problem}, got {shown_toml(value)}") from None
 
 
 def _converted(ctx: click.Context, param: click.Parameter, value: object, base: Path):
@@ -212,8 +212,3 @@ def _json(value: object) -> object:
     if isinstance(value, (tuple, list)):
         return [_json(v) for v in value]
     return str(value) if isinstance(value, Path) else value
-
-
-def _toml(value: object) -> str:
-    text = str(value).lower() if isinstance(value, bool) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

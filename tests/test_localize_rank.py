@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fuzzer.explain as explain
+from fuzzer.campaign.evidence import Evidence
 from fuzzer.execute.run import RunRecord, Status
 from fuzzer.explain import budget as budget_module
 from fuzzer.explain.budget import DEFAULT_BUILDS, DEFAULT_MIN_S, Budget, localization_budget
@@ -139,7 +140,7 @@ def stored_campaign(tmp_path, reference: dict[str, bytes], blobs: dict[str, byte
         (tmp_path / "blobs" / str(digest)).write_bytes(data)
         manifest[path] = Entry("file", str(digest), size=len(data))
     later = RunRecord(1, Perturbation(4, (0,), 0.0, 0), Status.OK, 0, 1.0, Manifest(manifest), "")
-    return SimpleNamespace(dir=tmp_path, reference_tree=tmp_path / "reference", runs=[later])
+    return SimpleNamespace(dir=tmp_path, evidence=Evidence(tmp_path), runs=[later])
 
 
 def test_noise_is_judged_on_the_variants_at_hand(tmp_path):

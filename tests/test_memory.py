@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from conftest import buildfuzz, make_project
 from report_samples import unreproducible
 from fuzzer import findings, memory
-from fuzzer.campaign import run_campaign
+from fuzzer.campaign import run_campaign, stored
 from fuzzer.config import FuzzConfig, UsageError
 from fuzzer.execute.fake import FakeExecutor
 from fuzzer.findings import FIXED, NEW, STILL, Identity
@@ -342,7 +342,7 @@ def test_a_baseline_turns_known_findings_green_and_new_ones_red(tmp_path):
 
 def test_a_baseline_file_lists_the_ids_a_json_report_gives(tmp_path):
     first, _ = campaign(tmp_path, both_differ)
-    written = memory.stored_baseline(tmp_path / "store", None)
+    written = stored.stored_baseline(tmp_path / "store", None)
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(written))
     report_path = tmp_path / "report.json"
@@ -353,7 +353,7 @@ def test_a_baseline_file_lists_the_ids_a_json_report_gives(tmp_path):
 
 def test_accepted_findings_do_not_fail_later_campaigns(tmp_path):
     campaign(tmp_path, one_cpu_differs, seed=3)
-    accepted = memory.accept(tmp_path / "store", None)
+    accepted = stored.accept(tmp_path / "store", None)
     assert [f.what for f in accepted] == ["out.txt"]
     known, _ = campaign(tmp_path, one_cpu_differs, seed=5)
     assert known.exit_code == 0 and known.report.findings[0].known

@@ -7,8 +7,11 @@ an interrupted campaign loses nothing and `--resume` continues it.
 - `state`: what the phases share (`Campaign`), the `Outcome` and the verdict;
 - `resume`: opening a campaign, new, resumed or stored;
 - `explore`: the reference and the schedule;
-- `conclude`: compare, localize, report;
-- `evidence`: the reference tree and the kept variants that diffs read.
+- `conclude`: compare, localize, store the report;
+- `reporting`: the report stage's plain facts, and its one assembly;
+- `evidence`: the reference tree and the kept variants that diffs read;
+- `stored`: a stored campaign's report shown or remade, its findings accepted or
+  written as a baseline.
 """
 
 from __future__ import annotations

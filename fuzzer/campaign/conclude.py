@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fuzzer import explain, guided, memory
+from fuzzer import explain, guided
+from fuzzer.campaign import reporting
 from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, timed
 from fuzzer.compare import Comparison, compare
 from fuzzer.config import MIN_SUCCESSFUL, UsageError, shown
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain.ablation import replay_command
-from fuzzer.report.build import build_report
+from fuzzer.explain.budget import localization_budget
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
 
 
@@ -25,7 +26,7 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     if campaign.config.localize and campaign.verdict(comparison) in (REPRODUCIBLE, UNREPRODUCIBLE):
         localization = _localize(campaign, comparison, events)
     localization = _confirm_targets(campaign, localization)
-    report = memory.remember(campaign, build_report(campaign, comparison, localization))
+    report = reporting.report(campaign, comparison, localization)
     if report.verdict != INCONCLUSIVE:
         campaign.store.save_report(campaign.id, report.to_json())
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed
@@ -76,8 +77,12 @@ def _localize(campaign: Campaign, comparison: Comparison, events: Events) -> exp
             try:
                 if comparison.reproducible:
                     return explain.scan_hazards(campaign, localizer)
-                return explain.localize(campaign, comparison, localizer)
+                budget = localization_budget(campaign.config.localize_budget_s, campaign.seconds_left(),
+                                             campaign.runs[0].wall_s)
+                campaign.localize_deadline = budget.deadline  # tracing and shrinking stop inside it too
+                return explain.localize(campaign, comparison, localizer, budget)
             finally:
+                campaign.localize_deadline = None
                 localizer.close()
     except KeyboardInterrupt:
         campaign.exit_reason = "interrupted"

@@ -8,12 +8,18 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fuzzer.compare import Comparison, DivergentArtifact
+from fuzzer.compare.diff import diff_files
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunRecord
 from fuzzer.observe import Manifest
+from fuzzer.report.build import Diff
+from fuzzer.tools import diffoscope
 
 BLOB_LIMIT = 64 << 20  # variants larger than this are not kept for diffs
 VARIANTS_KEPT = 3  # per path: enough to diff; an intrinsic build must not fill the disk overnight
+DIFFED_ARTIFACTS = 5  # diffs are for reading; the first few divergent artifacts suffice
+HTML_DIFF_LIMIT = 4 << 20  # a larger diffoscope page would swamp the report
 
 
 @dataclass
@@ -65,6 +71,23 @@ class Evidence:
         if record.index == 0 and not path.startswith("/"):  # an --output file's is a blob: not in the tree
             candidates.insert(0, Path(os.path.normpath(self.reference_tree / path)))  # ../x.deb: beside it
         return next((c for c in candidates if c.is_file()), None)
+
+    def diffs(self, runs: list[RunRecord], comparison: Comparison | None, timeout: float) -> dict[str, Diff]:
+        """Path → the diff of the first DIFFED_ARTIFACTS divergent artifacts, between the
+        first runs of their first two variants (diffoscope's page too, when it is installed)."""
+        divergent = comparison.divergent[:DIFFED_ARTIFACTS] if comparison else ()
+        return {artifact.path: self._diff(runs, artifact, timeout) for artifact in divergent}
+
+    def _diff(self, runs: list[RunRecord], artifact: DivergentArtifact, timeout: float) -> Diff:
+        pair = (artifact.variants[0].runs[0], artifact.variants[1].runs[0])
+        files = [self.variant_file(runs[index], artifact.path) for index in pair]
+        if None in files:
+            missing = [str(i) for i, f in zip(pair, files) if f is None]
+            return Diff(pair, f"(no diff: {artifact.path} is absent or not kept in run {', '.join(missing)})")
+        labels = (f"run {pair[0]}/{artifact.path}", f"run {pair[1]}/{artifact.path}")
+        text = diff_files(str(files[0]), str(files[1]), labels=labels, timeout=timeout)
+        html = diffoscope.report(str(files[0]), str(files[1]), "html", timeout) or ""
+        return Diff(pair, text, html if len(html) <= HTML_DIFF_LIMIT else "")
 
 
 def _drop_large_files(tree: Path) -> None:

@@ -36,7 +36,9 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
     campaign.notes += axes.unavailable(config.axes) + axes.which_make(config.axes)  # said once, in the report
     varied = axes.variation_axes(config.axes)
     candidates = axes.planned(_space(config), campaign.seed, varied)
-    candidates = memory.remembered_first(campaign, candidates, config.runs, _space(config), varied)  # what diverged before, first
+    # what diverged before, first
+    candidates = memory.remembered_first(campaign.subject(), not campaign.runs, candidates, config.runs,
+                                         _space(config), varied)
     plan = explore_plan(candidates, config.runs, axes.promised(varied))
     if not campaign.runs:
         reference = executor.run(_request(plan, 0, config.timeout))

@@ -14,6 +14,7 @@ from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
 from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.memory import Subject
 from fuzzer.observe import DEFAULT_IGNORE, Manifest
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
 from fuzzer.store import Store
@@ -112,10 +113,6 @@ class Campaign:
     def dir(self) -> Path:
         return self.evidence.dir
 
-    @property
-    def reference_tree(self) -> Path:
-        return self.evidence.reference_tree
-
     def select(self, manifest: Manifest) -> Manifest:
         return self.select_ignored(manifest).select(self.config.artifacts)
 
@@ -153,6 +150,10 @@ class Campaign:
 
     def verdict(self, comparison: Comparison | None) -> str:
         return verdict(self.runs, comparison, self.exit_reason)
+
+    def subject(self) -> Subject:
+        """Whose memory this campaign reads and writes."""
+        return Subject(self.store, self.id, str(self.config.source.resolve()), self.config.command)
 
 
 class timed:

@@ -1,15 +1,18 @@
-"""A stored campaign's report, shown again without building, or made anew from its stored
-runs (`buildfuzz explain [--relocalize]`)."""
+"""A stored campaign's report: shown again without building, or made anew from its stored
+runs (`buildfuzz explain [--relocalize]`); its findings accepted as known in the store
+(`buildfuzz accept`) or written as a baseline file (`buildfuzz baseline`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from fuzzer import findings
 from fuzzer.campaign.conclude import conclude
 from fuzzer.campaign.resume import open_stored
 from fuzzer.campaign.state import Outcome
 from fuzzer.config import UsageError
 from fuzzer.report.model import Report
+from fuzzer.findings import Identity
 from fuzzer.store import Store
 
 
@@ -47,3 +50,35 @@ def stored_outcome(store_path: Path, campaign_id: int | None) -> Outcome:
     except (TypeError, KeyError, ValueError) as e:
         raise UsageError(f"the stored report of campaign {row.id} cannot be read ({e}); "
                          "`buildfuzz explain --relocalize` writes a new one") from None
+
+
+def accept(store_path: Path, campaign_id: int | None) -> list[Identity]:
+    """Mark a stored campaign's findings as known in the store: later runs fail only on new ones."""
+    store = Store(store_path)
+    try:
+        row, report = _stored_report(store, campaign_id)
+        found = findings.identities(report)
+        store.accept(row.source, row.command, [(f.id, f.what) for f in found])
+    finally:
+        store.close()
+    return found
+
+
+def stored_baseline(store_path: Path, campaign_id: int | None) -> dict:
+    """A baseline file's content: a stored campaign's findings."""
+    store = Store(store_path)
+    try:
+        return findings.baseline_file(_stored_report(store, campaign_id)[1])
+    finally:
+        store.close()
+
+
+def _stored_report(store: Store, campaign_id: int | None):
+    row = store.require_campaign(campaign_id)
+    data = store.report(row.id)
+    if data is None:
+        raise UsageError(f"campaign {row.id} has no stored report (it has no verdict yet)")
+    try:
+        return row, Report.from_json(data)
+    except (TypeError, KeyError, ValueError, AttributeError) as e:
+        raise UsageError(f"the stored report of campaign {row.id} cannot be read ({e})") from None

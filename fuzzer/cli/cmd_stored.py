@@ -79,10 +79,10 @@ Exit codes: 0 accepted, 2 bad usage (no store, no such campaign, no report).""")
 def accept(store, campaign) -> None:
     """Mark a stored campaign's findings as known: later runs on this store exit 1 only
     on new findings (exit 0 when the builds differ only in accepted ones)."""
-    from fuzzer import memory
+    from fuzzer.campaign import stored
     from fuzzer.escaping import safe_line
 
-    accepted = memory.accept(store, campaign)
+    accepted = stored.accept(store, campaign)
     click.echo(f"accepted {len(accepted)} finding(s); later runs on this store fail only on new ones")
     for finding in accepted:
         click.echo(safe_line(f"  {finding.id}  {finding.kind:<8}  {finding.what}"))
@@ -100,16 +100,16 @@ Exit codes: 0 written, 2 bad usage (no store, no such campaign, no report, unwri
 @click.option("--output", "-o", type=PATH, required=True, help="Write the baseline file here.")
 def baseline(store, campaign, output) -> None:
     """Write a stored campaign's findings to a baseline file for `buildfuzz run --baseline`."""
-    from fuzzer import memory
+    from fuzzer.campaign import stored
     from fuzzer.escaping import safe_name
 
     check_writable(output)
-    data = memory.stored_baseline(store, campaign)
+    data = stored.stored_baseline(store, campaign)
     output.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     click.echo(f"{len(data['findings'])} finding(s) written to {safe_name(str(output))}")
 
 
-def _given_perturbation(jobs: int | None, cpus: str | None, jitter: float, jitter_seed: int,
+def _given_perturbation(jobs: int | None, cpus: tuple[int, ...] | None, jitter: float, jitter_seed: int,
                         variations: tuple[str, ...] = ()) -> Perturbation | None:
     """replay's --jobs/--cpus/--jitter/--jitter-seed/--vary as one perturbation, each value checked."""
     if jobs is None:
@@ -120,7 +120,8 @@ def _given_perturbation(jobs: int | None, cpus: str | None, jitter: float, jitte
     if not 0 <= jitter <= 1:  # also refuses nan
         raise UsageError(f"--jitter must be an intensity between 0 and 1, got {jitter}")
     check_range("--jitter-seed", jitter_seed, 0, MAX_INT)
-    perturbation = Perturbation(jobs, cpus if cpus is not None else available_cpus(), jitter, jitter_seed if jitter else 0)
+    cpus = cpus if cpus is not None else available_cpus()
+    perturbation = Perturbation(jobs, cpus, jitter, jitter_seed if jitter else 0)
     for text in variations:
         try:
             perturbation = perturbation.with_variation(*axis_table.parse_variation(text))

@@ -1,5 +1,5 @@
 """explain: from traced runs, the step that introduced a divergence, its kind, and what
-stabilises it (design.md, "Localization").
+stabilises it (docs/architecture.md, "Explain: localization").
 
 Phases: trace divergent reruns and the reference → find root divergent steps and the
 hazards over every trace → rank the roots (`ranking`: deliverables before logs and
@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from fuzzer.execute.run import RunKind
 from fuzzer.explain import ranking, stabilizers
 from fuzzer.explain.ablation import any_rebuild, minimal_reproducer
-from fuzzer.explain.budget import Budget, localization_budget
+from fuzzer.explain.budget import Budget
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.from_log import explain_failure, read_log
 from fuzzer.explain.manifest import mark_manifest
@@ -50,16 +50,13 @@ class Localization:
     traced: bool = False
 
 
-def localize(campaign, comparison, executor) -> Localization:
+def localize(campaign, comparison, executor, budget: Budget) -> Localization:
+    """`budget`: the localization's (`budget.localization_budget`); the caller stops its
+    tracing and shrinking runs inside it too."""
     unusable = strace.available()
     if unusable:
         return Localization(notes=(f"step localization disabled: {unusable}; results are artifact-level only",))
-    budget = localization_budget(campaign.config.localize_budget_s, campaign.seconds_left(), campaign.runs[0].wall_s)
-    campaign.localize_deadline = budget.deadline  # tracing and shrinking stop inside it too
-    try:
-        return _localize(campaign, comparison, executor, budget)
-    finally:
-        campaign.localize_deadline = None
+    return _localize(campaign, comparison, executor, budget)
 
 
 def _localize(campaign, comparison, executor, budget: Budget) -> Localization:

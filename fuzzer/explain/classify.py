@@ -1,4 +1,4 @@
-"""Kinds of cause, decided by evidence (design.md, "Localization"):
+"""Kinds of cause, decided by evidence (docs/architecture.md, "Explain: localization"):
 
 - different inputs observed, with a concurrent writer on the timeline → race;
 - a file it read is written by a step not ordered with it (a hazard: read-modify-write

@@ -119,12 +119,12 @@ def _variants(campaign, executor, traced_reference, path: str, scratch: Path) ->
     """Distinct contents of one file: run 0's, the traced reference's, the kept blobs."""
     fetched = scratch / "traced"
     fetched.unlink(missing_ok=True)  # another file's, fetched before
-    sources = [campaign.reference_tree / path]
+    sources = [campaign.evidence.reference_tree / path]
     if executor.fetch(traced_reference, path, fetched):
         sources.append(fetched)
     digests = {r.manifest.entries[path].digest for r in campaign.runs
                if r.ok and r.manifest is not None and path in r.manifest.entries}
-    sources += [campaign.dir / "blobs" / digest for digest in sorted(digests)]
+    sources += [campaign.evidence.blob(digest) for digest in sorted(digests)]
     contents: list[bytes] = []
     for source in sources:
         data = _read(source)

@@ -1,67 +1,128 @@
-"""Assemble the `Report` from a campaign's runs, its comparison and its localization."""
+"""Assemble the `Report` once, from plain facts: what the campaign was (`About`), its runs
+and their digest labels, its comparison, the diffs made of it, its localization and what
+the memory says of its findings. No I/O: the diffs are made before, by whoever kept the
+files."""
 
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fuzzer import findings as finding_ids
 from fuzzer.compare import Comparison, DivergentArtifact
-from fuzzer.compare.diff import diff_files
-from fuzzer.execute.choose import serial_fallback
 from fuzzer.execute.run import RunRecord
-from fuzzer.report.model import ArtifactFinding, Report, RunSummary, VariantSummary
-from fuzzer.report.packages import package_files
-from fuzzer.tools import diffoscope
+from fuzzer.report.model import (ArtifactFinding, Culprit, Finding, Hazard, PackageFile, Report, RunSummary,
+                                 VariantSummary)
 
 if TYPE_CHECKING:
-    from fuzzer.campaign import Campaign
     from fuzzer.explain import Localization
 
-DIFFED_ARTIFACTS = 5  # diffs are for reading; the first few divergent artifacts suffice
-HTML_DIFF_LIMIT = 4 << 20  # a larger diffoscope page would swamp the report
+
+@dataclass(frozen=True)
+class About:
+    """What a report says of its campaign."""
+
+    command: str
+    source: str
+    store: str  # for the replay command
+    campaign: int
+    seed: int
+    verdict: str
+    exit_reason: str
+    phases: dict[str, float]
+    settings: dict  # each setting and where it came from
+    notes: tuple[str, ...]  # what the campaign could not do
+    parallel: int  # --parallel
+    serial_fallback: str  # why --parallel ran one build at a time ("" when it did not)
 
 
-def build_report(campaign: "Campaign", comparison: Comparison | None, localization: "Localization | None") -> Report:
-    """`comparison` is None when no run finished (the campaign was interrupted in run 0)."""
-    overlapping = overlaps(campaign.runs)
-    runs = [_summary(campaign, r, overlapping[r.index]) for r in campaign.runs]
+@dataclass(frozen=True)
+class Label:
+    """A run's digest of its compared files, and its digest group (None for a failed run)."""
+
+    digest: str | None
+    group: str | None
+
+
+@dataclass(frozen=True)
+class Diff:
+    """A divergent artifact's diff between the first runs of its first two variants."""
+
+    runs: tuple[int, int]
+    text: str
+    html: str = ""  # diffoscope's page, when diffoscope is installed and the page is not too large
+
+
+@dataclass(frozen=True)
+class Parts:
+    """The parts of a report that carry findings, made before it: the memory reads them."""
+
+    runs: list[RunSummary]
+    artifacts: list[ArtifactFinding]
+    culprits: list[Culprit]
+    hazards: list[Hazard]
+
+    def identities(self) -> list[finding_ids.Identity]:
+        return finding_ids.identities_of(self.runs, self.artifacts, self.culprits, self.hazards)
+
+
+def parts(records: list[RunRecord], labels: dict[int, Label], comparison: Comparison | None,
+          diffs: dict[str, Diff], localization: "Localization | None") -> Parts:
+    """The runs' summaries (`labels`: each run's, by index), the divergent artifacts (with
+    their diffs, by path) and the localization's culprits and hazards."""
+    overlapping = overlaps(records)
     divergent = comparison.divergent if comparison else ()
-    artifacts = [_artifact(campaign, a, with_diff=i < DIFFED_ARTIFACTS) for i, a in enumerate(divergent)]
-    notes = campaign.notes + _parallel_notes(campaign, runs) + _run_notes(campaign) \
-        + (list(localization.notes) if localization else [])
-    return Report(
-        command=campaign.config.command,
-        verdict=campaign.verdict(comparison),
-        runs=runs,
-        failed_runs=len(comparison.failed) if comparison else 0,
-        divergent_artifacts=artifacts,
+    return Parts(
+        runs=[_summary(r, labels[r.index], overlapping[r.index]) for r in records],
+        artifacts=[_artifact(a, diffs.get(a.path)) for a in divergent],
         culprits=list(localization.culprits) if localization else [],
         hazards=list(localization.hazards) if localization else [],
-        reproduce=_reproduce(campaign, comparison) if comparison else "",
-        source=str(campaign.config.source),
-        seed=campaign.seed,
-        campaign=campaign.id,
-        artifacts_checked=comparison.checked if comparison else 0,
-        notes=notes,
-        exit_reason=campaign.exit_reason,
-        phases=dict(campaign.phases),
-        localized=localization is not None and localization.traced,
-        minimal_reproducer=localization.minimal_reproducer if localization else None,
-        settings=campaign.settings,
-        packages=package_files(campaign),
     )
 
 
-def _summary(campaign: "Campaign", record, overlapped_with: list[int]) -> RunSummary:
+def build_report(about: About, records: list[RunRecord], found: Parts, comparison: Comparison | None,
+                 localization: "Localization | None", findings: list[Finding], memory_notes: list[str],
+                 packages: list[PackageFile]) -> Report:
+    """`comparison` is None when no run finished (the campaign was interrupted in run 0);
+    `findings` and `memory_notes`: what the memory says of `found`; `packages`: the
+    package files compared (`report.packages.package_files`)."""
+    notes = list(about.notes) + _parallel_notes(about, found.runs) + _run_notes(records) \
+        + (list(localization.notes) if localization else []) + memory_notes
+    report = Report(
+        command=about.command,
+        verdict=about.verdict,
+        runs=found.runs,
+        failed_runs=len(comparison.failed) if comparison else 0,
+        divergent_artifacts=found.artifacts,
+        culprits=found.culprits,
+        hazards=found.hazards,
+        reproduce=_reproduce(about, records, comparison) if comparison else "",
+        source=about.source,
+        seed=about.seed,
+        campaign=about.campaign,
+        artifacts_checked=comparison.checked if comparison else 0,
+        notes=notes,
+        exit_reason=about.exit_reason,
+        phases=dict(about.phases),
+        localized=localization is not None and localization.traced,
+        minimal_reproducer=localization.minimal_reproducer if localization else None,
+        settings=about.settings,
+        packages=packages,
+        findings=findings,
+    )
+    return finding_ids.with_ids(report)
+
+
+def _summary(record: RunRecord, label: Label, overlapped_with: list[int]) -> RunSummary:
     return RunSummary(
         index=record.index,
         perturbation=record.perturbation.to_json(),
         status=record.status.value,
         exit_code=record.exit_code,
         wall_s=record.wall_s,
-        digest=campaign.select(record.manifest).digest() if record.ok and record.manifest else None,
-        group=campaign.group_of(record),
+        digest=label.digest,
+        group=label.group,
         log_tail=record.log_tail if not record.ok else "",
         log_path=record.log_path,
         jitter_events=len(record.jitter),
@@ -85,33 +146,25 @@ def overlaps(records: list[RunRecord]) -> dict[int, list[int]]:
     return {index: sorted(others) for index, others in found.items()}
 
 
-def _run_notes(campaign: "Campaign") -> list[str]:
+def _run_notes(records: list[RunRecord]) -> list[str]:
     """What an executor had to do besides running a build (a retry after a lost worker)."""
-    return [f"run {record.index}: {record.note}" for record in campaign.runs if record.note]
+    return [f"run {record.index}: {record.note}" for record in records if record.note]
 
 
-def _parallel_notes(campaign: "Campaign", runs: list[RunSummary]) -> list[str]:
+def _parallel_notes(about: About, runs: list[RunSummary]) -> list[str]:
     """What --parallel did: builds at once perturb each other, or it could not run them at once."""
-    parallel = campaign.config.parallel
+    parallel = about.parallel
     if parallel == 1:
         return []
-    fallback = serial_fallback(campaign.config)
-    if fallback:
-        return [fallback]
+    if about.serial_fallback:
+        return [about.serial_fallback]
     overlapped = sum(bool(run.overlapped_with) for run in runs)
     return [f"--parallel {parallel}: up to {parallel} builds ran at once, each in its own mount namespace at the "
             f"same path; concurrent builds perturb each other's timing (contention for CPUs, disk and caches: "
             f"jitter of its own), and {overlapped} of {len(runs)} runs overlapped another (see overlapped_with)"]
 
 
-def _artifact(campaign: "Campaign", artifact: DivergentArtifact, with_diff: bool) -> ArtifactFinding:
-    diff, diff_html, pair = "", "", []
-    if with_diff:
-        pair = [artifact.variants[0].runs[0], artifact.variants[1].runs[0]]
-        files = [campaign.evidence.variant_file(campaign.runs[index], artifact.path) for index in pair]
-        diff = _diff(campaign, artifact.path, pair, files)
-        if None not in files:
-            diff_html = diffoscope.report(str(files[0]), str(files[1]), "html", campaign.config.diff_timeout) or ""
+def _artifact(artifact: DivergentArtifact, diff: Diff | None) -> ArtifactFinding:
     return ArtifactFinding(
         path=artifact.path,
         variants=len(artifact.variants),
@@ -119,9 +172,9 @@ def _artifact(campaign: "Campaign", artifact: DivergentArtifact, with_diff: bool
         separated_by=[f.describe() for f in artifact.factors] or _too_few(artifact),
         axes=[f.axis for f in artifact.factors],
         same_conditions=artifact.same_conditions,
-        diff=diff,
-        diff_runs=pair,
-        diff_html=diff_html if len(diff_html) <= HTML_DIFF_LIMIT else "",
+        diff=diff.text if diff else "",
+        diff_runs=list(diff.runs) if diff else [],
+        diff_html=diff.html if diff else "",
     )
 
 
@@ -132,20 +185,12 @@ def _too_few(artifact: DivergentArtifact) -> list[str]:
             "but some variant came from a single run"]
 
 
-def _diff(campaign: "Campaign", path: str, pair: list[int], files: list[Path | None]) -> str:
-    if None in files:
-        missing = [str(i) for i, f in zip(pair, files) if f is None]
-        return f"(no diff: {path} is absent or not kept in run {', '.join(missing)})"
-    labels = (f"run {pair[0]}/{path}", f"run {pair[1]}/{path}")
-    return diff_files(str(files[0]), str(files[1]), labels=labels, timeout=campaign.config.diff_timeout)
-
-
-def _reproduce(campaign: "Campaign", comparison: Comparison) -> str:
+def _reproduce(about: About, records: list[RunRecord], comparison: Comparison) -> str:
     """A replay command for the first run that failed or diverged, or the failed reference;
     none when every build agreed."""
-    telling = comparison.telling_runs() or ([] if campaign.runs[0].ok else [0])
+    telling = comparison.telling_runs() or ([] if records[0].ok else [0])
     if not telling:
         return ""
-    words = ["buildfuzz", "replay", "--store", str(campaign.config.store), "--campaign", str(campaign.id),
+    words = ["buildfuzz", "replay", "--store", about.store, "--campaign", str(about.campaign),
              "--run", str(min(telling))]
     return shlex.join(words)

@@ -1,4 +1,4 @@
-"""The JSON report: the contract in design.md (`schema` versions it)."""
+"""The JSON report: the contract in docs/contracts.md (`schema` versions it)."""
 
 from __future__ import annotations
 

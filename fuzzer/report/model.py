@@ -1,4 +1,4 @@
-"""The one `Report` every format renders, with its JSON form (the contract in design.md).
+"""The one `Report` every format renders, with its JSON form (the contract in docs/contracts.md).
 
 `to_json`/`from_json` round-trip, so a stored report can be rendered again in any
 format (`buildfuzz explain`, the HTML page) without re-running anything.
@@ -14,7 +14,7 @@ REPRODUCIBLE = "reproducible"
 UNREPRODUCIBLE = "unreproducible"
 REFERENCE_FAILED = "reference-failed"  # nothing to compare
 INCONCLUSIVE = "inconclusive"  # no verdict: interrupted, or fewer than two successful builds
-EXIT_CODES = {REPRODUCIBLE: 0, UNREPRODUCIBLE: 1, REFERENCE_FAILED: 3, INCONCLUSIVE: 4}  # design.md
+EXIT_CODES = {REPRODUCIBLE: 0, UNREPRODUCIBLE: 1, REFERENCE_FAILED: 3, INCONCLUSIVE: 4}  # docs/contracts.md, "Exit codes"
 
 
 @dataclass(frozen=True)

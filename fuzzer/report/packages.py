@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
+from pathlib import Path
 
-from fuzzer.observe import hash_file
+from fuzzer.observe import Manifest, hash_file
 from fuzzer.report.model import PackageFile
-
-if TYPE_CHECKING:
-    from fuzzer.campaign import Campaign
 
 PACKAGE_NAME = re.compile(
     r"\.(deb|udeb|ddeb|dsc|buildinfo|changes|whl|egg|tar|tgz|tbz2|txz|zip|jar|rpm|apk|gem|nupkg|crate)$"
@@ -29,16 +26,15 @@ def is_package(path: str) -> bool:
     return PACKAGE_NAME.search(path.rsplit("/", 1)[-1]) is not None
 
 
-def package_files(campaign: "Campaign") -> list[PackageFile]:
-    """Each package file of the reference build: its size and digest there, and how many
-    distinct contents it had across the successful runs (1: identical in every one)."""
-    reference = campaign.runs[0] if campaign.runs else None
-    if reference is None or not reference.ok or reference.manifest is None:
+def package_files(reference: Manifest | None, selected: list[Manifest], source: Path) -> list[PackageFile]:
+    """Each package file of the reference build (its compared files; None when it failed):
+    its size and digest there, and how many distinct contents it had across the successful
+    runs' compared files, `selected` (1: identical in every one)."""
+    if reference is None:
         return []
-    selected = [campaign.select(r.manifest) for r in campaign.runs if r.ok and r.manifest is not None]
     found = []
-    for path, entry in sorted(campaign.select(reference.manifest).entries.items()):
-        if entry.kind != "file" or not is_package(path) or _from_source(campaign, path, entry.digest):
+    for path, entry in sorted(reference.entries.items()):
+        if entry.kind != "file" or not is_package(path) or _from_source(source, path, entry.digest):
             continue
         digests = {m.entries[path].digest if path in m.entries else None for m in selected}
         found.append(PackageFile(path, entry.size, entry.digest, len(digests), len(selected)))
@@ -54,8 +50,8 @@ def packages_line(packages: list[PackageFile]) -> str:
     return f"packages compared: {', '.join(shown)}{more}"
 
 
-def _from_source(campaign: "Campaign", path: str, digest: str) -> bool:
+def _from_source(source: Path, path: str, digest: str) -> bool:
     if path.startswith(("../", "/")):
         return False
-    original = os.path.join(campaign.config.source, path)
+    original = os.path.join(source, path)
     return os.path.isfile(original) and not os.path.islink(original) and hash_file(original) == digest

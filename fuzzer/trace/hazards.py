@@ -1,4 +1,4 @@
-"""Hazards: conflicts between steps that could have run at the same time (design.md).
+"""Hazards: conflicts between steps that could have run at the same time.
 
 A conflict is two steps touching one file in a way whose outcome depends on their order:
 a read and a write, two writes (or a write and a delete), a directory created while

@@ -1,0 +1,57 @@
+"""The campaign's report: its facts handed to the report stage as plain data, the diffs
+made from the kept evidence, the memory's word on the findings, then one assembly."""
+
+from __future__ import annotations
+
+from fuzzer import memory
+from fuzzer.campaign.state import Campaign
+from fuzzer.compare import Comparison
+from fuzzer.execute.choose import serial_fallback
+from fuzzer.explain import Localization
+from fuzzer.plan import Reason
+from fuzzer.report.build import About, Label, build_report, parts
+from fuzzer.report.model import PackageFile, Report
+from fuzzer.report.packages import package_files
+
+
+def report(campaign: Campaign, comparison: Comparison | None, localization: Localization | None) -> Report:
+    config = campaign.config
+    labels = {r.index: _label(campaign, r) for r in campaign.runs}
+    diffs = campaign.evidence.diffs(campaign.runs, comparison, config.diff_timeout)
+    found = parts(campaign.runs, labels, comparison, diffs, localization)
+    verdict = campaign.verdict(comparison)
+    look = memory.Look(verdict, localization is not None and localization.traced,
+                       memory.scope(config.artifacts, config.ignore, config.default_ignore), config.known,
+                       sum(r.reason == Reason.REMEMBERED.value for r in campaign.runs))
+    recalled = memory.remember(campaign.subject(), found.identities(), look)
+    return build_report(_about(campaign, verdict), campaign.runs, found, comparison, localization,
+                        recalled.findings, recalled.notes, _packages(campaign))
+
+
+def _packages(campaign: Campaign) -> list[PackageFile]:
+    built = [r for r in campaign.runs if r.ok and r.manifest is not None]
+    reference = campaign.select(campaign.runs[0].manifest) if built and built[0].index == 0 else None
+    return package_files(reference, [campaign.select(r.manifest) for r in built], campaign.config.source)
+
+
+def _label(campaign: Campaign, record) -> Label:
+    digest = campaign.select(record.manifest).digest() if record.ok and record.manifest else None
+    return Label(digest, campaign.group_of(record))
+
+
+def _about(campaign: Campaign, verdict: str) -> About:
+    config = campaign.config
+    return About(
+        command=config.command,
+        source=str(config.source),
+        store=str(config.store),
+        campaign=campaign.id,
+        seed=campaign.seed,
+        verdict=verdict,
+        exit_reason=campaign.exit_reason,
+        phases=dict(campaign.phases),
+        settings=campaign.settings,
+        notes=tuple(campaign.notes),
+        parallel=config.parallel,
+        serial_fallback=serial_fallback(config) if config.parallel != 1 else "",
+    )

@@ -1,0 +1,131 @@
+"""The shape of fuzzer/: modules of one idea (at most MAX_LINES lines), stages that take
+plain facts (they never import the campaign or the command line), and no import cycle.
+Read from the source with ast: nothing is imported or run."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "fuzzer"
+MAX_LINES = 400
+# Files other engineers are splitting this session; each must come off this list.
+OVER_THE_LIMIT = {
+    "fuzzer/trace/processes.py": 405,
+}
+# plan, execute, observe, compare, explain, report, and trace under them: the pipeline's
+# stages. The campaign runs them and the CLI drives the campaign, never the other way round.
+STAGES = ("fuzzer.plan", "fuzzer.axes", "fuzzer.guided", "fuzzer.memory", "fuzzer.execute", "fuzzer.observe",
+          "fuzzer.compare", "fuzzer.explain", "fuzzer.report", "fuzzer.trace")
+ABOVE_THE_STAGES = ("fuzzer.campaign", "fuzzer.cli")
+
+
+def modules() -> dict[str, Path]:
+    """Dotted name → file, for every module of the package."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def imported(name: str, path: Path, top_level_only: bool) -> set[str]:
+    """The package's modules that `name` imports (`from a.b import c`: a.b.c when it is a
+    module, else a.b), with the packages they are in, which Python imports first."""
+    known = modules()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if top_level_only:  # what runs when the module is imported, TYPE_CHECKING blocks included
+        nodes = [n for stmt in tree.body if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                 for n in ast.walk(stmt)]
+    else:
+        nodes = list(ast.walk(tree))
+    targets = []
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            targets += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, name, path)
+            targets += [f"{base}.{alias.name}" for alias in node.names]
+    found = set()
+    for target in targets:
+        while target and target not in known:
+            target = target.rpartition(".")[0]
+        while target and target != "fuzzer" and target != name and not name.startswith(target + "."):
+            found.add(target)
+            target = target.rpartition(".")[0]
+    return found
+
+
+def _absolute(node: ast.ImportFrom, name: str, path: Path) -> str:
+    if not node.level:
+        return node.module or ""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{node.module}" if node.module else package
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while not component or component[-1] != node:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_module_passes_the_line_limit():
+    lengths = {str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+               for path in modules().values()}
+    over = {path: n for path, n in lengths.items() if n > MAX_LINES and OVER_THE_LIMIT.get(path, 0) < n}
+    assert not over, f"modules over {MAX_LINES} lines (split them by idea): {over}"
+    stale = {path: n for path, n in OVER_THE_LIMIT.items() if lengths.get(path, 0) <= MAX_LINES}
+    assert not stale, f"no longer over the limit, take them off OVER_THE_LIMIT: {stale}"
+
+
+def test_no_stage_imports_the_campaign_or_the_cli():
+    wrong = {}
+    for name, path in modules().items():
+        if name.startswith(STAGES):
+            above = {m for m in imported(name, path, top_level_only=False) if m.startswith(ABOVE_THE_STAGES)}
+            if above:
+                wrong[name] = sorted(above)
+    assert not wrong, f"stages must take plain facts, not import what runs them: {wrong}"
+
+
+def test_no_import_cycle():
+    graph = {name: imported(name, path, top_level_only=True) for name, path in modules().items()}
+    assert cycles(graph) == []
+
+
+def test_the_checks_see_a_cycle_and_a_stage_importing_the_campaign(tmp_path):
+    """The checks above can fail: a two-module circle is found, and so is a stage's import
+    of the campaign hidden under TYPE_CHECKING."""
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    stage = tmp_path / "build.py"
+    stage.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from fuzzer.campaign import Campaign\n")
+    assert "fuzzer.campaign" in imported("fuzzer.report.build", stage, top_level_only=True)
