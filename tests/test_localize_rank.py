@@ -131,16 +131,17 @@ class FetchingExecutor:
 
 def stored_campaign(tmp_path, reference: dict[str, bytes], blobs: dict[str, bytes]):
     """run 0's tree and the variants kept from later runs, where a campaign keeps them."""
+    evidence = Evidence(tmp_path)
     for path, data in reference.items():
-        (tmp_path / "reference").mkdir(parents=True, exist_ok=True)
-        (tmp_path / "reference" / path).write_bytes(data)
+        evidence.reference_tree.mkdir(parents=True, exist_ok=True)
+        (evidence.reference_tree / path).write_bytes(data)
     (tmp_path / "blobs").mkdir(parents=True)
     manifest = {}
     for digest, (path, data) in enumerate(blobs.items()):
         (tmp_path / "blobs" / str(digest)).write_bytes(data)
         manifest[path] = Entry("file", str(digest), size=len(data))
     later = RunRecord(1, Perturbation(4, (0,), 0.0, 0), Status.OK, 0, 1.0, Manifest(manifest), "")
-    return SimpleNamespace(dir=tmp_path, evidence=Evidence(tmp_path), runs=[later])
+    return SimpleNamespace(dir=tmp_path, evidence=evidence, runs=[later])
 
 
 def test_noise_is_judged_on_the_variants_at_hand(tmp_path):
