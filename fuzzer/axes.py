@@ -226,10 +226,11 @@ def unavailable(names: tuple[str, ...]) -> list[str]:
 
 
 def which_make(names: tuple[str, ...]) -> list[str]:
-    """For the report: which make every build runs, with the shuffle axis asked for or
+    """For the report: which make every build finds first on its PATH (whether the build runs
+    make at all is its own affair), with the shuffle axis asked for or
     buildfuzz[shuffle]'s make put first on PATH."""
     found = make.for_builds()
-    return [f"make: every build ran {found.describe()}"] if found and ("shuffle" in names or found.packaged) else []
+    return [f"make: the make on every build's PATH was {found.describe()}"] if found and ("shuffle" in names or found.packaged) else []
 
 
 def parse_variation(text: str) -> tuple[str, str]:

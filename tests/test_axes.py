@@ -281,7 +281,7 @@ def test_an_older_make_on_path_gives_way_to_the_packaged_one_in_every_build(fres
     first, _, rest = env["PATH"].partition(":")
     assert os.listdir(first) == ["make"] and os.path.realpath(os.path.join(first, "make")) == str(packaged)
     assert rest == "/usr/bin"
-    assert axes.which_make(axes.DEFAULT) == [f"make: every build ran {found.describe()}"]
+    assert axes.which_make(axes.DEFAULT) == [f"make: the make on every build's PATH was {found.describe()}"]
     assert "4.4" in found.describe() and str(packaged) in found.describe()
 
 
@@ -329,7 +329,7 @@ def test_a_shuffle_only_failure_is_a_finding_with_its_shuffle_replay(tmp_path):
     failed = [r for r in data["runs"] if r["status"] == "failed"]
     assert failed and all("shuffle" in r["perturbation"]["variations"] for r in failed)
     assert all(r["perturbation"]["jobs"] == 1 for r in data["runs"])
-    assert any(n.startswith("make: every build ran GNU make 4.") for n in data["notes"])
+    assert any(n.startswith("make: the make on every build's PATH was GNU make 4.") for n in data["notes"])
     replay = shlex.split(data["minimal_reproducer"])
     assert any(word.startswith("shuffle=") for word in replay)
     again = subprocess.run([*run, *replay[1:]], capture_output=True, text=True, timeout=120)
