@@ -153,3 +153,22 @@ def test_a_patch_that_leaves_another_cause_is_reported_not_proven(tmp_path):
     assert "still showed it (stamp.txt differs)" in hazard["fix_status"]
     assert fixed.returncode == 1
     assert buildfuzz("fix", "--store", tmp_path / "store", "--apply", hazard["finding_id"]).returncode == 2
+
+
+@pytest.mark.slow
+def test_archive_headers_are_made_deterministic_and_proven(tmp_path):
+    report, fixed = _fixed(tmp_path, SCENARIOS / "ar-mtime", runs=4)
+    culprit = _entry(report, "culprits", kind="order")
+    assert culprit["fix_status"].startswith("proven: "), culprit["fix_status"]
+    assert _patch_lines(culprit) == ["-\tar rcSU $@ $(OBJS)", "+\tar rcSD $@ $(OBJS)"]
+
+
+@pytest.mark.slow
+def test_deterministic_headers_do_not_fix_members_in_completion_order(tmp_path):
+    """`ar D` is the obvious patch for an archive that varies, but libops.a's members follow
+    `ls -tr`: the proof must say the patch did not fix it."""
+    report, fixed = _fixed(tmp_path, SCENARIOS / "archive-order", runs=4)
+    culprit = _entry(report, "culprits", kind="order")
+    assert _patch_lines(culprit) == ["-\tar rcs $@ $$(ls -tr $(OBJS))", "+\tar rcsD $@ $$(ls -tr $(OBJS))"]
+    assert culprit["fix_status"].startswith("suggested, not proven: before "), culprit["fix_status"]
+    assert "still showed it (libops.a differs)" in culprit["fix_status"]

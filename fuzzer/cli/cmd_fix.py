@@ -45,9 +45,11 @@ def fix(store, campaign, findings, report_json, before, after, apply_id, force) 
     if report_json is not None:
         check_writable(report_json)
     fixed = fix_campaign(store, campaign, tuple(findings), report_json, before, after)
+    if not fixed:
+        click.echo("no culprit or hazard to fix")
     for f in fixed:
         click.echo(safe_line(f"{f.finding_id}  {f.what}"))
         click.echo(safe_line(f"    {f.status}"))
         for extra in ([f"patch: {f.path}"] if f.path else []) + ([f"upstream: {f.upstream}"] if f.upstream else []):
             click.echo(safe_line(f"    {extra}"))
-    return 0 if fixed and all(f.status.startswith(PROVEN) for f in fixed) else 1
+    return 0 if all(f.status.startswith(PROVEN) for f in fixed) else 1

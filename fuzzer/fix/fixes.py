@@ -15,6 +15,7 @@ from pathlib import Path
 from fuzzer.campaign import Campaign, open_stored
 from fuzzer.config import UsageError
 from fuzzer.execute.workspace import Workspace
+from fuzzer.fix.archive import archive_flags
 from fuzzer.fix.grouped import grouped_targets
 from fuzzer.fix.patch import Remedy
 from fuzzer.fix.prerequisite import missing_prerequisite, order_only
@@ -102,8 +103,8 @@ def _fix_one(campaign, report, entry, tree, out, done, before, after) -> Fixed:
     path = out / f"{entry.finding_id}.patch"
     path.write_text(remedy.patch, encoding="utf-8")
     perturbation = _schedule(campaign, entry)
-    proof = Proof(False, "suggested, not proven: no stored run shows it (a latent hazard): nothing to prove "
-                         "the patch against") if perturbation is None else prove(campaign, remedy.patch,
+    proof = Proof(False, "suggested, not proven: no stored run failed or differed with it (a latent "
+                         "hazard): nothing to prove the patch against") if perturbation is None else prove(campaign, remedy.patch,
                                                                                   perturbation, before, after)
     return Fixed(entry.finding_id, f"{what}: {remedy.summary}", proof.statement, str(path.resolve()), remedy.upstream)
 
@@ -116,6 +117,8 @@ def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
             return HAZARD_REMEDIES[entry.type](entry, tree)
         if entry.kind == "intrinsic":
             return stabiliser_prefix(entry, tree)
+        if entry.kind == "order":
+            return archive_flags(entry, tree)
         raise NoPatch(f"no remedy is known for a {entry.kind} culprit" +
                       (" outside a hazard" if entry.kind == "race" else ""))
     except NoPatch as e:
@@ -123,14 +126,15 @@ def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
 
 
 def _schedule(campaign: Campaign, entry: Culprit | Hazard) -> Perturbation | None:
-    """The settings that showed the finding: an intrinsic step's reference settings, or a
-    hazard's first stored run that failed or differs from the reference."""
-    if isinstance(entry, Culprit):
+    """The settings that showed the finding: an intrinsic step's reference settings (it
+    varies by itself); else the first of its stored runs (a hazard's, or any of the
+    campaign's for a culprit) that failed or differs from the reference."""
+    if isinstance(entry, Culprit) and entry.kind == "intrinsic":
         return campaign.runs[0].perturbation
     runs = {r.index: r for r in campaign.runs}
-    indices = [int(m[1]) for r in entry.runs if (m := CAMPAIGN_RUN.fullmatch(r))]
-    shown = [runs[i] for i in indices if i in runs and i > 0
-             and campaign.group_of(runs[i]) != campaign.group_of(runs[0])]
+    indices = [int(m[1]) for r in entry.runs if (m := CAMPAIGN_RUN.fullmatch(r))] \
+        if isinstance(entry, Hazard) else sorted(runs)
+    shown = [runs[i] for i in indices if i in runs and i > 0 and campaign.group_of(runs[i]) != campaign.group_of(runs[0])]
     return shown[0].perturbation if shown else None
 
 

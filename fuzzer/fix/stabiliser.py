@@ -3,8 +3,6 @@ of its recipe line, and the fix in the step's own code where it is known."""
 
 from __future__ import annotations
 
-import os
-
 from fuzzer.explain.stabilizers import TABLE
 from fuzzer.fix import makefile
 from fuzzer.fix.patch import Remedy
@@ -30,7 +28,7 @@ def stabiliser_prefix(culprit: Culprit, tree: Tree) -> Remedy:
     prefix = " ".join(_prefix(name) for name in culprit.stabilized_by)
     recipe = tree.recipe_of(culprit.command, culprit.cwd, tuple(culprit.outputs))
     lines = tree.lines(recipe)
-    index = _recipe_line(recipe.lines, lines, culprit.argv)
+    index = tree.command_line(recipe, lines, culprit.argv)
     upstream = "; ".join(UPSTREAM[n] for n in culprit.stabilized_by if n in UPSTREAM)
     return tree.remedy(culprit.finding_id, f"{recipe.target} built with {prefix} (that step only)",
                        recipe, index, makefile.prefixed(lines[index], prefix), upstream=upstream)
@@ -43,14 +41,3 @@ def _prefix(name: str) -> str:
     if env is None:
         raise NoPatch(f"{name} has no recipe prefix (a fixed clock is a test, not a fix)")
     return " ".join(f"{key}={value}" for key, value in env)
-
-
-def _recipe_line(candidates: tuple[int, ...], lines: list[str], argv: list[str]) -> int:
-    """The recipe line that runs the step: the only one, or the only one naming its arguments."""
-    if len(candidates) == 1:
-        return candidates[0]
-    named = {os.path.basename(a) for a in argv[1:]}
-    matching = [i for i in candidates if named & {os.path.basename(w) for w in makefile.words(lines[i])}]
-    if len(matching) != 1:
-        raise NoPatch(f"cannot tell which of the recipe's {len(candidates)} lines runs the step")
-    return matching[0]

@@ -56,6 +56,16 @@ class Tree:
     def lines(self, recipe: Recipe) -> list[str]:
         return recipe.file.read_text(encoding="utf-8").splitlines()
 
+    def command_line(self, recipe: Recipe, lines: list[str], argv: list[str]) -> int:
+        """The recipe line that runs a step: the only one, or the only one naming its arguments."""
+        if len(recipe.lines) == 1:
+            return recipe.lines[0]
+        named = {os.path.basename(a) for a in argv[1:]}
+        matching = [i for i in recipe.lines if named & {os.path.basename(w) for w in makefile.words(lines[i])}]
+        if len(matching) != 1:
+            raise NoPatch(f"cannot tell which of the recipe's {len(recipe.lines)} lines runs the step")
+        return matching[0]
+
     def remedy(self, finding_id: str, summary: str, recipe: Recipe, index: int, new_line: str,
                upstream: str = "") -> Remedy:
         """The remedy that replaces line `index` of the recipe's file with `new_line`."""
