@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from fuzzer.cli.options import ID, PATH, campaign_option, store_option
+from fuzzer.cli.options import PATH, campaign_option, store_option
 from fuzzer.cli.outputs import check_writable
 from fuzzer.config import UsageError
 

@@ -17,13 +17,14 @@ from fuzzer.config import UsageError
 from fuzzer.execute.workspace import Workspace
 from fuzzer.fix.archive import archive_flags
 from fuzzer.fix.grouped import grouped_targets
-from fuzzer.fix.patch import Remedy
+from fuzzer.fix.patch import PatchError, Remedy, apply
 from fuzzer.fix.prerequisite import missing_prerequisite, order_only
 from fuzzer.fix.proof import AFTER, BEFORE, Proof, prove
 from fuzzer.fix.stabiliser import stabiliser_prefix
 from fuzzer.fix.tree import NoPatch, Tree
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import Culprit, Hazard, Report
+from fuzzer.store import Store
 
 HAZARD_REMEDIES = {"read-before-write": missing_prerequisite, "mkdir-race": order_only,
                    "duplicate-execution": grouped_targets}
@@ -103,9 +104,11 @@ def _fix_one(campaign, report, entry, tree, out, done, before, after) -> Fixed:
     path = out / f"{entry.finding_id}.patch"
     path.write_text(remedy.patch, encoding="utf-8")
     perturbation = _schedule(campaign, entry)
-    proof = Proof(False, "suggested, not proven: no stored run failed or differed with it (a latent "
-                         "hazard): nothing to prove the patch against") if perturbation is None else prove(campaign, remedy.patch,
-                                                                                  perturbation, before, after)
+    if perturbation is None:
+        proof = Proof(False, "suggested, not proven: no stored run failed or differed with it (a latent hazard): "
+                             "nothing to prove the patch against")
+    else:
+        proof = prove(campaign, remedy.patch, perturbation, before, after)
     return Fixed(entry.finding_id, f"{what}: {remedy.summary}", proof.statement, str(path.resolve()), remedy.upstream)
 
 
@@ -134,7 +137,8 @@ def _schedule(campaign: Campaign, entry: Culprit | Hazard) -> Perturbation | Non
     runs = {r.index: r for r in campaign.runs}
     indices = [int(m[1]) for r in entry.runs if (m := CAMPAIGN_RUN.fullmatch(r))] \
         if isinstance(entry, Hazard) else sorted(runs)
-    shown = [runs[i] for i in indices if i in runs and i > 0 and campaign.group_of(runs[i]) != campaign.group_of(runs[0])]
+    reference = campaign.group_of(runs[0])
+    shown = [runs[i] for i in indices if i in runs and i > 0 and campaign.group_of(runs[i]) != reference]
     return shown[0].perturbation if shown else None
 
 
@@ -151,9 +155,6 @@ def _with_fixes(report: Report, fixed: list[Fixed]) -> Report:
 def apply_fix(store: Path, campaign_id: int | None, finding_id: str, force: bool) -> Path:
     """Apply a finding's proven patch to the campaign's source tree (an unproven one with
     `force`); refused when the lines it changes are not what it was made from."""
-    from fuzzer.fix.patch import PatchError, apply
-    from fuzzer.store import Store
-
     opened = Store(store)
     try:
         row = opened.require_campaign(campaign_id)

@@ -71,6 +71,11 @@ def rule_text(lines: list[str], recipe: Recipe) -> str:
     return " ".join(lines[i].rstrip("\\") for i in range(recipe.rule[0], recipe.rule[1] + 1))
 
 
+def written_targets(lines: list[str], recipe: Recipe) -> str:
+    """The rule's targets as the file writes them (`obj/%.o` for a pattern rule's file)."""
+    return lines[recipe.rule[0]].split(":", 1)[0].strip()
+
+
 def with_prerequisite(line: str, name: str, order_only: bool = False) -> str:
     """The rule line with `name` added to its normal (or order-only) prerequisites."""
     body, comment = _split(line, "#")

@@ -18,7 +18,8 @@ def missing_prerequisite(hazard: Hazard, tree: Tree, cwd: str = ".") -> Remedy:
     if needed in makefile.words(makefile.rule_text(lines, reader).split(":", 1)[1]):
         raise NoPatch(f"{reader.target} already lists {needed}: the race is elsewhere")
     last = reader.rule[1]
-    return tree.remedy(hazard.finding_id, f"{reader.target} depends on {needed}, which it reads",
+    return tree.remedy(hazard.finding_id, f"{makefile.written_targets(lines, reader)} depends on {needed}, "
+                       "which it reads",
                        reader, last, makefile.with_prerequisite(lines[last], needed))
 
 
@@ -29,7 +30,8 @@ def order_only(hazard: Hazard, tree: Tree, cwd: str = ".") -> Remedy:
     _require_target(tree, directory, cwd, "creates")
     last = writing.rule[1]
     lines = tree.lines(writing)
-    return tree.remedy(hazard.finding_id, f"{writing.target} waits for {directory}/ (an order-only prerequisite: "
+    targets = makefile.written_targets(lines, writing)
+    return tree.remedy(hazard.finding_id, f"{targets} waits for {directory}/ (an order-only prerequisite: "
                        "the directory's mtime does not rebuild it)",
                        writing, last, makefile.with_prerequisite(lines[last], directory, order_only=True))
 
