@@ -96,6 +96,8 @@ class Culprit:
     stabilizer_alternatives: list[list[str]] = field(default_factory=list)  # other minimal sets that work too
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
     writer_process: WriterProcess | None = None  # the process that wrote the bytes, when the trace names one
+    fix: str = ""  # `buildfuzz fix`: the path of its patch (fuzzer/fix/)
+    fix_status: str = ""  # `buildfuzz fix`: proven: counts | suggested, not proven: why | no patch: why
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,8 @@ class Hazard:
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
     files: list[str] = field(default_factory=list)  # every file it covers (a recipe run several times at once: all it wrote)
     runs: list[str] = field(default_factory=list)  # the distinct runs its evidence rests on
+    fix: str = ""  # `buildfuzz fix`: the path of its patch (fuzzer/fix/)
+    fix_status: str = ""  # `buildfuzz fix`: proven: counts | suggested, not proven: why | no patch: why
 
 
 @dataclass(frozen=True)

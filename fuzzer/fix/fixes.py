@@ -1,0 +1,176 @@
+"""`buildfuzz fix`: a remedy for each culprit and hazard of a stored campaign, written as a
+patch beside the report, proven by rebuilds, and applied to the user's tree only when asked.
+
+A race culprit shares the patch of the hazard it is a step of: the hazard names the edge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from fuzzer.campaign import Campaign, open_stored
+from fuzzer.config import UsageError
+from fuzzer.execute.workspace import Workspace
+from fuzzer.fix.archive import archive_flags
+from fuzzer.fix.grouped import grouped_targets
+from fuzzer.fix.patch import PatchError, Remedy, apply
+from fuzzer.fix.prerequisite import missing_prerequisite, order_only
+from fuzzer.fix.proof import AFTER, BEFORE, Proof, prove
+from fuzzer.fix.stabiliser import stabiliser_prefix
+from fuzzer.fix.tree import NoPatch, Tree
+from fuzzer.plan import Perturbation
+from fuzzer.report.model import Culprit, Hazard, Report
+from fuzzer.store import Store
+
+HAZARD_REMEDIES = {"read-before-write": missing_prerequisite, "mkdir-race": order_only,
+                   "duplicate-execution": grouped_targets}
+CAMPAIGN_RUN = re.compile(r"run (\d+)")
+PROVEN = "proven"
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """One finding's remedy and what became of it."""
+
+    finding_id: str
+    what: str
+    status: str  # "proven: ..." | "suggested, not proven: ..." | "no patch: ..."
+    path: str = ""  # the patch file, when there is a patch
+    upstream: str = ""
+
+
+def fix_campaign(store: Path, campaign_id: int | None, wanted: tuple[str, ...], report_json: Path | None,
+                 before: int = BEFORE, after: int = AFTER) -> list[Fixed]:
+    campaign = open_stored(store, campaign_id)
+    try:
+        report = _stored_report(campaign)
+        entries = _entries(report, wanted)
+        out = report_json.with_name(report_json.name + ".fixes") if report_json else \
+            campaign.store.campaign_dir(campaign.id) / "fixes"
+        fixed = _fixed(campaign, report, entries, out, before, after)
+        updated = _with_fixes(report, fixed)
+        campaign.store.save_report(campaign.id, updated.to_json())
+        if report_json is not None:
+            report_json.write_text(json.dumps(updated.to_json(), indent=2) + "\n", encoding="utf-8")
+    finally:
+        campaign.spec.workspace.remove()
+        campaign.store.close()
+    return fixed
+
+
+def _stored_report(campaign: Campaign) -> Report:
+    data = campaign.store.report(campaign.id)
+    if data is None:
+        raise UsageError(f"campaign {campaign.id} has no stored report: nothing to fix")
+    return Report.from_json(data)
+
+
+def _entries(report: Report, wanted: tuple[str, ...]) -> list[Culprit | Hazard]:
+    entries = [*report.hazards, *report.culprits]
+    known = {e.finding_id for e in entries}
+    unknown = [w for w in wanted if w not in known]
+    if unknown:
+        raise UsageError(f"no culprit or hazard {unknown[0]!r} in campaign {report.campaign} "
+                         f"(its ids: {', '.join(sorted(known)) or 'none'})")
+    return [e for e in entries if not wanted or e.finding_id in wanted]
+
+
+def _fixed(campaign: Campaign, report: Report, entries: list[Culprit | Hazard], out: Path,
+           before: int, after: int) -> list[Fixed]:
+    with tempfile.TemporaryDirectory(prefix="buildfuzz-fix-source-") as scratch:
+        copy = Workspace(campaign.spec.workspace.source, Path(scratch) / "tree",
+                         exclude=campaign.spec.workspace.exclude)
+        tree = Tree(copy.prepare(), report.command)
+        done: dict[str, Fixed] = {}
+        for entry in sorted(entries, key=lambda e: isinstance(e, Culprit)):  # hazards first: races share them
+            done[entry.finding_id] = _fix_one(campaign, report, entry, tree, out, done, before, after)
+    return list(done.values())
+
+
+def _fix_one(campaign, report, entry, tree, out, done, before, after) -> Fixed:
+    what = f"{entry.type} on {entry.file}" if isinstance(entry, Hazard) else f"[{entry.kind}] {entry.command}"
+    if isinstance(entry, Culprit) and entry.kind == "race":
+        hazard = next((h for h in report.hazards if entry.command in (h.reader, h.writer, *h.steps)), None)
+        if hazard is not None and hazard.finding_id in done:
+            return replace(done[hazard.finding_id], finding_id=entry.finding_id, what=what)
+    remedy = _remedy(entry, tree)
+    if not remedy.patch:
+        return Fixed(entry.finding_id, what, f"no patch: {remedy.reason}", upstream=remedy.upstream)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{entry.finding_id}.patch"
+    path.write_text(remedy.patch, encoding="utf-8")
+    perturbation = _schedule(campaign, entry)
+    if perturbation is None:
+        proof = Proof(False, "suggested, not proven: no stored run failed or differed with it (a latent hazard): "
+                             "nothing to prove the patch against")
+    else:
+        proof = prove(campaign, remedy.patch, perturbation, before, after)
+    return Fixed(entry.finding_id, f"{what}: {remedy.summary}", proof.statement, str(path.resolve()), remedy.upstream)
+
+
+def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
+    try:
+        if isinstance(entry, Hazard):
+            if entry.type not in HAZARD_REMEDIES:
+                raise NoPatch(f"no remedy is known for a {entry.type} hazard")
+            return HAZARD_REMEDIES[entry.type](entry, tree)
+        if entry.kind == "intrinsic":
+            return stabiliser_prefix(entry, tree)
+        if entry.kind == "order":
+            return archive_flags(entry, tree)
+        raise NoPatch(f"no remedy is known for a {entry.kind} culprit" +
+                      (" outside a hazard" if entry.kind == "race" else ""))
+    except NoPatch as e:
+        return Remedy(entry.finding_id, "", reason=str(e))
+
+
+def _schedule(campaign: Campaign, entry: Culprit | Hazard) -> Perturbation | None:
+    """The settings that showed the finding: an intrinsic step's reference settings (it
+    varies by itself); else the first of its stored runs (a hazard's, or any of the
+    campaign's for a culprit) that failed or differs from the reference."""
+    if isinstance(entry, Culprit) and entry.kind == "intrinsic":
+        return campaign.runs[0].perturbation
+    runs = {r.index: r for r in campaign.runs}
+    indices = [int(m[1]) for r in entry.runs if (m := CAMPAIGN_RUN.fullmatch(r))] \
+        if isinstance(entry, Hazard) else sorted(runs)
+    reference = campaign.group_of(runs[0])
+    shown = [runs[i] for i in indices if i in runs and i > 0 and campaign.group_of(runs[i]) != reference]
+    return shown[0].perturbation if shown else None
+
+
+def _with_fixes(report: Report, fixed: list[Fixed]) -> Report:
+    by_id = {f.finding_id: f for f in fixed}
+
+    def updated(entry):
+        f = by_id.get(entry.finding_id)
+        return replace(entry, fix=f.path, fix_status=f.status) if f else entry
+
+    return replace(report, culprits=[updated(c) for c in report.culprits], hazards=[updated(h) for h in report.hazards])
+
+
+def apply_fix(store: Path, campaign_id: int | None, finding_id: str, force: bool) -> Path:
+    """Apply a finding's proven patch to the campaign's source tree (an unproven one with
+    `force`); refused when the lines it changes are not what it was made from."""
+    opened = Store(store)
+    try:
+        row = opened.require_campaign(campaign_id)
+        data = opened.report(row.id)
+    finally:
+        opened.close()
+    report = Report.from_json(data) if data else None
+    entry = next((e for e in [*report.hazards, *report.culprits] if e.finding_id == finding_id), None) \
+        if report else None
+    if entry is None:
+        raise UsageError(f"no culprit or hazard {finding_id!r} in campaign {row.id}")
+    if not entry.fix:
+        raise UsageError(f"{finding_id} has no patch ({entry.fix_status or 'run buildfuzz fix first'})")
+    if not entry.fix_status.startswith(PROVEN) and not force:
+        raise UsageError(f"{finding_id}'s patch is {entry.fix_status.split(':')[0]}: --force applies it anyway")
+    try:
+        return apply(Path(entry.fix).read_text(encoding="utf-8"), Path(row.source))
+    except (OSError, PatchError) as e:
+        raise UsageError(f"{finding_id}'s patch does not apply: {e}") from None

@@ -1,0 +1,41 @@
+"""Missing edges: the reader's target gains the writer's output as a prerequisite, and a
+step writing into a directory another step creates gains it as an order-only one."""
+
+from __future__ import annotations
+
+from fuzzer.fix import makefile
+from fuzzer.fix.patch import Remedy
+from fuzzer.fix.tree import NoPatch, Tree
+from fuzzer.report.model import Hazard
+
+
+def missing_prerequisite(hazard: Hazard, tree: Tree, cwd: str = ".") -> Remedy:
+    """read-before-write: `reader-target: prereqs` gains the file the writer makes."""
+    reader = tree.recipe_of(hazard.reader, cwd)
+    needed = tree.local(hazard.file, cwd)
+    _require_target(tree, needed, cwd, "writes")
+    lines = tree.lines(reader)
+    if needed in makefile.words(makefile.rule_text(lines, reader).split(":", 1)[1]):
+        raise NoPatch(f"{reader.target} already lists {needed}: the race is elsewhere")
+    last = reader.rule[1]
+    return tree.remedy(hazard.finding_id, f"{makefile.written_targets(lines, reader)} depends on {needed}, "
+                       "which it reads",
+                       reader, last, makefile.with_prerequisite(lines[last], needed))
+
+
+def order_only(hazard: Hazard, tree: Tree, cwd: str = ".") -> Remedy:
+    """mkdir-race: the rule of the step writing into the directory gains `| dir`."""
+    writing = tree.recipe_of(hazard.reader, cwd)
+    directory = tree.local(hazard.file, cwd)
+    _require_target(tree, directory, cwd, "creates")
+    last = writing.rule[1]
+    lines = tree.lines(writing)
+    targets = makefile.written_targets(lines, writing)
+    return tree.remedy(hazard.finding_id, f"{targets} waits for {directory}/ (an order-only prerequisite: "
+                       "the directory's mtime does not rebuild it)",
+                       writing, last, makefile.with_prerequisite(lines[last], directory, order_only=True))
+
+
+def _require_target(tree: Tree, name: str, cwd: str, does: str) -> None:
+    if name not in tree.recipes(cwd):
+        raise NoPatch(f"no make rule has {name} as its target (the step that {does} it is not a rule of its own)")

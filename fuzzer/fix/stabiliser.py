@@ -1,0 +1,43 @@
+"""An intrinsic step with a stabiliser: the variable set for that step only, as a prefix
+of its recipe line, and the fix in the step's own code where it is known."""
+
+from __future__ import annotations
+
+from fuzzer.explain.stabilizers import TABLE
+from fuzzer.fix import makefile
+from fuzzer.fix.patch import Remedy
+from fuzzer.fix.tree import NoPatch, Tree
+from fuzzer.report.model import Culprit
+
+WRAPPERS = {"ASLR": "setarch $$(uname -m) -R", "umask": "umask 022;"}  # `$$`: make's escape for the shell's `$`
+UPSTREAM = {
+    "PYTHONHASHSEED": "iterate sorted(...) instead of a set's or dict's hash order (sort before numbering)",
+    "PERL_HASH_SEED": "sort the keys before iterating a hash",
+    "ASLR": "never order, hash or print by address (id(), pointer values)",
+    "SOURCE_DATE_EPOCH": "take the embedded time from SOURCE_DATE_EPOCH, not the clock",
+    "TZ": "format times in UTC",
+    "LC_ALL": "sort and format with a fixed locale",
+    "HOME": "read nothing from the home directory",
+    "umask": "set the modes of the files it writes explicitly",
+}
+
+
+def stabiliser_prefix(culprit: Culprit, tree: Tree) -> Remedy:
+    if not culprit.stabilized_by:
+        raise NoPatch("no stabiliser was found for this step")
+    prefix = " ".join(_prefix(name) for name in culprit.stabilized_by)
+    recipe = tree.recipe_of(culprit.command, culprit.cwd, tuple(culprit.outputs))
+    lines = tree.lines(recipe)
+    index = tree.command_line(recipe, lines, culprit.argv)
+    upstream = "; ".join(UPSTREAM[n] for n in culprit.stabilized_by if n in UPSTREAM)
+    return tree.remedy(culprit.finding_id, f"{recipe.target} built with {prefix} (that step only)",
+                       recipe, index, makefile.prefixed(lines[index], prefix), upstream=upstream)
+
+
+def _prefix(name: str) -> str:
+    if name in WRAPPERS:
+        return WRAPPERS[name]
+    env = next((v.env for v, _ in TABLE if v.name == name and v.env), None)
+    if env is None:
+        raise NoPatch(f"{name} has no recipe prefix (a fixed clock is a test, not a fix)")
+    return " ".join(f"{key}={value}" for key, value in env)
