@@ -241,7 +241,7 @@ def test_workers_build_the_source_without_the_store_in_it(cluster, tmp_path, sha
     result = buildfuzz("run", "--source", project, "--store", project / ".buildfuzz", "--dask", cluster, "--runs", "2",
                        "--no-localize", *(["--shared-source"] if shared else []), "--", "make", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert (project / ".buildfuzz" / "campaign-1" / "reference" / "listing").read_text() == \
+    assert (project / ".buildfuzz" / "campaign-1" / "reference" / project.name / "listing").read_text() == \
         "Makefile\ndata.txt\nlisting\n"
 
 
