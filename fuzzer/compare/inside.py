@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
 MAX_DEPTH = 4  # .deb → data.tar.xz → usr/lib/x.a → x.o is three levels
-MAX_UNPACKED = 1 << 30  # bytes decompressed per side and comparison, all members together
+MAX_UNPACKED = 1 << 30  # bytes read out of archives per comparison: both sides, all members together
 MAX_MEMBER = 256 << 20  # one member read into memory; larger ones are compared by digest only
 MAX_RATIO = 200  # a member expanding more than this (and past 1 MiB) is a bomb, not a package
 CHUNK = 8 << 20
@@ -52,7 +52,7 @@ class Inside:
 
 @dataclass
 class Budget:
-    """Bytes one comparison may still decompress, per side: shared by every nested member."""
+    """Bytes one comparison may still read out of archives: shared by both sides and every nested member."""
 
     left: int = MAX_UNPACKED
 
@@ -89,7 +89,8 @@ def compare_streams(a: BinaryIO, b: BinaryIO, ctx: Context) -> Inside:
     head_a, head_b = _head(a), _head(b)
     found = formats.sniff(ctx.name, head_a), formats.sniff(ctx.name, head_b)
     if found[0] is None or found[0] is not found[1]:
-        note = f"one variant is {found[0].NAME}, the other is not" if found[0] or found[1] else ""
+        known = [fmt.NAME for fmt in found if fmt is not None]
+        note = f"one variant reads as {known[0]}, the other does not" if len(set(known)) == 1 else ""
         return as_bytes(a, b, ctx, note)
     if ctx.depth > MAX_DEPTH and found[0].CONTAINER:
         return as_bytes(a, b, ctx, f"nested deeper than {MAX_DEPTH} archives")
@@ -153,7 +154,13 @@ def _short(e: Exception, limit: int = 120) -> str:
 
 def only_metadata(fmt: str, same: str, metadata: tuple[str, ...] | list[str]) -> Inside:
     """Content identical; `metadata` says what differs instead."""
-    return Inside(fmt, f"{same}; only {', '.join(metadata)} differ", False, metadata=tuple(metadata))
+    return Inside(fmt, f"{same}; only {', '.join(metadata)} {differ(metadata)}", False, metadata=tuple(metadata))
+
+
+def differ(things: tuple[str, ...] | list[str]) -> str:
+    """"timestamps differ", "member order differs": the label's last noun decides."""
+    noun = things[0].split(" (")[0] if len(things) == 1 else "many"
+    return "differ" if len(things) > 1 or noun.endswith("s") else "differs"
 
 
 def listed(names: list[str] | tuple[str, ...]) -> str:

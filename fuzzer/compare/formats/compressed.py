@@ -49,7 +49,8 @@ class Compression:
         changed = tuple(label for label, value in head_a.items() if head_b.get(label) != value)
         data = [self._unpack(f, ctx) for f in (a, b)]
         if data[0] == data[1]:
-            return only_metadata(self.NAME, "decompressed content identical", changed or (f"{self.NAME} compressed bytes",))
+            metadata = changed or (f"{self.NAME} compressed bytes",)
+            return only_metadata(self.NAME, "decompressed content identical", metadata)
         inner_name = ctx.name.removesuffix(self.suffix) if ctx.name.endswith(self.suffix) else ctx.name
         inner = compare_bytes(data[0], data[1], ctx.inner(inner_name))
         fmt = self.NAME if inner.format in ("bytes", "text") else f"{inner.format}.{self.NAME}"

@@ -112,7 +112,8 @@ def _count(by_binding: Counter, what: str) -> str:
     if not by_binding:
         return ""
     words = {"STB_LOCAL": "local", "STB_GLOBAL": "global", "STB_WEAK": "weak"}
-    return ", ".join(f"{n} {words.get(bind, bind)} symbols {what}" for bind, n in sorted(by_binding.items()))
+    return ", ".join(f"{n} {words.get(bind, bind)} symbol{'s' if n != 1 else ''} {what}"
+                     for bind, n in sorted(by_binding.items()))
 
 
 def _build_id(elf_a: ELFFile, elf_b: ELFFile) -> str:

@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import BinaryIO, Iterable
 
-from fuzzer.compare.inside import CHUNK, MAX_MEMBER, MAX_RATIO, Context, Inside, Unsafe, compare_bytes, listed, only_metadata
+from fuzzer.compare.inside import (CHUNK, MAX_MEMBER, MAX_RATIO, Context, Inside, Unsafe, compare_bytes, differ, listed,
+                                   only_metadata)
 
 BOMB_FLOOR = 1 << 20  # small members may compress well (a file of zeros); only large ones are bombs
 
@@ -71,9 +72,9 @@ def compare_members(fmt: str, a: list[Member], b: list[Member], ctx: Context,
         x, y = keyed_a[key], keyed_b[key]
         metadata += [label for (label, value), (_, other) in zip(x.meta, y.meta) if value != other]
         inner = _content(x, y, ctx)
+        metadata += inner.metadata if inner else ()
         if inner is None or not inner.content_differs:
             identical += 1
-            metadata += inner.metadata if inner else []
         else:
             differing += [f"{x.name}/{m}" for m in inner.members] or [x.name]
             details.append(f"{x.name}: {inner.format}: {inner.summary}")
@@ -109,9 +110,10 @@ def _result(fmt: str, differing: list[str], identical: int, metadata: list[str],
             notes: tuple[str, ...]) -> Inside:
     same = f"{identical} member{'s' if identical != 1 else ''} identical in content"
     if differing:
-        summary = f"{len(differing)} member{'s differ' if len(differing) != 1 else ' differs'} in content ({listed(differing)}); {same}"
+        count = f"{len(differing)} member{'s differ' if len(differing) != 1 else ' differs'}"
+        summary = f"{count} in content ({listed(differing)}); {same}"
         if metadata:
-            summary += f"; also {', '.join(metadata)} differ"
+            summary += f"; also {', '.join(metadata)} {differ(metadata)}"
         return Inside(fmt, summary, True, tuple(differing), identical, tuple(metadata), tuple(details), notes)
     return replace(only_metadata(fmt, same, metadata or ["archive layout or compressed bytes"]), identical=identical,
                    details=tuple(details), notes=notes)

@@ -35,10 +35,11 @@ def compare(a: BinaryIO, b: BinaryIO, ctx: Context) -> Inside:
     changed = [line for line in diff if not line.startswith("@@")]
     first = next((line for line in diff if line.startswith("@@")), "@@ -0")
     at = first.split()[1].lstrip("-").split(",")[0]
-    total = max(len(lines_a), len(lines_b))
-    summary = f"{len(changed)} changed lines of {total} (first at line {at})" if changed else \
-        "same lines, different bytes (line endings or a trailing newline)"
-    details = tuple(changed[:DIFF_LINES]) + ((f"... {len(changed) - DIFF_LINES} more",) if len(changed) > DIFF_LINES else ())
+    removed, added = (sum(line.startswith(sign) for line in changed) for sign in "-+")
+    summary = f"{removed} of {len(lines_a)} lines differ, {added} in their place (first at line {at})" if changed \
+        else "same lines, different bytes (line endings or a trailing newline)"
+    more = (f"... {len(changed) - DIFF_LINES} more",) if len(changed) > DIFF_LINES else ()
+    details = tuple(changed[:DIFF_LINES]) + more
     return Inside(NAME, summary, details=details)
 
 
