@@ -25,6 +25,7 @@ from fuzzer.report.model import ArtifactFinding, Culprit, Finding, Hazard, Repor
 from fuzzer.trace.tempnames import identity, normalised
 
 ARTIFACT, FAILURE, CULPRIT, HAZARD = "artifact", "failure", "culprit", "hazard"
+METADATA = "metadata"  # an artifact whose variants differ only in metadata (timestamps, order, modes, owners)
 NEW, STILL, FIXED = "new", "still", "fixed"
 ID_PATTERN = re.compile(r"[0-9a-f]{12}")
 NUMBERS = re.compile(r"\d+")  # line numbers, pids, byte counts: they move between runs of one bug
@@ -35,7 +36,7 @@ BASELINE_VERSION = 1
 @dataclass(frozen=True)
 class Identity:
     id: str
-    kind: str  # artifact | failure | culprit | hazard
+    kind: str  # artifact | metadata | failure | culprit | hazard
     what: str  # one line for people (and JUnit's test case name): made of the hashed fields only
 
 
@@ -46,7 +47,8 @@ def _identity(kind: str, what: str, *fields: str) -> Identity:
 
 def of_artifact(artifact: ArtifactFinding) -> Identity:
     path = normalised(artifact.path)
-    return _identity(ARTIFACT, path, path)
+    kind = METADATA if artifact.inside is not None and artifact.inside.metadata_only else ARTIFACT
+    return _identity(kind, path, path)
 
 
 def of_failure(run: RunSummary) -> Identity:

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from typing import Callable, Iterator
 
 from fuzzer import axes, findings
-from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, NEW, STILL, Identity
+from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, STILL, Identity
 from fuzzer.plan import Perturbation, Planned, Reason, Space, reference
 from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE, Finding
 from fuzzer.store import FindingRow, Store
@@ -186,7 +186,7 @@ def _covers(sighting: Sighting, row: FindingRow) -> bool:
 
 def _sighting(campaign: int, look: Look, now: float) -> Sighting:
     final = look.verdict in (REPRODUCIBLE, UNREPRODUCIBLE)
-    can_fix = {FAILURE, ARTIFACT} if final else set()
+    can_fix = {FAILURE, ARTIFACT, METADATA} if final else set()
     if final and (look.localized or look.verdict == REPRODUCIBLE):  # nothing differs: no step makes it differ
         can_fix.add(CULPRIT)
     if final and look.localized:  # hazards come from traced builds only

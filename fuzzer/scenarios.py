@@ -20,6 +20,7 @@ from fuzzer import axes as axis_table
 from fuzzer.campaign import run_campaign
 from fuzzer.config import MAX_RUNS, MIN_SUCCESSFUL, FuzzConfig, UsageError, max_jobs, shown, shown_toml
 from fuzzer.report.model import Report
+from fuzzer.scenario_inside import inside_checks
 
 DEFAULT_RUNS = 8
 KINDS = ("intrinsic", "race", "order", "parallelism-level")
@@ -37,6 +38,9 @@ class Expect:
     hazards: int | None = None  # at most this many
     failures: bool | None = None
     writer: str | None = None  # substring of the top culprit's writer process (inside its step)
+    members: tuple[str, ...] = ()  # members that must be named as differing in content (a path or its tail)
+    metadata_only: tuple[str, ...] = ()  # artifacts whose variants must differ only in metadata
+    metadata_stabilized_by: str | None = None  # what must make those metadata-only artifacts identical
 
 
 @dataclass(frozen=True)
@@ -244,6 +248,9 @@ EXPECT = {
     "hazards": (False, _whole(0, 1_000_000)),
     "failures": (False, _flag),
     "writer": (False, _text),
+    "members": (False, _texts),
+    "metadata_only": (False, _texts),
+    "metadata_stabilized_by": (False, _text),
 }
 RUN = {
     "runs": (False, _whole(MIN_SUCCESSFUL, MAX_RUNS)),
@@ -302,6 +309,8 @@ def score(expect: Expect, report: Report) -> tuple[Check, ...]:
     ]
     if expect.failures is not None:
         checks.append(_check("failures", (report.failed_runs > 0) == expect.failures, f"{report.failed_runs} failed"))
+    checks += [_check(*found) for found in inside_checks(expect.members, expect.metadata_only,
+                                                          expect.metadata_stabilized_by, report)]
     top = report.culprits[0] if report.culprits else None
     if expect.culprit is None and expect.verdict == "reproducible":
         checks.append(_check("no culprit", top is None, top.command if top else ""))
@@ -356,7 +365,8 @@ def _missing(expected: Iterable[str], found: set[str]) -> str:
 
 
 def render_table(scores: list[Score]) -> str:
-    names = ["verdict", "artifacts", "failures", "no culprit", *LOCALIZED_EXPECTATIONS]
+    names = ["verdict", "artifacts", "failures", "members", "metadata_only", "metadata_stabilized_by", "no culprit",
+             *LOCALIZED_EXPECTATIONS]
     header = ["scenario", *names, "time", "result"]
     rows = [header]
     for s in scores:

@@ -266,7 +266,7 @@ def test_html_hostile_file_name_is_text():
 
 def test_html_hostile_everywhere_stays_inert():
     report = hostile_everywhere(unreproducible())
-    page = _assert_inert(html.render(report), frames=sum(1 for a in report.divergent_artifacts if a.diff_html))
+    page = _assert_inert(html.render(report), frames=0)  # no diffoscope file in the samples
     assert page.text().count(HOSTILE_NAME) > 30
 
 

@@ -116,7 +116,9 @@ def test_embedded_diffoscope_page_is_sandboxed_and_quiet(tmp_path):
     import dataclasses
 
     report = unreproducible()
-    first = dataclasses.replace(report.divergent_artifacts[0], diff_html=DIFFOSCOPE_LIKE)
+    page = tmp_path / "libops.a.html"  # diffoscope's report, a file beside the JSON report
+    page.write_text(DIFFOSCOPE_LIKE)
+    first = dataclasses.replace(report.divergent_artifacts[0], diff_files=[str(page)])
     report = dataclasses.replace(report, divergent_artifacts=[first, *report.divergent_artifacts[1:]])
     dom, err = _chromium(tmp_path, _page(tmp_path, html.render(report)), "--dump-dom")
     assert dom.count("<iframe") == 1 and "diffoscope-marker" in dom  # as the srcdoc attribute

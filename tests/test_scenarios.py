@@ -6,7 +6,7 @@ import pytest
 
 from conftest import SCENARIOS, buildfuzz
 from fuzzer.config import UsageError
-from fuzzer.report.model import Culprit, Report
+from fuzzer.report.model import ArtifactFinding, Culprit, InsideSummary, MetadataStabilizer, Report
 from fuzzer.scenarios import Expect, check_scenario, find_scenarios, load_scenario, score
 
 BUNDLED = find_scenarios([SCENARIOS])
@@ -90,15 +90,34 @@ def test_hazards_expectation_is_an_upper_bound():
     assert status(0, localized=False)[0] == "pending", "untraced: hazards were not looked for"
 
 
+def _inside(path: str, metadata_only: bool, members=(), stable=None) -> ArtifactFinding:
+    inside = InsideSummary("zip", "...", metadata_only, list(members))
+    tested = MetadataStabilizer("SOURCE_DATE_EPOCH", stable, 2, 2 if stable else 1, "e") if stable is not None else None
+    return ArtifactFinding(path, 2, [], [], [], False, inside=inside, metadata_stabilizer=tested)
+
+
+def test_member_and_metadata_expectations():
+    expect = Expect("unreproducible", members=("libfoo.so",), metadata_only=("dist/x.whl",),
+                    metadata_stabilized_by="SOURCE_DATE_EPOCH")
+    good = [_inside("x.deb", False, ["data.tar.xz/usr/lib/libfoo.so"]), _inside("dist/x.whl", True, stable=True)]
+    assert all(c.status == "pass" for c in score(expect, Report("make", "unreproducible", [], 0, good)))
+    bad = [_inside("x.deb", False, ["data.tar.xz/usr/lib/libfoo.so.1"]), _inside("dist/x.whl", False, stable=False)]
+    checks = {c.name: c.status for c in score(expect, Report("make", "unreproducible", [], 0, bad))}
+    assert checks == {"verdict": "pass", "artifacts": "pass", "members": "FAIL", "metadata_only": "FAIL",
+                      "metadata_stabilized_by": "FAIL"}
+
+
 def test_a_scenario_file_with_every_key(tmp_path):
     (tmp_path / "scenario.toml").write_text(
         'description = "d"\ncommand = "make -j{jobs}"\n'
         '[expect]\nverdict = "unreproducible"\nartifacts = ["bin/x"]\nculprit = "gen.py"\nkind = "intrinsic"\n'
-        'stabilized_by = ["ASLR", "PYTHONHASHSEED"]\nhazards = 0\nfailures = false\n'
+        'stabilized_by = ["ASLR", "PYTHONHASHSEED"]\nhazards = 0\nfailures = false\nmembers = ["libfoo.so"]\n'
+        'metadata_only = ["dist/x.whl"]\nmetadata_stabilized_by = "SOURCE_DATE_EPOCH"\n'
         '[run]\nruns = 6\nartifacts = ["bin/*"]\nignore = ["*.log"]\njobs = [1, 4]\ndefault_ignore = false\n')
     scenario = load_scenario(tmp_path)
     assert scenario.expect == Expect("unreproducible", ("bin/x",), "gen.py", "intrinsic", None,
-                                     ("ASLR", "PYTHONHASHSEED"), 0, False)
+                                     ("ASLR", "PYTHONHASHSEED"), 0, False, members=("libfoo.so",),
+                                     metadata_only=("dist/x.whl",), metadata_stabilized_by="SOURCE_DATE_EPOCH")
     assert (scenario.runs, scenario.artifacts, scenario.ignore, scenario.jobs) == (6, ("bin/*",), ("*.log",), (1, 4))
     assert scenario.default_ignore is False and load_scenario(SCENARIOS / "clean-c").default_ignore is True
 

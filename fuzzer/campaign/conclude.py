@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from fuzzer import explain, guided
-from fuzzer.campaign import reporting
+from fuzzer.campaign import metadata_builds, reporting
 from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, timed
 from fuzzer.compare import Comparison, compare
 from fuzzer.config import MIN_SUCCESSFUL, UsageError, shown
@@ -26,7 +26,7 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     if campaign.config.localize and campaign.verdict(comparison) in (REPRODUCIBLE, UNREPRODUCIBLE):
         localization = _localize(campaign, comparison, events)
     localization = _confirm_targets(campaign, localization)
-    report = reporting.report(campaign, comparison, localization)
+    report = metadata_builds.test_metadata_stabilizer(campaign, reporting.report(campaign, comparison, localization))
     if report.verdict != INCONCLUSIVE:
         campaign.store.save_report(campaign.id, report.to_json())
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed

@@ -9,17 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fuzzer.compare import Comparison, DivergentArtifact
-from fuzzer.compare.diff import diff_files
+from fuzzer.compare.diff import readable_diff
+from fuzzer.compare.inside import look_inside
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunRecord
 from fuzzer.observe import Manifest
 from fuzzer.report.build import Diff
+from fuzzer.report.model import InsideSummary
 from fuzzer.tools import diffoscope
 
 BLOB_LIMIT = 64 << 20  # variants larger than this are not kept for diffs
 VARIANTS_KEPT = 3  # per path: enough to diff; an intrinsic build must not fill the disk overnight
 DIFFED_ARTIFACTS = 5  # diffs are for reading; the first few divergent artifacts suffice
-HTML_DIFF_LIMIT = 4 << 20  # a larger diffoscope page would swamp the report
+LOOKED_INSIDE = 50  # the comparators take milliseconds an artifact: enough to reach the deliverables
 
 
 @dataclass
@@ -73,21 +75,29 @@ class Evidence:
         return next((c for c in candidates if c.is_file()), None)
 
     def diffs(self, runs: list[RunRecord], comparison: Comparison | None, timeout: float) -> dict[str, Diff]:
-        """Path → the diff of the first DIFFED_ARTIFACTS divergent artifacts, between the
-        first runs of their first two variants (diffoscope's page too, when it is installed)."""
-        divergent = comparison.divergent[:DIFFED_ARTIFACTS] if comparison else ()
-        return {artifact.path: self._diff(runs, artifact, timeout) for artifact in divergent}
+        """Path → what the comparators saw inside the first LOOKED_INSIDE divergent artifacts
+        (milliseconds each), and for the first DIFFED_ARTIFACTS the diff between the first runs
+        of their first two variants and diffoscope's reports, as files beside the report."""
+        divergent = comparison.divergent[:LOOKED_INSIDE] if comparison else ()
+        return {a.path: self._diff(runs, a, timeout, deep=i < DIFFED_ARTIFACTS) for i, a in enumerate(divergent)}
 
-    def _diff(self, runs: list[RunRecord], artifact: DivergentArtifact, timeout: float) -> Diff:
+    def _diff(self, runs: list[RunRecord], artifact: DivergentArtifact, timeout: float, deep: bool) -> Diff:
         pair = (artifact.variants[0].runs[0], artifact.variants[1].runs[0])
         files = [self.variant_file(runs[index], artifact.path) for index in pair]
         if None in files:
             missing = [str(i) for i, f in zip(pair, files) if f is None]
-            return Diff(pair, f"(no diff: {artifact.path} is absent or not kept in run {', '.join(missing)})")
+            text = f"(no diff: {artifact.path} is absent or not kept in run {', '.join(missing)})"
+            return Diff(pair, text if deep else "")
+        a, b = map(str, files)
+        inside = look_inside(a, b, artifact.path)
+        if not deep:
+            return Diff(pair, "", inside=InsideSummary(**inside.to_json()))
         labels = (f"run {pair[0]}/{artifact.path}", f"run {pair[1]}/{artifact.path}")
-        text = diff_files(str(files[0]), str(files[1]), labels=labels, timeout=timeout)
-        html = diffoscope.report(str(files[0]), str(files[1]), "html", timeout) or ""
-        return Diff(pair, text, html if len(html) <= HTML_DIFF_LIMIT else "")
+        reports = diffoscope.write_reports(a, b, artifact.path, (f"run{pair[0]}", f"run{pair[1]}"), self.dir / "diffs",
+                                           timeout)
+        notes = [*inside.notes, *([reports.note] if reports.note else [])]
+        return Diff(pair, readable_diff(a, b, inside, labels), reports.files,
+                    InsideSummary(**{**inside.to_json(), "notes": notes}))
 
 
 def _drop_large_files(tree: Path) -> None:

@@ -1,8 +1,9 @@
-"""A short, readable diff of two variants of one artifact.
+"""A short, readable diff of two variants of one artifact, for the report.
 
-Text gets a unified diff; binaries get a `strings`-level diff (what found the seed
-bug's renumbered symbols), then hex context around the first differing byte when
-the strings agree. diffoscope's report is preferred when it is installed.
+What the comparators found inside comes first (members, sections, metadata); text
+gets a unified diff; other binaries a `strings`-level diff (what found the seed bug's
+renumbered symbols), then hex context around the first differing byte when the strings
+agree. diffoscope's deeper reports are files beside the report (`fuzzer/tools/diffoscope.py`).
 """
 
 from __future__ import annotations
@@ -10,19 +11,23 @@ from __future__ import annotations
 import difflib
 import re
 
-from fuzzer.tools import diffoscope
+from fuzzer.compare.formats.text import is_text
+from fuzzer.compare.inside import Inside
 
 MAX_LINES = 40
 READ_LIMIT = 64 << 20  # larger files are compared on their first 64 MiB only
 STRINGS = re.compile(rb"[\x20-\x7e\t]{4,}")
 
 
-def diff_files(a: str, b: str, *, labels: tuple[str, str] = ("a", "b"), timeout: float = 30.0) -> str:
-    report = diffoscope.report(a, b, "text", timeout)
-    if report:
-        return _cut(report.splitlines())
+def readable_diff(a: str, b: str, inside: Inside, labels: tuple[str, str] = ("a", "b")) -> str:
+    if inside.format not in ("bytes", "text"):
+        return _cut([f"{inside.format}: {inside.summary}", *inside.details, *inside.notes])
+    return "\n".join([*inside.notes, diff_files(a, b, labels=labels)]).strip()
+
+
+def diff_files(a: str, b: str, *, labels: tuple[str, str] = ("a", "b")) -> str:
     data_a, data_b = _read(a), _read(b)
-    if _is_text(data_a) and _is_text(data_b):
+    if is_text(data_a) and is_text(data_b):
         return _unified(data_a.decode(errors="replace").splitlines(), data_b.decode(errors="replace").splitlines(), labels)
     strings_diff = _unified(_strings(data_a), _strings(data_b), labels)
     if strings_diff:
@@ -47,16 +52,6 @@ def _read(path: str) -> bytes:
             return f.read(READ_LIMIT)
     except OSError:
         return b""
-
-
-def _is_text(data: bytes) -> bool:
-    if b"\0" in data[:8192]:
-        return False
-    try:
-        data[:8192].decode("utf-8")
-    except UnicodeDecodeError as e:
-        return e.start > 8180  # a multi-byte character cut at the sample's end
-    return True
 
 
 def _strings(data: bytes) -> list[str]:

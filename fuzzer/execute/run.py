@@ -29,6 +29,7 @@ class RunKind(enum.Enum):
     HAZARD_SCAN = "hazard-scan"  # a traced parallel run of a reproducible build
     SHRINK = "shrink"  # ablation trials for a minimal reproducer
     REPLAY = "replay"  # `buildfuzz replay`
+    METADATA = "metadata"  # builds testing a metadata-only artifact's stabiliser (explain/artifact_metadata.py)
 
 
 @dataclass(frozen=True)

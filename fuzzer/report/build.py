@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from fuzzer import findings as finding_ids
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
-from fuzzer.report.model import (ArtifactFinding, Culprit, Finding, Hazard, PackageFile, Report, RunSummary,
-                                 VariantSummary)
+from fuzzer.report.model import (ArtifactFinding, Culprit, Finding, Hazard, InsideSummary, PackageFile, Report,
+                                 RunSummary, VariantSummary)
 
 if TYPE_CHECKING:
     from fuzzer.explain import Localization
@@ -50,8 +50,9 @@ class Diff:
     """A divergent artifact's diff between the first runs of its first two variants."""
 
     runs: tuple[int, int]
-    text: str
-    html: str = ""  # diffoscope's page, when diffoscope is installed and the page is not too large
+    text: str  # for the first few artifacts only: "" for the others
+    files: tuple[str, ...] = ()  # diffoscope's reports (.html, .txt), files beside the stored report
+    inside: InsideSummary | None = None  # what the comparators saw inside
 
 
 @dataclass(frozen=True)
@@ -173,8 +174,9 @@ def _artifact(artifact: DivergentArtifact, diff: Diff | None) -> ArtifactFinding
         axes=[f.axis for f in artifact.factors],
         same_conditions=artifact.same_conditions,
         diff=diff.text if diff else "",
-        diff_runs=list(diff.runs) if diff else [],
-        diff_html=diff.html if diff else "",
+        diff_runs=list(diff.runs) if diff and diff.text else [],
+        diff_files=list(diff.files) if diff else [],
+        inside=diff.inside if diff else None,
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import jinja2
 
@@ -147,7 +148,7 @@ def _culprit(culprit) -> dict:
 def _artifact(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> dict:
     # diffoscope's page goes in a sandboxed srcdoc frame: it keeps its styles, runs no script;
     # its favicon link is dropped, which the page's CSP (inherited) would refuse, noisily
-    diffoscope = FAVICON.sub("", artifact.diff_html) if artifact.diff_html else ""
+    diffoscope = FAVICON.sub("", _diffoscope_page(artifact))
     return {"artifact": artifact, "chart": _chart(artifact, runs), "diffoscope": diffoscope}
 
 
@@ -155,6 +156,15 @@ def _run(run: RunSummary) -> dict:
     perturbation = Perturbation.from_json(run.perturbation).describe() + (" (reference)" if run.index == 0 else "")
     errors = failure_lines(run.log_tail) if run.status != "ok" else []
     return {"run": run, "perturbation": perturbation, "errors": errors}
+
+
+def _diffoscope_page(artifact: ArtifactFinding) -> str:
+    """diffoscope's page, from its file beside the JSON report: this page stays self-contained."""
+    path = next((p for p in artifact.diff_files if p.endswith(".html")), None)
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace") if path else ""
+    except OSError:
+        return ""
 
 
 def _chart(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> Chart:

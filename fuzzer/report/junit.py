@@ -16,14 +16,14 @@ import xml.etree.ElementTree as ET
 from fuzzer import findings
 from fuzzer.escaping import one_line, quoted_commands_cut, visible
 from fuzzer.execute.logs import failure_summary
-from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, NEW, Identity
+from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, Identity
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import ArtifactFinding, Culprit, Finding, Hazard, Report, RunSummary
 
 DIFF_LINES = 40
 LOG_LINES = 30
 CLASSNAMES = {ARTIFACT: "buildfuzz.artifacts", FAILURE: "buildfuzz.runs", CULPRIT: "buildfuzz.culprits",
-              HAZARD: "buildfuzz.hazards"}
+              HAZARD: "buildfuzz.hazards", METADATA: "buildfuzz.metadata"}
 IDENTICAL = "artifacts identical in every successful run"  # one name whatever the count, for dashboards
 
 

@@ -42,6 +42,31 @@ class VariantSummary:
 
 
 @dataclass(frozen=True)
+class InsideSummary:
+    """What the comparators saw inside two variants (fuzzer/compare/inside.py)."""
+
+    format: str  # zip | tar.xz | ar | elf | pyc | text | bytes ...
+    summary: str  # one line: "44 members identical in content; only zip entry timestamps differ"
+    metadata_only: bool  # every member identical in content: the finding is of kind `metadata`
+    members: list[str] = field(default_factory=list)  # members whose content differs (outer/inner)
+    identical: int = 0  # members identical in content
+    metadata: list[str] = field(default_factory=list)  # the metadata that differs
+    details: list[str] = field(default_factory=list)  # one line per differing member
+    notes: list[str] = field(default_factory=list)  # what was compared as bytes, and why
+
+
+@dataclass(frozen=True)
+class MetadataStabilizer:
+    """A metadata-only artifact's usual stabiliser, tested by builds (explain/artifact_metadata.py)."""
+
+    variable: str  # SOURCE_DATE_EPOCH
+    stable: bool  # the builds with it set were identical
+    builds: int  # extra builds at the reference settings with the variable set
+    identical: int  # of them, how many gave the first one's bytes
+    evidence: str = ""
+
+
+@dataclass(frozen=True)
 class ArtifactFinding:
     path: str
     variants: int
@@ -51,7 +76,9 @@ class ArtifactFinding:
     same_conditions: bool  # differs between runs with identical perturbation
     diff: str = ""
     diff_runs: list[int] = field(default_factory=list)
-    diff_html: str = ""  # diffoscope's HTML report, when diffoscope is installed
+    diff_files: list[str] = field(default_factory=list)  # diffoscope's reports (.html, .txt), beside the report
+    inside: InsideSummary | None = None  # of the diffed pair
+    metadata_stabilizer: MetadataStabilizer | None = None  # tested when `inside` is metadata-only
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
 
 
@@ -123,7 +150,7 @@ class Finding:
     """One thing found, under an id that stays the same across campaigns (fuzzer/findings.py)."""
 
     id: str  # a short hash of what it is: never of timings or run numbers
-    kind: str  # artifact | failure | culprit | hazard
+    kind: str  # artifact | metadata | failure | culprit | hazard
     what: str
     status: str  # new (first seen, or back after a fix) | still | fixed (by this campaign)
     first_campaign: int
@@ -197,6 +224,8 @@ def _load(kind, item: dict):
     values = {k: v for k, v in item.items() if k in known}
     if kind is ArtifactFinding:
         values["groups"] = [VariantSummary(**g) for g in item.get("groups", [])]
+        for key, nested in (("inside", InsideSummary), ("metadata_stabilizer", MetadataStabilizer)):
+            values[key] = _load(nested, item[key]) if item.get(key) else None
     if kind is Culprit and item.get("writer_process"):
         values["writer_process"] = _load(WriterProcess, item["writer_process"])
     return kind(**values)

@@ -20,6 +20,7 @@ def render(report: Report) -> str:
         lines.append(f"divergent artifacts ({len(report.divergent_artifacts)} of {report.artifacts_checked} checked):")
         for artifact in report.divergent_artifacts:
             lines.append(f"  {artifact.path}: {artifact.variants} variants")
+            lines += _inside(artifact)
             for group in artifact.groups:
                 lines.append(f"    {group.label}: runs {_runs(group.runs)}")
             for line in artifact.separated_by[:2]:
@@ -66,6 +67,15 @@ def render(report: Report) -> str:
         lines += ["", f"replay: {report.reproduce}"]
     # names, commands, diffs and log tails come from the build: one inert line each
     return "\n".join(map(safe_line, lines))
+
+
+def _inside(artifact) -> list[str]:
+    """What the comparators saw inside, and the metadata stabiliser's test, if any."""
+    if artifact.inside is None:
+        return []
+    lines = [f"    {artifact.inside.format}: {artifact.inside.summary}"]
+    tested = artifact.metadata_stabilizer
+    return lines + ([f"    {tested.evidence}"] if tested and tested.evidence else [])
 
 
 def _memory(report: Report) -> list[str]:
