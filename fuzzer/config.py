@@ -49,6 +49,7 @@ class FuzzConfig:
     resume: bool = False
     localize: bool = True
     stop_on_first: bool = False
+    until_confidence: float | None = None  # build past --runs until clean builds bound a divergence below it (fuzzer/rates.py)
     diff_timeout: float = 30.0
     localize_budget_s: float | None = None  # None: what --budget leaves, else 3 builds' time (fuzzer/explain/budget.py)
     stabilizers: tuple[str, ...] = ()  # stabiliser candidates to try (empty: every one)

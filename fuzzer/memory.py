@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Callable, Iterator
 
-from fuzzer import axes, findings
+from fuzzer import axes, findings, rates
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, STILL, Identity
 from fuzzer.plan import Perturbation, Planned, Reason, Space, reference
 from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE, Finding
@@ -54,6 +54,7 @@ class Look:
     scope: str  # what it compared (`scope`)
     known: frozenset[str]  # finding ids the --baseline lists
     replayed: int  # runs it made of the remembered perturbations
+    tally: rates.Tally = rates.Tally()  # how often each finding showed in its builds (fuzzer/rates.py)
 
 
 @dataclass(frozen=True)
@@ -142,14 +143,30 @@ def remember(subject: Subject, found: list[Identity], look: Look) -> Recollectio
     sighting = _sighting(subject.campaign, look, time.time())
     stored = store.findings(subject.source, subject.command)
     changed = updated(stored, found, sighting)
-    if sighting.final:
-        store.save_findings(subject.source, subject.command, list(changed.values()))
     rows = {**stored, **changed}
     listed = [rows[f.id] for f in found]
     listed += sorted((r for r in rows.values() if r.status == FIXED and r.status_campaign == subject.campaign),
                      key=lambda r: (r.kind, r.what))
+    counted = _counts(look.tally, listed)
+    if sighting.final:
+        store.save_findings(subject.source, subject.command, list(changed.values()))
+        store.save_counts(subject.source, subject.command, subject.campaign,
+                          [(fid, c.seen, c.builds) for fid, c in counted.items()])
+    pooled = store.pooled_counts(subject.source, subject.command)
     known = look.known | store.accepted(subject.source, subject.command)
-    return Recollection([_finding(row, row.id in known) for row in listed], _replayed_note(subject, look.replayed))
+    return Recollection([_finding(row, row.id in known, counted.get(row.id), pooled.get(row.id)) for row in listed],
+                        _replayed_note(subject, look.replayed))
+
+
+def _counts(tally: rates.Tally, listed: list[FindingRow]) -> dict[str, rates.Count]:
+    """This campaign's count of each listed finding; one it found fixed counts 0 of its builds,
+    so the pooled rate over nights falls after a fix (hazards are not counted)."""
+    counted = dict(tally.counts)
+    for row in listed:
+        builds = tally.builds.get(row.kind, 0)
+        if row.id not in counted and row.status == FIXED and builds:
+            counted[row.id] = rates.Count(0, builds)
+    return counted
 
 
 def updated(stored: dict[str, FindingRow], found: list[Identity], sighting: Sighting) -> dict[str, FindingRow]:
@@ -200,9 +217,15 @@ def scope(artifacts: tuple[str, ...], ignore: tuple[str, ...], default_ignore: b
     return hashlib.sha256(json.dumps(compared).encode()).hexdigest()[:12]
 
 
-def _finding(row: FindingRow, known: bool) -> Finding:
+def _finding(row: FindingRow, known: bool, count: "rates.Count | None",
+             pooled: tuple[int, int, int] | None) -> Finding:
+    rate = count.to_json() if count else {}
+    total = {}
+    if pooled and pooled[1] > 0:
+        seen, builds, campaigns = pooled
+        total = rates.Count(seen, builds).to_json(campaigns=campaigns, text=rates.pooled_text(seen, builds, campaigns))
     return Finding(row.id, row.kind, row.what, row.status, row.first_campaign, _when(row.first_seen),
-                   row.last_campaign, _when(row.last_seen), known)
+                   row.last_campaign, _when(row.last_seen), known, rate, total)
 
 
 def _when(seconds: float) -> str:

@@ -73,3 +73,31 @@ def _solve(increasing, steps: int = 60) -> float:
 def percent_above(p: float) -> str:
     """A bound as a reader checks it: rounded up, never down."""
     return f"{math.ceil(p * 100 - 1e-9):.0f}%"
+
+
+def percent(p: float) -> str:
+    """A rate for reading: one decimal below 10%, whole percents above."""
+    return f"{p * 100:.1f}%" if p < 0.1 else f"{p * 100:.0f}%"
+
+
+def rate_text(x: int, n: int, confidence: float = CONFIDENCE) -> str:
+    """"x of n builds (95% interval a–b)", the exact interval of `interval`."""
+    low, high = interval(x, n, confidence)
+    return f"{x} of {n} builds ({confidence:.0%} interval {percent(low)}–{percent(high)})"
+
+
+def clean_builds_for_bound(rate: float, confidence: float = CONFIDENCE) -> int:
+    """The fewest builds without the event whose exact bound `upper_bound_zero` is at most
+    `rate`: 59 for 5% at 95%."""
+    return trials_for_bound(rate, 1.0 - confidence)
+
+
+def tries_to_tell(rate: float, wrong: float) -> int:
+    """Tries at one commit so that a bug showing at `rate` per try is missed with a chance
+    of at most `wrong` (a bisection step judged clean when it is not)."""
+    return trials_for_bound(min(max(rate, 1e-9), 1.0), wrong)
+
+
+def percent_above_tenth(p: float) -> str:
+    """A bound to a tenth of a percent, rounded up: 1 - 0.05^(1/12) = 22.09% reads 22.1%."""
+    return f"{math.ceil(p * 1000 - 1e-9) / 10:.1f}%"

@@ -8,6 +8,7 @@ import statistics
 from pathlib import Path
 
 from fuzzer import axes, guided, memory
+from fuzzer.campaign import confidence
 from fuzzer.campaign.state import Campaign, Events
 from fuzzer.config import FuzzConfig, UsageError, available_cpus
 from fuzzer.execute import hold
@@ -39,7 +40,7 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
     # what diverged before, first
     candidates = memory.remembered_first(campaign.subject(), not campaign.runs, candidates, config.runs,
                                          _space(config), varied)
-    plan = explore_plan(candidates, config.runs, axes.promised(varied))
+    plan = explore_plan(candidates, confidence.planned(config), axes.promised(varied))
     if not campaign.runs:
         reference = executor.run(_request(plan, 0, config.timeout))
         if not _finish_run(campaign, executor, events, reference):
@@ -59,7 +60,7 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
     while True:
         while not stop and len(pending) < executor.slots:
             index = next(upcoming, None)
-            stop = _stop_before(campaign, index)
+            stop = _stop_before(campaign, index) or confidence.stop_before(campaign, index)
             if not stop:
                 request = _request(plan, index, campaign.timeout_after_reference())
                 pending[executor.submit(request)] = request
@@ -70,6 +71,7 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
         if not _finish_run(campaign, executor, events, done.result()):
             stop = stop or campaign.exit_reason
     campaign.exit_reason = campaign.exit_reason or (stop if stop != "done" else "all runs done")
+    campaign.notes += confidence.notes(campaign)
 
 
 def _guided(campaign: Campaign) -> bool:
@@ -88,7 +90,7 @@ def _with_targets(campaign: Campaign, plan: list[Planned]) -> list[Planned]:
     if not found:
         return plan
     promised = axes.promised(axes.variation_axes(campaign.config.axes))
-    guided_plan = guided.merged(plan, found, traced.perturbation, campaign.config.runs, promised)
+    guided_plan = guided.merged(plan, found, traced.perturbation, len(plan), promised)
     campaign.targets, campaign.control_index = guided_plan.targets, guided_plan.control_index
     return guided_plan.plan
 
@@ -120,7 +122,7 @@ def _finish_run(campaign: Campaign, executor: Executor, events: Events, record: 
     campaign.add_run(record)
     campaign.store.save_run(campaign.id, record)
     campaign.evidence.keep(executor, record, campaign.runs[0].manifest)
-    events.run_finished(record, campaign.group_of(record), campaign.config.runs)
+    events.run_finished(record, campaign.group_of(record), confidence.planned(campaign.config))
     if record.index == 0 and not record.ok:
         campaign.exit_reason = "reference build failed"
         return False

@@ -3,7 +3,7 @@ made from the kept evidence, the memory's word on the findings, then one assembl
 
 from __future__ import annotations
 
-from fuzzer import memory
+from fuzzer import memory, rates
 from fuzzer.campaign.state import Campaign
 from fuzzer.compare import Comparison
 from fuzzer.execute.choose import serial_fallback
@@ -22,7 +22,8 @@ def report(campaign: Campaign, comparison: Comparison | None, localization: Loca
     verdict = campaign.verdict(comparison)
     look = memory.Look(verdict, localization is not None and localization.traced,
                        memory.scope(config.artifacts, config.ignore, config.default_ignore), config.known,
-                       sum(r.reason == Reason.REMEMBERED.value for r in campaign.runs))
+                       sum(r.reason == Reason.REMEMBERED.value for r in campaign.runs),
+                       rates.tally(found.runs, found.artifacts, found.culprits))
     recalled = memory.remember(campaign.subject(), found.identities(), look)
     return build_report(_about(campaign, verdict), campaign.runs, found, comparison, localization,
                         recalled.findings, recalled.notes, _packages(campaign))

@@ -5,7 +5,7 @@ build failed · 4 no verdict (interrupted, fewer than two successful builds) · 
 error (one line here, the traceback in a log file).
 
 One module per command group: `cmd_run` (fuzz a build), `cmd_stored` (replay, explain,
-accept, baseline), `cmd_scenarios`, `cmd_info` (schema, doctor), `cmd_fix`; `options` and
+accept, baseline), `cmd_bisect`, `cmd_scenarios`, `cmd_info` (schema, doctor), `cmd_fix`; `options` and
 `outputs` are what they share.
 """
 
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import click
 
+from fuzzer.cli.cmd_bisect import bisect
 from fuzzer.cli.cmd_fix import fix
 from fuzzer.cli.cmd_info import doctor, schema
 from fuzzer.cli.cmd_run import run
@@ -45,7 +46,7 @@ def cli() -> None:
     hash every output, and name the step that makes the build unreproducible."""
 
 
-for command in (run, replay, explain, accept, baseline, fix, scenarios, schema, doctor):
+for command in (run, replay, explain, accept, baseline, fix, bisect, scenarios, schema, doctor):
     cli.add_command(command)
 
 

@@ -10,7 +10,7 @@ import shlex
 import click
 
 from fuzzer import axes as axis_table
-from fuzzer.cli.options import DURATION, EXIT_CODES_HELP, JOBS_RANGE, PATH, store_option
+from fuzzer.cli.options import DURATION, EXIT_CODES_HELP, JOBS_RANGE, PATH, RATE, store_option
 from fuzzer.cli.outputs import check_outputs, finish
 from fuzzer.config import FuzzConfig, Outputs, parse_stabilizers
 from fuzzer.settings import ConfiguredCommand
@@ -59,6 +59,9 @@ builds that differ only in known findings exit 0; a new finding exits 1.
 @click.option("--in-place", is_flag=True, help="Build in the source tree itself (needs --clean).")
 @click.option("--clean", help="Command that restores the source tree between in-place runs.")
 @click.option("--resume", is_flag=True, help="Continue the latest campaign in the store.")
+@click.option("--until-confidence", type=RATE, help="Keep building past --runs until the clean builds bound the "
+              "chance of a divergence per build below RATE at 95% (5% needs 59), or the budget ends; a "
+              "divergence ends it as usual.")
 @click.option("--stop-on-first", is_flag=True, help="Stop at the first divergence or perturbed failure.")
 @click.option("--localize/--no-localize", default=True, help="Localize the culprit steps (on by default).")
 @click.option("--localize-budget", type=DURATION, help="Time for localization (tracing, step replays, shrinking), e.g. 10m. Default: "
@@ -85,7 +88,7 @@ builds that differ only in known findings exit 0; a new finding exits 1.
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, default_ignore, jobs, axes, vary, jitter, affinity,
-        timeout, in_place, clean, resume, stop_on_first, localize, localize_budget, stabilizers, diff_timeout,
+        timeout, in_place, clean, resume, until_confidence, stop_on_first, localize, localize_budget, stabilizers, diff_timeout,
         report_json, junit, markdown, html, baseline, store, quiet, parallel, dask, shared_source) -> None:
     """Fuzz BUILD COMMAND (after --; {jobs} is replaced by the job count)."""
     from fuzzer.campaign import run_campaign
@@ -116,6 +119,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, defa
         localize_budget_s=localize_budget.seconds if localize_budget is not None else None,
         stabilizers=parse_stabilizers(stabilizers) if stabilizers is not None else (),
         stop_on_first=stop_on_first,
+        until_confidence=until_confidence.value if until_confidence is not None else None,
         diff_timeout=diff_timeout,
         parallel=parallel,
         dask=dask,

@@ -68,6 +68,27 @@ class _JobsRangeType(_Read):
         return jobs
 
 
+class Rate(str):
+    """A rate as the user wrote it ("5%" or 0.05), and its value in (0, 1)."""
+
+    value: float
+
+
+class _RateType(_Read):
+    meaning = "value"
+
+    def read(self, text: str) -> Rate:
+        rate = Rate(text)
+        try:
+            number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            number = -1.0
+        if not 0 < number < 1:
+            raise click.BadParameter(f"expects a rate between 0 and 1 such as 5% or 0.05, got {shown(text)}")
+        rate.value = number
+        return rate
+
+
 class _CpuListType(click.ParamType):
     """`0-3,6`: CPUs this machine offers."""
 
@@ -90,6 +111,7 @@ class _CpuListType(click.ParamType):
 DURATION = _DurationType()
 JOBS_RANGE = _JobsRangeType()
 CPU_LIST = _CpuListType()
+RATE = _RateType()
 
 
 def _remember_store(ctx: click.Context, param, value: Path) -> Path:

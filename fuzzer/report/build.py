@@ -6,10 +6,11 @@ files."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from fuzzer import findings as finding_ids
+from fuzzer import rates
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
 from fuzzer.report.model import (ArtifactFinding, Culprit, Finding, Hazard, InsideSummary, PackageFile, Report,
@@ -112,7 +113,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         packages=packages,
         findings=findings,
     )
-    return finding_ids.with_ids(report)
+    return finding_ids.with_ids(replace(report, confidence=rates.verdict_confidence(report)))
 
 
 def _summary(record: RunRecord, label: Label, overlapped_with: list[int]) -> RunSummary:

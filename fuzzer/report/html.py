@@ -17,6 +17,7 @@ from pathlib import Path
 import jinja2
 
 from fuzzer import axes, findings
+from fuzzer.rates import described
 from fuzzer.escaping import is_long, program, visible
 from fuzzer.execute.logs import failure_lines
 from fuzzer.plan import Perturbation
@@ -100,6 +101,7 @@ def render(report: Report) -> str:
         numbers=_numbers(report),
         phases=" · ".join(f"{name} {secs:.1f} s" for name, secs in report.phases.items()),
         memory=findings.sections(report),
+        rates=[(f, described(f)) for f in report.findings if f.status != findings.FIXED and f.rate],
         all_known=findings.all_known(report),
         culprits=[_culprit(c) for c in report.culprits],
         artifacts=[_artifact(a, runs) for a in report.divergent_artifacts[:DETAILED_ARTIFACTS]],

@@ -18,6 +18,7 @@ from fuzzer.escaping import one_line, quoted_commands_cut, visible
 from fuzzer.execute.logs import failure_summary
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, Identity
 from fuzzer.plan import Perturbation
+from fuzzer.rates import described
 from fuzzer.report.model import ArtifactFinding, Culprit, Finding, Hazard, Report, RunSummary
 
 DIFF_LINES = 40
@@ -51,6 +52,7 @@ def _properties(report: Report) -> ET.Element:
         "campaign": str(report.campaign),
         "source": report.source,
         "reproduce": report.reproduce,
+        "confidence": report.confidence.get("text", ""),
     }
     props = ET.Element("properties")
     for name, value in values.items():
@@ -143,7 +145,7 @@ def _finding_case(report: Report, identity: Identity, message: str, kind: str, l
     """A failing case named after the finding, or a skipped one when it is known."""
     finding = next((f for f in report.findings if f.id == identity.id), None)
     if finding is not None:
-        lines = [_sighting(finding), *lines]
+        lines = [_sighting(finding), *filter(None, [described(finding)]), *lines]
     if finding is not None and finding.known:
         outcome = _failure(f"known finding (baseline or accepted): {message}", kind, lines, tag="skipped")
     else:
@@ -172,6 +174,8 @@ def _failure(message: str, kind: str, lines: list[str], tag: str = "failure") ->
 def _summary(report: Report) -> str:
     lines = [f"verdict: {report.verdict}", f"command: {report.command}",
              f"artifacts compared: {report.artifacts_checked}"]
+    if report.confidence:
+        lines.append(f"confidence: {report.confidence['text']}")
     if report.reproduce:
         lines.append(f"replay: {report.reproduce}")
     if report.minimal_reproducer:

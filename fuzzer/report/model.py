@@ -158,6 +158,8 @@ class Finding:
     last_campaign: int
     last_seen: str
     known: bool = False  # in the --baseline or accepted in the store: it does not fail CI
+    rate: dict = field(default_factory=dict)  # this campaign's k of n builds with its interval (fuzzer/rates.py); {} for hazards
+    pooled: dict = field(default_factory=dict)  # the same, summed over every campaign that counted it, with "campaigns"
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,7 @@ class Report:
     settings: dict[str, dict] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)  # this campaign's, and those it found fixed
     packages: list[PackageFile] = field(default_factory=list)  # the package files compared
+    confidence: dict = field(default_factory=dict)  # diverging builds of the successful perturbed ones, with their bound
     schema: int = SCHEMA
 
     @property

@@ -19,8 +19,19 @@ from fuzzer.settings import SOURCES
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
+# a count of builds with its exact interval (fuzzer/rates.py), or {} where none applies
+RATE = {
+    "properties": {"seen": {"type": "integer"}, "builds": {"type": "integer"}, "low": {"type": "number"},
+                   "high": {"type": "number"}, "confidence": {"type": "number"}, "method": {"type": "string"},
+                   "text": {"type": "string"}, "campaigns": {"type": "integer"},
+                   "upper_bound": {"type": ["number", "null"]}},
+    "dependentRequired": {"seen": ["builds", "low", "high", "confidence", "method", "text"]},
+}
 # what the type hints cannot say: the values a reader may switch on
 CONSTRAINTS = {
+    ("Finding", "rate"): RATE,
+    ("Finding", "pooled"): RATE,
+    ("Report", "confidence"): RATE,
     ("Report", "verdict"): {"enum": sorted(EXIT_CODES)},
     ("Report", "schema"): {"const": SCHEMA},
     ("RunSummary", "reason"): {"enum": ["", *(r.value for r in Reason)]},

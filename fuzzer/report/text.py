@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fuzzer import findings
 from fuzzer.plan import Perturbation
+from fuzzer.rates import described
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, Report
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
@@ -15,7 +16,7 @@ HEADLINES = {REFERENCE_FAILED: "REFERENCE BUILD FAILED", INCONCLUSIVE: "INCONCLU
 
 
 def render(report: Report) -> str:
-    lines = [_verdict(report), ""]
+    lines = [_verdict(report)] + ([report.confidence["text"]] if report.confidence else []) + [""]
     if report.divergent_artifacts:
         lines.append(f"divergent artifacts ({len(report.divergent_artifacts)} of {report.artifacts_checked} checked):")
         for artifact in report.divergent_artifacts:
@@ -58,7 +59,7 @@ def render(report: Report) -> str:
                          f"{one_line(hazard.writer)}")
             lines += [f"     {text}" for text in (quoted_commands_cut(hazard.evidence),
                                                   hazard.reproduce and "reproduce: " + hazard.reproduce) if text]
-    lines += _memory(report)
+    lines += _memory(report) + _rates(report)
     for note in report.notes:
         lines += ["", f"note: {note}"]
     if report.minimal_reproducer:
@@ -89,6 +90,14 @@ def _memory(report: Report) -> list[str]:
     if findings.all_known(report):
         lines += ["", "every finding is known: exit 0 (only new findings fail)"]
     return lines
+
+
+def _rates(report: Report) -> list[str]:
+    """How often each finding showed, with the interval its count earns."""
+    rated = [(f, described(f)) for f in report.findings if f.status != findings.FIXED and f.rate]
+    if not rated:
+        return []
+    return ["", "how often (exact 95% intervals):"] + [f"  {f.what}: {text}" for f, text in rated]
 
 
 def _verdict(report: Report) -> str:

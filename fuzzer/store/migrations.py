@@ -87,6 +87,28 @@ MIGRATIONS: list[tuple[str, ...]] = [
     (  # why each run was in the plan (fuzzer.plan.Reason); "" for runs stored before
         "ALTER TABLE runs ADD COLUMN reason TEXT NOT NULL DEFAULT ''",
     ),
+    (
+        # each campaign's count of a finding (k of n builds): the memory pools them over nights
+        """CREATE TABLE finding_counts (
+            source TEXT NOT NULL,
+            command TEXT NOT NULL,
+            id TEXT NOT NULL,
+            campaign INTEGER NOT NULL,
+            seen INTEGER NOT NULL,
+            builds INTEGER NOT NULL,
+            PRIMARY KEY (source, command, id, campaign)
+        )""",
+        # `buildfuzz bisect`: each commit judged, so an interrupted bisection resumes
+        """CREATE TABLE bisect_steps (
+            bisection TEXT NOT NULL,
+            rev TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            tries INTEGER NOT NULL,
+            shown INTEGER NOT NULL,
+            detail TEXT NOT NULL,
+            PRIMARY KEY (bisection, rev)
+        )""",
+    ),
 ]
 VERSION = len(MIGRATIONS)
 

@@ -14,6 +14,7 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Iterator
 
+from fuzzer.config import MAX_INT
 from fuzzer.execute.jitter import JitterEvent
 from fuzzer.execute.run import RunRecord, Status
 from fuzzer.observe import Manifest
@@ -227,6 +228,44 @@ class Store:
                      f" VALUES ({', '.join('?' * (len(fields(FindingRow)) + 2))})")
         with transaction(self.db):
             self.db.executemany(statement, [(source, command, *astuple(row)) for row in rows])
+
+    def save_counts(self, source: str, command: str, campaign: int, counts: list[tuple[str, int, int]]) -> None:
+        """A campaign's (id, seen, builds) per finding; concluding again replaces its own counts."""
+        with transaction(self.db):
+            self.db.executemany("INSERT OR REPLACE INTO finding_counts VALUES (?, ?, ?, ?, ?, ?)",
+                                [(source, command, fid, campaign, seen, builds) for fid, seen, builds in counts])
+
+    def pooled_counts(self, source: str, command: str) -> dict[str, tuple[int, int, int]]:
+        """Finding id → (seen, builds, campaigns), summed over every campaign that counted it."""
+        rows = self.db.execute("SELECT id, SUM(seen), SUM(builds), COUNT(*) FROM finding_counts"
+                               " WHERE source = ? AND command = ? GROUP BY id", (source, command))
+        return {fid: (seen, builds, campaigns) for fid, seen, builds, campaigns in rows}
+
+    def finding_anywhere(self, finding_id: str) -> tuple[str, str, str, str] | None:
+        """(source, command, kind, what) of a finding under any source and command (the latest seen)."""
+        return self.db.execute("SELECT source, command, kind, what FROM findings WHERE id = ?"
+                               " ORDER BY last_campaign DESC LIMIT 1", (finding_id,)).fetchone()
+
+    def reports_of(self, source: str, command: str) -> Iterator[tuple[int, dict]]:
+        """Every stored report of this source and command, latest first."""
+        return self.reports_before(source, command, MAX_INT)
+
+    def latest_report_of(self, source: str) -> tuple[str, dict] | None:
+        """(command, report) of the latest campaign of `source` that has a report."""
+        row = self.db.execute("SELECT c.command, r.report FROM campaigns c JOIN reports r ON r.campaign = c.id"
+                              " WHERE c.source = ? ORDER BY c.id DESC LIMIT 1", (source,)).fetchone()
+        return (row[0], json.loads(row[1])) if row else None
+
+    def save_bisect_step(self, bisection: str, rev: str, verdict: str, tries: int, shown: int, detail: str) -> None:
+        with transaction(self.db):
+            self.db.execute("INSERT OR REPLACE INTO bisect_steps VALUES (?, ?, ?, ?, ?, ?)",
+                            (bisection, rev, verdict, tries, shown, detail))
+
+    def bisect_steps(self, bisection: str) -> dict[str, tuple[str, int, int, str]]:
+        """rev → (verdict, tries, times shown, detail) of each commit a bisection judged."""
+        rows = self.db.execute("SELECT rev, verdict, tries, shown, detail FROM bisect_steps WHERE bisection = ?",
+                               (bisection,))
+        return {rev: (verdict, tries, shown, detail) for rev, verdict, tries, shown, detail in rows}
 
     def accept(self, source: str, command: str, findings: list[tuple[str, str]]) -> None:
         """Mark findings (id, what) as known: they no longer fail CI."""

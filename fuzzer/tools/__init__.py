@@ -64,6 +64,6 @@ def run(tool: Tool, args: list[str], *, timeout: float | None = None, **kwargs) 
 
 def all_tools() -> list[Tool]:
     """Import every wrapper so each registers itself, then list them."""
-    from fuzzer.tools import cc, diffoscope, disorderfs, faketime, make, ninja, setarch, strace, unshare  # noqa: F401
+    from fuzzer.tools import cc, diffoscope, disorderfs, faketime, git, make, ninja, setarch, strace, unshare  # noqa: F401
 
     return sorted(REGISTRY.values(), key=lambda t: t.name)

@@ -1,0 +1,126 @@
+"""rates: how often each finding showed, with the exact interval that count earns, and the
+bound a reproducible verdict earned (fuzzer/stats.py does the arithmetic).
+
+A rate is a count of builds that could have shown the finding: a divergent artifact
+differs from the reference's variant in k of the n successful perturbed builds; a failure
+is k of the n perturbed builds; a culprit shows in the builds where an artifact it writes
+diverged. A hazard has no rate: it rests on one traced run (and its held replay), not on
+a count of builds. Runs chosen for what they would show, not drawn by the schedule (the
+remembered replays of what diverged before, the held targets), are left out of every
+count: they would inflate the rate they were chosen for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fuzzer import findings
+from fuzzer.plan import Reason
+from fuzzer.report.model import REPRODUCIBLE, ArtifactFinding, Culprit, Report, RunSummary
+from fuzzer.stats import CONFIDENCE, interval, percent_above_tenth, rate_text, upper_bound_zero
+
+METHOD = "exact binomial (Clopper-Pearson)"
+CHOSEN = frozenset({Reason.REMEMBERED.value, Reason.TARGET.value, Reason.CONTROL.value})
+
+
+@dataclass(frozen=True)
+class Count:
+    seen: int
+    builds: int
+
+    def to_json(self, **more) -> dict:
+        low, high = interval(self.seen, self.builds)
+        return {"seen": self.seen, "builds": self.builds, "low": round(low, 6), "high": round(high, 6),
+                "confidence": CONFIDENCE, "method": METHOD, "text": rate_text(self.seen, self.builds), **more}
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A campaign's counts (finding id → Count), and the builds each kind of finding could
+    have shown in: what a finding it did not see (found fixed) adds to its pooled count."""
+
+    counts: dict = field(default_factory=dict)
+    builds: dict = field(default_factory=dict)
+
+
+def tally(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: list[Culprit]) -> Tally:
+    kinds = (findings.ARTIFACT, findings.FAILURE, findings.CULPRIT)
+    return Tally(counts(runs, artifacts, culprits), {kind: builds_of(runs, kind) for kind in kinds})
+
+
+def counts(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: list[Culprit]) -> dict[str, Count]:
+    """Finding id → its count in this campaign's drawn builds (none for hazards, or with no build)."""
+    perturbed = drawn(runs)
+    ok = [r.index for r in perturbed if r.status == "ok"]
+    found: dict[str, Count] = {}
+    for artifact in artifacts:
+        found[findings.of_artifact(artifact).id] = Count(len(diverging(artifact) & set(ok)), len(ok))
+    failed = [r for r in runs[1:] if r.status != "ok"] if runs and runs[0].status == "ok" else []
+    for run in failed:
+        if run.reason in CHOSEN:
+            continue
+        fid = findings.of_failure(run).id
+        found[fid] = Count(found[fid].seen + 1 if fid in found else 1, len(perturbed))
+    for culprit in culprits:
+        showing = culprit_runs(culprit, artifacts)
+        if showing is not None:
+            found.setdefault(findings.of_culprit(culprit).id, Count(len(showing & set(ok)), len(ok)))
+    return {fid: count for fid, count in found.items() if count.builds > 0}
+
+
+def builds_of(runs: list[RunSummary], kind: str) -> int:
+    """The builds that could have shown a finding of this kind: the denominator a campaign
+    that did not see it adds to its pooled count."""
+    perturbed = drawn(runs)
+    return len(perturbed) if kind == findings.FAILURE else sum(r.status == "ok" for r in perturbed)
+
+
+def drawn(runs: list[RunSummary]) -> list[RunSummary]:
+    """The perturbed runs the schedule drew (an explore run's reason says why it ran)."""
+    return [r for r in runs if r.index > 0 and r.reason not in CHOSEN]
+
+
+def diverging(artifact: ArtifactFinding) -> set[int]:
+    """Runs whose variant of the artifact is not the reference's (the reference is run 0)."""
+    return {i for g in artifact.groups if 0 not in g.runs for i in g.runs}
+
+
+def culprit_runs(culprit: Culprit, artifacts: list[ArtifactFinding]) -> set[int] | None:
+    written = set(culprit.outputs) | set(culprit.chain[:1])
+    matched = [a for a in artifacts if a.path in written]
+    return set().union(*map(diverging, matched)) if matched else None
+
+
+def verdict_confidence(report: Report) -> dict:
+    """What the campaign's count of diverging drawn builds says: for a reproducible verdict,
+    the exact one-sided bound 1 - 0.05^(1/n) on the chance of a divergence per build."""
+    ok = [r for r in drawn(report.runs) if r.status == "ok"]
+    if not ok or not report.runs or report.runs[0].status != "ok":
+        return {}
+    reference = report.runs[0].group
+    count = Count(sum(r.group != reference for r in ok), len(ok))
+    bound = upper_bound_zero(count.builds)
+    left_out = sum(r.reason in CHOSEN for r in report.runs)
+    aside = f" (not counting {left_out} run(s) chosen rather than drawn: remembered replays, held targets)" \
+        if left_out else ""
+    if count.seen == 0 and report.verdict == REPRODUCIBLE:
+        text = (f"0 of {count.builds} builds diverged: the chance of a divergence per build is below "
+                f"{percent_above_tenth(bound)} at {CONFIDENCE:.0%} (exact bound "
+                f"1 - {1 - CONFIDENCE:.2f}^(1/{count.builds})){aside}")
+        return count.to_json(upper_bound=round(bound, 6), text=text, method="exact one-sided bound for 0 of n")
+    return count.to_json(upper_bound=None, text=f"{rate_text(count.seen, count.builds)} diverged from the reference{aside}")
+
+
+def pooled_text(seen: int, builds: int, campaigns: int) -> str:
+    nights = "1 campaign" if campaigns == 1 else f"{campaigns} campaigns"
+    return f"over {nights}: {rate_text(seen, builds)}"
+
+
+
+def described(finding) -> str:
+    """A finding's rate for reading: this campaign's count, and over nights when more than one counted it."""
+    if not finding.rate:
+        return ""
+    pooled = finding.pooled
+    over = f"; {pooled['text']}" if pooled and pooled.get("campaigns", 1) > 1 else ""
+    return finding.rate["text"] + over
