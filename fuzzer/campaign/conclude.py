@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from fuzzer import explain, guided
 from fuzzer.campaign import reporting
+from fuzzer.campaign.audit_phase import audit_steps, with_audit
 from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, timed
 from fuzzer.compare import Comparison, compare
 from fuzzer.config import MIN_SUCCESSFUL, UsageError, shown
@@ -23,9 +24,10 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     comparison = compare([_selected(campaign, r) for r in campaign.runs]) if campaign.runs else None
     _require_evidence(campaign, comparison)
     localization = None
+    audited = audit_steps(campaign, events) if campaign.verdict(comparison) in (REPRODUCIBLE, UNREPRODUCIBLE) else None
     if campaign.config.localize and campaign.verdict(comparison) in (REPRODUCIBLE, UNREPRODUCIBLE):
         localization = _localize(campaign, comparison, events)
-    localization = _confirm_targets(campaign, localization)
+    localization = _confirm_targets(campaign, with_audit(localization, audited))
     report = reporting.report(campaign, comparison, localization)
     if report.verdict != INCONCLUSIVE:
         campaign.store.save_report(campaign.id, report.to_json())

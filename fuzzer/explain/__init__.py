@@ -27,7 +27,7 @@ from fuzzer.explain.noise import known_noise
 from fuzzer.execute.step_replay import StepReplayer
 from fuzzer.explain.traced import trace_pair
 from fuzzer.explain.writer import ReplayTargets
-from fuzzer.report.model import Culprit, Hazard
+from fuzzer.report.model import AuditSummary, Culprit, Hazard
 from fuzzer.tools import strace
 from fuzzer.trace import declared
 from fuzzer.trace import hazards as trace_hazards
@@ -48,6 +48,7 @@ class Localization:
     notes: tuple[str, ...] = ()
     minimal_reproducer: str | None = None
     traced: bool = False
+    audit: AuditSummary | None = None  # the step audit (--check-steps; fuzzer/explain/audit_run.py)
 
 
 def localize(campaign, comparison, executor, budget: Budget) -> Localization:

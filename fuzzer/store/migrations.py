@@ -87,6 +87,17 @@ MIGRATIONS: list[tuple[str, ...]] = [
     (  # why each run was in the plan (fuzzer.plan.Reason); "" for runs stored before
         "ALTER TABLE runs ADD COLUMN reason TEXT NOT NULL DEFAULT ''",
     ),
+    (  # the step audit's rotation across nights (fuzzer/explain/audit.py): each step's last audit
+        """CREATE TABLE step_audits (
+            source TEXT NOT NULL,
+            command TEXT NOT NULL,
+            step TEXT NOT NULL,
+            audited TEXT NOT NULL,
+            campaign INTEGER NOT NULL,
+            result TEXT NOT NULL,
+            PRIMARY KEY (source, command, step)
+        )""",
+    ),
 ]
 VERSION = len(MIGRATIONS)
 
