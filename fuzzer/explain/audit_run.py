@@ -7,17 +7,23 @@ environment, every file it wrote put back first (`fuzzer.execute.step_replay`). 
 gives more than one output is a root of its own: classify and the stabiliser search take
 it from there, as for a root two builds found, and no second build is needed. Identical
 replays only bound what is left: k of them put the variation below 3/k at 95%, and the
-report says so. Replays run one at a time in the campaign's workspace; the audit stops
-starting steps when its budget would not hold the next one.
+report says so. Steps are replayed N at once (`--parallel`, else the CPU count), each in a
+slot of its own (`fuzzer.execute.replay_slots`); the audit stops starting steps when its
+budget would not hold the next one.
 """
 
 from __future__ import annotations
 
+import functools
+import queue
 import shlex
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
+from fuzzer.config import available_cpus
+from fuzzer.execute.replay_slots import ReplaySlots
 from fuzzer.execute.run import RunKind
 from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, Variation
 from fuzzer.explain import audit
@@ -26,8 +32,6 @@ from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.writer import ReplayTargets
 from fuzzer.report.model import AuditedStep, AuditSummary, Culprit
 from fuzzer.trace.steps import load_trace
-
-PARALLEL_NOTE = "step replays ran one at a time in the campaign's workspace (parallel step replays are not built yet)"
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ def run_audit(campaign, executor, budget: Budget) -> AuditOutcome:
     config = campaign.config
     record = executor.run(campaign.request(RunKind.TRACE_REFERENCE, campaign.runs[0].perturbation, trace=True))
     if not record.ok or record.trace_path is None:
-        return AuditOutcome(_summary(config.check_steps, 0, [], 0, "the traced build failed"), (),
+        return AuditOutcome(_summary(config.check_steps, 0, [], 0, "the traced build failed", 0, 0.0), (),
                             (f"step audit not run: the traced reference build failed (exit {record.exit_code})",))
     trace = load_trace(record.trace_path, str(campaign.spec.workspace.path))
     compared = set(campaign.select(record.manifest).entries) if record.manifest else set()
@@ -50,20 +54,11 @@ def run_audit(campaign, executor, budget: Budget) -> AuditOutcome:
     plan = audit.plan(trace, compared, config.check_steps, config.artifacts,
                       campaign.store.last_audits(source, command))
     targets = ReplayTargets(trace, trace, record.perturbation.jobs)
-    session = executor.step_session(record)
-    context = Context(record, record, lambda c: session.replayer(targets.of(c).call, record.perturbation.cpus),
-                      budget=budget, stabilizers=config.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
-    rows, culprits, why_left = [], [], ""
-    for i, item in enumerate(plan.chosen):
-        cost = REPLAYS * targets.of(item.candidate).duration + SPREAD_S
-        if not budget.affords(cost):
-            why_left = (f"{budget.describe()} would not hold the next step's {REPLAYS} replays "
-                        f"(about {cost:.0f} s, {max(budget.left(), 0):.0f} s left)")
-            rows += [_row(rest, targets, "left", why_left) for rest in plan.chosen[i:]]
-            break
-        row, culprit = _audit_one(item, targets, context)
-        rows.append(row)
-        culprits += [culprit] if culprit else []
+    wanted = config.parallel if config.parallel > 1 else len(available_cpus())
+    with ReplaySlots(campaign.spec.workspace.path, wanted, campaign.spec.logs / "audit") as slots:
+        started = time.monotonic()
+        rows, culprits, why_left = _replay_planned(plan.chosen, slots, targets, record, config, budget)
+        wall_s = time.monotonic() - started
     left = sum(r.result == "left" for r in rows) + len(plan.deferred)
     if plan.deferred:
         share = f"--check-steps {config.check_steps:.0%} of {len(plan.chosen) + len(plan.deferred)} replayable steps"
@@ -74,8 +69,41 @@ def run_audit(campaign, executor, budget: Budget) -> AuditOutcome:
              for u in plan.unreplayable]
     _remember(campaign, rows)
     summary = _summary(config.check_steps, len(plan.chosen) + len(plan.deferred) + len(plan.unreplayable), rows,
-                       left, why_left)
-    return AuditOutcome(summary, tuple(culprits), (PARALLEL_NOTE,) if summary.audited else ())
+                       left, why_left, slots.count, wall_s)
+    serial = f"step replays ran one at a time: {slots.serial_reason}" if slots.serial_reason else ""
+    return AuditOutcome(summary, tuple(culprits), (serial,) if serial and summary.audited else ())
+
+
+def _replay_planned(chosen, slots: ReplaySlots, targets: ReplayTargets, record, config, budget: Budget):
+    """Each planned step replayed in the first free slot, in plan order, while the budget
+    holds the next one's replays; (rows in plan order, culprits, why steps were left)."""
+    free: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for k in range(slots.count):
+        free.put(k)
+    contexts = [Context(record, record, functools.partial(_replayer, slots, k, targets, record.perturbation.cpus),
+                        budget=budget, stabilizers=config.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
+                for k in range(slots.count)]
+    why_left: list[str] = []
+
+    def audit_in_a_slot(item: audit.Audited):
+        k = free.get()
+        try:
+            cost = REPLAYS * targets.of(item.candidate).duration + SPREAD_S
+            if why_left or not budget.affords(cost):
+                why_left[:] = why_left or [f"{budget.describe()} would not hold the next step's {REPLAYS} replays "
+                                           f"(about {cost:.0f} s, {max(budget.left(), 0):.0f} s left)"]
+                return _row(item, targets, "left", why_left[0]), None
+            return _audit_one(item, targets, contexts[k])
+        finally:
+            free.put(k)
+
+    with ThreadPoolExecutor(slots.count, thread_name_prefix="buildfuzz-audit") as pool:
+        done = list(pool.map(audit_in_a_slot, chosen))
+    return [row for row, _ in done], [c for _, c in done if c is not None], why_left[0] if why_left else ""
+
+
+def _replayer(slots: ReplaySlots, slot: int, targets: ReplayTargets, cpus, candidate):
+    return slots.replayer(slot, targets.of(candidate).call, cpus)
 
 
 def _audit_one(item: audit.Audited, targets: ReplayTargets, context: Context) -> tuple[AuditedStep, Culprit | None]:
@@ -119,8 +147,10 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def _summary(share: float, reaching: int, rows: list[AuditedStep], left: int, why_left: str) -> AuditSummary:
+def _summary(share: float, reaching: int, rows: list[AuditedStep], left: int, why_left: str, parallel: int,
+             wall_s: float) -> AuditSummary:
     audited = [r for r in rows if r.replays]
     return AuditSummary(share=share, reaching=reaching, audited=len(audited),
-                        roots=sum(r.result == "varies" for r in rows), left=left, why_left=why_left, parallel=1,
-                        wall_s=round(sum(r.seconds for r in audited), 3), steps=rows)
+                        roots=sum(r.result == "varies" for r in rows), left=left, why_left=why_left,
+                        parallel=parallel, wall_s=round(wall_s, 3), step_s=round(sum(r.seconds for r in audited), 3),
+                        steps=rows)
