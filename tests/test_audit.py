@@ -77,3 +77,21 @@ def test_every_step_audited_and_the_varying_one_rotates(tmp_path):
     assert [s["identity"] for s in audited] == oldest, "the least recently audited go first"
     assert all(s["last_audit"] == first[s["identity"]] for s in audited)
     assert again["left"] == 1 and "later campaigns" in again["why_left"]
+
+
+@pytest.mark.slow
+def test_the_audit_bench_runs_in_its_smoke_mode():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parent.parent / "bench" / "bench_audit.py"
+    if not bench.exists():
+        pytest.skip("the benches are not in this tree (an sdist)")
+    proc = subprocess.run([sys.executable, str(bench), "--smoke"], capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert any(line.strip().startswith("slots  1:") for line in lines), proc.stdout
+    assert any(line.startswith("(c) analysis: 300 steps") for line in lines), proc.stdout
+    assert any(line.startswith("(b) store growth:") for line in lines), proc.stdout
