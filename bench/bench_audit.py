@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fuzzer.config import available_cpus  # noqa: E402
-from fuzzer.execute.replay_slots import ReplaySlots  # noqa: E402
+from fuzzer.execute.replay_slots import ReplaySlots, in_slots  # noqa: E402
 from fuzzer.execute.step_replay import REPLAYS, Variation  # noqa: E402
 from fuzzer.explain import audit  # noqa: E402
 from fuzzer.explain.writer import ReplayTargets  # noqa: E402
@@ -82,9 +82,6 @@ def busy_build(root: Path, steps: int) -> None:
 
 def replay_all(root: Path, trace_path: Path, slots_wanted: int, logs: Path) -> tuple[float, float, int]:
     """(wall s, CPU s, slots) for every step of the traced build replayed REPLAYS times."""
-    from concurrent.futures import ThreadPoolExecutor
-    import queue
-
     from fuzzer.trace.steps import load_trace
 
     trace = load_trace(trace_path, str(root))
@@ -94,20 +91,11 @@ def replay_all(root: Path, trace_path: Path, slots_wanted: int, logs: Path) -> t
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     with ReplaySlots(root, slots_wanted, logs) as slots:
-        free: queue.SimpleQueue[int] = queue.SimpleQueue()
-        for k in range(slots.count):
-            free.put(k)
+        def replay(item, k: int) -> bool:
+            with slots.replayer(k, targets.of(item.candidate).call, cpus) as replayer:
+                return replayer.replay(Variation("plain"), REPLAYS).stable
 
-        def replay(item):
-            k = free.get()
-            try:
-                with slots.replayer(k, targets.of(item.candidate).call, cpus) as replayer:
-                    return replayer.replay(Variation("plain"), REPLAYS).stable
-            finally:
-                free.put(k)
-
-        with ThreadPoolExecutor(slots.count) as pool:
-            assert all(pool.map(replay, plan.chosen)), "a busy step varied or failed"
+        assert all(in_slots(plan.chosen, range(slots.count), replay)), "a busy step varied or failed"
         count = slots.count
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -12,13 +12,78 @@ campaign's path, and `serial_reason` says why.
 
 from __future__ import annotations
 
+import queue
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable, Sequence, TypeVar
 
+from fuzzer.execute.executor import Executor
 from fuzzer.execute.guard import Guard
+from fuzzer.execute.local import LocalExecutor
+from fuzzer.execute.run import RunRecord
 from fuzzer.execute.step_replay import StepCall, StepReplayer, Wrapper
 from fuzzer.execute.workspace import Workspace
 from fuzzer.tools import unshare
+
+Item = TypeVar("Item")
+Slot = TypeVar("Slot")
+Result = TypeVar("Result")
+
+
+def replays_at_once(config) -> int:
+    """`--parallel` when given, else one replay per CPU."""
+    from fuzzer.config import available_cpus
+
+    return config.parallel if config.parallel > 1 else len(available_cpus())
+
+
+def in_slots(items: Sequence[Item], slots: Sequence[Slot], work: Callable[[Item, Slot], Result]) -> list[Result]:
+    """`work(item, slot)` for every item in order, each in the first free slot, as many at
+    once as there are slots; the results in the items' order. One slot: in this thread,
+    so Ctrl-C reaches the replay's wait."""
+    if len(slots) <= 1:
+        return [work(item, slots[0]) for item in items]
+    free: queue.SimpleQueue = queue.SimpleQueue()
+    for slot in slots:
+        free.put(slot)
+
+    def in_a_free_slot(item: Item) -> Result:
+        slot = free.get()
+        try:
+            return work(item, slot)
+        finally:
+            free.put(slot)
+
+    with ThreadPoolExecutor(len(slots), thread_name_prefix="buildfuzz-replay") as pool:
+        return list(pool.map(in_a_free_slot, items))
+
+
+def replay_slots(executor: Executor, record: RunRecord, wanted: int, logs: Path) -> "Slots":
+    """Slots on this machine for a local executor's tree; else its step session, one at a time."""
+    if isinstance(executor, LocalExecutor):
+        return ReplaySlots(executor.spec.workspace.path, wanted, logs)
+    return SessionSlots(executor.step_session(record))
+
+
+class SessionSlots:
+    """One slot: the executor's own step session (a Dask worker, which holds the tree)."""
+
+    count = 1
+    serial_reason = ("the traced tree is on a build worker, whose step session replays one step at a time "
+                     "(sending a step only the files it read is not built)")
+
+    def __init__(self, session):
+        self.session = session
+
+    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
+        return self.session.replayer(call, cpus)
+
+    def __enter__(self) -> "SessionSlots":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
 
 
 class ReplaySlots:
@@ -63,3 +128,6 @@ class ReplaySlots:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+Slots = ReplaySlots | SessionSlots

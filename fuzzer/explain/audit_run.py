@@ -15,15 +15,12 @@ budget would not hold the next one.
 from __future__ import annotations
 
 import functools
-import queue
 import shlex
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
-from fuzzer.config import available_cpus
-from fuzzer.execute.replay_slots import ReplaySlots
+from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots, replays_at_once
 from fuzzer.execute.run import RunKind
 from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, Variation
 from fuzzer.explain import audit
@@ -54,8 +51,7 @@ def run_audit(campaign, executor, budget: Budget) -> AuditOutcome:
     plan = audit.plan(trace, compared, config.check_steps, config.artifacts,
                       campaign.store.last_audits(source, command))
     targets = ReplayTargets(trace, trace, record.perturbation.jobs)
-    wanted = config.parallel if config.parallel > 1 else len(available_cpus())
-    with ReplaySlots(campaign.spec.workspace.path, wanted, campaign.spec.logs / "audit") as slots:
+    with replay_slots(executor, record, replays_at_once(config), campaign.spec.logs / "audit") as slots:
         started = time.monotonic()
         rows, culprits, why_left = _replay_planned(plan.chosen, slots, targets, record, config, budget)
         wall_s = time.monotonic() - started
@@ -74,35 +70,27 @@ def run_audit(campaign, executor, budget: Budget) -> AuditOutcome:
     return AuditOutcome(summary, tuple(culprits), (serial,) if serial and summary.audited else ())
 
 
-def _replay_planned(chosen, slots: ReplaySlots, targets: ReplayTargets, record, config, budget: Budget):
+def _replay_planned(chosen, slots: Slots, targets: ReplayTargets, record, config, budget: Budget):
     """Each planned step replayed in the first free slot, in plan order, while the budget
     holds the next one's replays; (rows in plan order, culprits, why steps were left)."""
-    free: queue.SimpleQueue[int] = queue.SimpleQueue()
-    for k in range(slots.count):
-        free.put(k)
     contexts = [Context(record, record, functools.partial(_replayer, slots, k, targets, record.perturbation.cpus),
                         budget=budget, stabilizers=config.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
                 for k in range(slots.count)]
     why_left: list[str] = []
 
-    def audit_in_a_slot(item: audit.Audited):
-        k = free.get()
-        try:
-            cost = REPLAYS * targets.of(item.candidate).duration + SPREAD_S
-            if why_left or not budget.affords(cost):
-                why_left[:] = why_left or [f"{budget.describe()} would not hold the next step's {REPLAYS} replays "
-                                           f"(about {cost:.0f} s, {max(budget.left(), 0):.0f} s left)"]
-                return _row(item, targets, "left", why_left[0]), None
-            return _audit_one(item, targets, contexts[k])
-        finally:
-            free.put(k)
+    def audit_in(item: audit.Audited, context: Context):
+        cost = REPLAYS * targets.of(item.candidate).duration + SPREAD_S
+        if why_left or not budget.affords(cost):
+            why_left[:] = why_left or [f"{budget.describe()} would not hold the next step's {REPLAYS} replays "
+                                       f"(about {cost:.0f} s, {max(budget.left(), 0):.0f} s left)"]
+            return _row(item, targets, "left", why_left[0]), None
+        return _audit_one(item, targets, context)
 
-    with ThreadPoolExecutor(slots.count, thread_name_prefix="buildfuzz-audit") as pool:
-        done = list(pool.map(audit_in_a_slot, chosen))
+    done = in_slots(chosen, contexts, audit_in)
     return [row for row, _ in done], [c for _, c in done if c is not None], why_left[0] if why_left else ""
 
 
-def _replayer(slots: ReplaySlots, slot: int, targets: ReplayTargets, cpus, candidate):
+def _replayer(slots: Slots, slot: int, targets: ReplayTargets, cpus, candidate):
     return slots.replayer(slot, targets.of(candidate).call, cpus)
 
 
