@@ -9,6 +9,7 @@ from fuzzer import explain
 from fuzzer.campaign.state import Campaign, Events, timed
 from fuzzer.explain.audit_run import AuditOutcome, run_audit
 from fuzzer.explain.budget import localization_budget
+from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE
 
 
 def audit_steps(campaign: Campaign, events: Events) -> AuditOutcome | None:
@@ -39,3 +40,11 @@ def with_audit(localization: explain.Localization | None, outcome: AuditOutcome 
     added = tuple(c for c in outcome.culprits if (c.command, c.cwd) not in known)
     return replace(localization, culprits=localization.culprits + added, notes=localization.notes + outcome.notes,
                    audit=outcome.summary)
+
+
+def audited_verdict(builds: str, localization: explain.Localization | None) -> str:
+    """The builds' verdict; a step the audit saw vary makes matching builds unreproducible:
+    its replays are the evidence (fuzzer/explain/audit_run.py)."""
+    if builds == REPRODUCIBLE and localization is not None and localization.audit and localization.audit.roots:
+        return UNREPRODUCIBLE
+    return builds

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from fuzzer import findings as finding_ids
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
-from fuzzer.report.model import (REPRODUCIBLE, UNREPRODUCIBLE, ArtifactFinding, Culprit, Finding, Hazard,
-                                 PackageFile, Report, RunSummary, VariantSummary)
+from fuzzer.report.model import (ArtifactFinding, Culprit, Finding, Hazard, PackageFile, Report, RunSummary,
+                                 VariantSummary)
 
 if TYPE_CHECKING:
     from fuzzer.explain import Localization
@@ -91,7 +91,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         + (list(localization.notes) if localization else []) + memory_notes
     report = Report(
         command=about.command,
-        verdict=_verdict(about.verdict, localization),
+        verdict=about.verdict,
         runs=found.runs,
         failed_runs=len(comparison.failed) if comparison else 0,
         divergent_artifacts=found.artifacts,
@@ -113,14 +113,6 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         audit=localization.audit if localization else None,
     )
     return finding_ids.with_ids(report)
-
-
-def _verdict(builds: str, localization: "Localization | None") -> str:
-    """The builds' verdict; a step the audit saw vary makes matching builds unreproducible:
-    its replays are the evidence (fuzzer/explain/audit_run.py)."""
-    if builds == REPRODUCIBLE and localization is not None and localization.audit and localization.audit.roots:
-        return UNREPRODUCIBLE
-    return builds
 
 
 def _summary(record: RunRecord, label: Label, overlapped_with: list[int]) -> RunSummary:
