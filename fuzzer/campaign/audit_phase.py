@@ -1,5 +1,6 @@
 """The step audit's phase (`--check-steps`): after the builds are compared, before
-localization, in a workspace of its own; its culprits join the localization's."""
+localization, in a workspace of its own; its culprits join the localization's, and its
+budget is localization's too (one budget for both: 3 builds' time by default)."""
 
 from __future__ import annotations
 

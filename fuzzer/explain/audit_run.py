@@ -36,6 +36,7 @@ class AuditOutcome:
     summary: AuditSummary
     culprits: tuple[Culprit, ...]
     notes: tuple[str, ...]
+    budget: Budget  # the audit's, which localization then spends the rest of
 
 
 def run_audit(campaign, executor, budget: Budget) -> AuditOutcome:
@@ -44,7 +45,7 @@ def run_audit(campaign, executor, budget: Budget) -> AuditOutcome:
     record = executor.run(campaign.request(RunKind.TRACE_REFERENCE, campaign.runs[0].perturbation, trace=True))
     if not record.ok or record.trace_path is None:
         return AuditOutcome(_summary(config.check_steps, 0, [], 0, "the traced build failed", 0, 0.0), (),
-                            (f"step audit not run: the traced reference build failed (exit {record.exit_code})",))
+                            (f"step audit not run: the traced reference build failed (exit {record.exit_code})",), budget)
     trace = load_trace(record.trace_path, str(campaign.spec.workspace.path))
     compared = set(campaign.select(record.manifest).entries) if record.manifest else set()
     source, command = str(config.source), config.command
@@ -67,7 +68,7 @@ def run_audit(campaign, executor, budget: Budget) -> AuditOutcome:
     summary = _summary(config.check_steps, len(plan.chosen) + len(plan.deferred) + len(plan.unreplayable), rows,
                        left, why_left, slots.count, wall_s)
     serial = f"step replays ran one at a time: {slots.serial_reason}" if slots.serial_reason else ""
-    return AuditOutcome(summary, tuple(culprits), (serial,) if serial and summary.audited else ())
+    return AuditOutcome(summary, tuple(culprits), (serial,) if serial and summary.audited else (), budget)
 
 
 def _replay_planned(chosen, slots: Slots, targets: ReplayTargets, record, config, budget: Budget):
