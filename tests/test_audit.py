@@ -95,3 +95,20 @@ def test_the_audit_bench_runs_in_its_smoke_mode():
     assert any(line.strip().startswith("slots  1:") for line in lines), proc.stdout
     assert any(line.startswith("(c) analysis: 300 steps") for line in lines), proc.stdout
     assert any(line.startswith("(b) store growth:") for line in lines), proc.stdout
+
+
+def test_the_settings_file_sets_check_steps_and_is_checked_alike(tmp_path):
+    src = make_project(tmp_path / "src", GENERATED, FILES)
+    (src / "buildfuzz.toml").write_text('check-steps = "0%"\n')
+    r = buildfuzz("run", "--source", src, "--store", tmp_path / "s", "--", "make")
+    assert_one_line_error(r, "--check-steps")
+
+
+def test_the_audit_section_survives_a_stored_report():
+    from fuzzer.report.model import AuditedStep, AuditSummary, Report
+
+    step = AuditedStep("gen (in .) #0", "gen", ".", ["out"], "varies", "5 distinct outputs", 5, 1.5,
+                       "2026-01-01T00:00:00+00:00", "2026-01-02T00:00:00+00:00", "cd . && gen")
+    audit = AuditSummary(0.1, 10, 1, 1, 9, "left for later campaigns", 2, 1.6, 1.5, [step])
+    report = Report("make", "unreproducible", [], 0, [], audit=audit)
+    assert Report.from_json(json.loads(json.dumps(report.to_json()))) == report
