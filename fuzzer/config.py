@@ -53,6 +53,7 @@ class FuzzConfig:
     diff_timeout: float = 30.0
     localize_budget_s: float | None = None  # None: what --budget leaves, else 3 builds' time (fuzzer/explain/budget.py)
     stabilizers: tuple[str, ...] = ()  # stabiliser candidates to try (empty: every one)
+    check_steps: float | None = None  # --check-steps: the share of steps the audit replays (fuzzer/explain/audit.py)
     parallel: int = 1  # builds at once, each in its own mount namespace (fuzzer/tools/unshare.py)
     dask: str | None = None  # a Dask scheduler's address, or local:N (fuzzer/execute/dask_executor.py)
     shared_source: bool = False  # with dask: every worker reads --source at its path, no archive is sent
@@ -128,6 +129,8 @@ def validate(config: FuzzConfig) -> FuzzConfig:
         if seconds is not None:
             check_seconds(name, seconds)
     _check_stabilizers(config.stabilizers)
+    if config.check_steps is not None:
+        _check_audit(config.check_steps)
     if any(not glob for glob in config.artifacts + config.ignore):
         raise UsageError("--artifact and --ignore need a non-empty GLOB")
     if config.in_place and not config.clean:
@@ -178,6 +181,28 @@ def parse_stabilizers(text: str) -> tuple[str, ...]:
     if not words:
         raise UsageError(f"--stabilizers needs at least one name, of: {', '.join(NAMES)}")
     return tuple(dict.fromkeys(canonical.get(w.lower(), w) for w in words))
+
+
+def parse_check_steps(text: str) -> float:
+    """`--check-steps all|10%|0.1` → the share of the steps to audit, in (0, 1]."""
+    word = text.strip().lower()
+    try:
+        share = 1.0 if word == "all" else float(word[:-1]) / 100 if word.endswith("%") else float(word)
+    except ValueError:
+        share = math.nan
+    if not (math.isfinite(share) and 0 < share <= 1):
+        raise UsageError(f"--check-steps takes all, a percentage (10%) or a fraction in (0, 1], got {shown(text)}")
+    return share
+
+
+def _check_audit(share: float) -> None:
+    from fuzzer.tools import strace
+
+    if not (math.isfinite(share) and 0 < share <= 1):
+        raise UsageError(f"--check-steps takes a fraction in (0, 1], got {share}")
+    unusable = strace.available()
+    if unusable:
+        raise UsageError(f"--check-steps needs tracing: {unusable}")
 
 
 def _check_stabilizers(names: tuple[str, ...]) -> None:

@@ -18,8 +18,10 @@ from typing import Callable, Iterable
 
 from fuzzer import axes as axis_table
 from fuzzer.campaign import run_campaign
-from fuzzer.config import MAX_RUNS, MIN_SUCCESSFUL, FuzzConfig, UsageError, max_jobs, shown, shown_toml
+from fuzzer.config import (MAX_RUNS, MIN_SUCCESSFUL, FuzzConfig, UsageError, max_jobs, parse_check_steps, shown,
+                           shown_toml)
 from fuzzer.report.model import Report
+from fuzzer.scenario_culprits import every_culprit
 from fuzzer.scenario_inside import inside_checks
 
 DEFAULT_RUNS = 8
@@ -41,6 +43,7 @@ class Expect:
     members: tuple[str, ...] = ()  # members that must be named as differing in content (a path or its tail)
     metadata_only: tuple[str, ...] = ()  # artifacts whose variants must differ only in metadata
     metadata_stabilized_by: str | None = None  # what must make those metadata-only artifacts identical
+    culprits: tuple[dict, ...] = ()  # every culprit, each {culprit, kind, stabilized_by}; no other one
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class Scenario:
     default_ignore: bool = True  # false: compare the build tools' own logs too (a CMake configure's)
     vary: tuple[str, ...] = ()  # environment axes added to the default ones, as with --vary
     localize_budget: int | None = None  # seconds
+    check_steps: str | None = None  # the step audit's share, as --check-steps takes it ("all", "10%")
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,7 @@ def load_scenario(directory: Path) -> Scenario:
         default_ignore=run.get("default_ignore", True),
         vary=run.get("vary", ()),
         localize_budget=run.get("localize_budget"),
+        check_steps=run.get("check_steps"),
     )
 
 
@@ -226,6 +231,13 @@ def _vary(value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _culprits(value: object) -> tuple[dict, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
+        raise _Bad('must be a list of tables, e.g. [{culprit = "gen.py", kind = "intrinsic"}]')
+    keys = {"culprit": (True, _text), "kind": (False, _choice(*KINDS)), "stabilized_by": (False, _one_or_joint)}
+    return tuple(_fields(v, keys, "culprits.") for v in value)
+
+
 def _table(value: object) -> dict:
     if not isinstance(value, dict):
         raise _Bad("must be a table ([section])")
@@ -251,6 +263,7 @@ EXPECT = {
     "members": (False, _texts),
     "metadata_only": (False, _texts),
     "metadata_stabilized_by": (False, _text),
+    "culprits": (False, _culprits),
 }
 RUN = {
     "runs": (False, _whole(MIN_SUCCESSFUL, MAX_RUNS)),
@@ -260,6 +273,7 @@ RUN = {
     "default_ignore": (False, _flag),
     "vary": (False, _vary),
     "localize_budget": (False, _whole(1, 86_400)),
+    "check_steps": (False, _text),  # read as --check-steps is, when the campaign starts
 }
 
 
@@ -289,6 +303,7 @@ def check_scenario(scenario: Scenario, *, runs: int | None, seed: int, progress:
             **({"jobs": scenario.jobs} if scenario.jobs else {}),
             **({"axes": axis_table.DEFAULT + scenario.vary} if scenario.vary else {}),
             localize_budget_s=scenario.localize_budget,
+            check_steps=parse_check_steps(scenario.check_steps) if scenario.check_steps else None,
         )
         outcome = run_campaign(config)
     except UsageError as e:
@@ -323,6 +338,10 @@ def score(expect: Expect, report: Report) -> tuple[Check, ...]:
         else:
             got = _found(name, report)
             checks.append(_check(name, got is not None and _meets(name, want, got), _detail(name, want, got)))
+    if expect.culprits:
+        problems = every_culprit(expect.culprits, report.culprits, _meets) if report.localized else None
+        checks.append(Check("culprits", "pending") if problems is None else
+                      _check("culprits", not problems, "; ".join(problems) or f"{len(expect.culprits)} named"))
     return tuple(checks)
 
 
@@ -366,7 +385,7 @@ def _missing(expected: Iterable[str], found: set[str]) -> str:
 
 def render_table(scores: list[Score]) -> str:
     names = ["verdict", "artifacts", "failures", "members", "metadata_only", "metadata_stabilized_by", "no culprit",
-             *LOCALIZED_EXPECTATIONS]
+             *LOCALIZED_EXPECTATIONS, "culprits"]
     header = ["scenario", *names, "time", "result"]
     rows = [header]
     for s in scores:

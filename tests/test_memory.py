@@ -444,7 +444,7 @@ def test_a_store_at_schema_1_is_upgraded_in_place_and_its_reports_remembered(tmp
     first, _ = campaign(tmp_path, one_cpu_differs, seed=3)
     report = _stored_report(tmp_path, 1)
     with closing(sqlite3.connect(tmp_path / "store" / DB_NAME)) as db, db:
-        for table in ("findings", "accepted", "remembered_runs", "finding_counts", "bisect_steps"):
+        for table in ("findings", "accepted", "remembered_runs", "finding_counts", "bisect_steps", "step_audits"):
             db.execute(f"DROP TABLE {table}")
         db.execute("ALTER TABLE runs DROP COLUMN reason")  # schema 2 added it
         db.execute("PRAGMA user_version = 1")

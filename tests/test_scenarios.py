@@ -144,3 +144,36 @@ def test_bad_scenario_files(tmp_path, text, message):
 def test_check_command_rejects_a_directory_without_scenarios(tmp_path):
     r = buildfuzz("scenarios", "check", tmp_path)
     assert r.returncode == 2 and "holds no scenario.toml" in r.stderr
+
+
+def test_expect_culprits_each_with_its_own_stabilisers_and_no_other(tmp_path):
+    (tmp_path / "scenario.toml").write_text(
+        'command = "make"\n[expect]\nverdict = "unreproducible"\nculprits = [\n'
+        '  {culprit = "gen.py aslr", kind = "intrinsic", stabilized_by = ["ASLR"]},\n'
+        '  {culprit = "gen.py joint", stabilized_by = ["ASLR", "PYTHONHASHSEED"]},\n]\n[run]\ncheck_steps = "all"\n')
+    scenario = load_scenario(tmp_path)
+    assert scenario.check_steps == "all" and len(scenario.expect.culprits) == 2
+
+    def culprit(command, *stabilizers):
+        return Culprit(command, [], ".", [], "intrinsic", stabilized_by=list(stabilizers))
+
+    def status(*culprits):
+        check = {c.name: c for c in score(scenario.expect, report(culprits=list(culprits)))}["culprits"]
+        return check.status, check.detail
+
+    aslr, joint = culprit("python3 gen.py aslr k1", "ASLR"), culprit("python3 gen.py joint k6", "PYTHONHASHSEED", "ASLR")
+    assert status(joint, aslr) == ("pass", "2 named")
+    assert status(aslr, culprit("python3 gen.py joint k6", "ASLR")) == ("FAIL", "gen.py joint: stabilized_by ['ASLR']")
+    assert status(aslr) == ("FAIL", "gen.py joint: not named")
+    assert status(aslr, joint, culprit("cc -c k3.c")) == ("FAIL", "unexpected culprit cc -c k3.c")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("culprits = 'gen.py'\n", "expect.culprits must be a list of tables"),
+    ("culprits = [{kind = 'intrinsic'}]\n", "missing key 'culprits.culprit'"),
+    ("culprits = [{culprit = 'x', colour = 1}]\n", "unknown key 'culprits.colour'"),
+])
+def test_bad_expect_culprits(tmp_path, text, message):
+    (tmp_path / "scenario.toml").write_text("command = 'make'\n[expect]\nverdict = 'unreproducible'\n" + text)
+    with pytest.raises(UsageError, match=re.escape(message)):
+        load_scenario(tmp_path)

@@ -7,12 +7,13 @@ from dataclasses import replace
 
 from fuzzer import explain, guided
 from fuzzer.campaign import metadata_builds, reporting
+from fuzzer.campaign.audit_phase import audit_steps, with_audit
 from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, timed
 from fuzzer.compare import Comparison, compare
 from fuzzer.config import MIN_SUCCESSFUL, UsageError, shown
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain.ablation import replay_command
-from fuzzer.explain.budget import localization_budget
+from fuzzer.explain.budget import Budget, localization_budget
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
 
 
@@ -23,9 +24,10 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     comparison = compare([_selected(campaign, r) for r in campaign.runs]) if campaign.runs else None
     _require_evidence(campaign, comparison)
     localization = None
+    audited = audit_steps(campaign, events) if campaign.verdict(comparison) in (REPRODUCIBLE, UNREPRODUCIBLE) else None
     if campaign.config.localize and campaign.verdict(comparison) in (REPRODUCIBLE, UNREPRODUCIBLE):
-        localization = _localize(campaign, comparison, events)
-    localization = _confirm_targets(campaign, localization)
+        localization = _localize(campaign, comparison, events, audited.budget if audited else None)
+    localization = _confirm_targets(campaign, with_audit(localization, audited))
     report = metadata_builds.test_metadata_stabilizer(campaign, reporting.report(campaign, comparison, localization))
     if report.verdict != INCONCLUSIVE:
         campaign.store.save_report(campaign.id, report.to_json())
@@ -68,8 +70,10 @@ def _require_evidence(campaign: Campaign, comparison: Comparison | None) -> None
                      f"{shown(str(campaign.config.source))}); is --source right, or does the build write outside it?")
 
 
-def _localize(campaign: Campaign, comparison: Comparison, events: Events) -> explain.Localization | None:
-    """Localize a divergence, or scan a reproducible build for latent hazards."""
+def _localize(campaign: Campaign, comparison: Comparison, events: Events,
+              shared: Budget | None = None) -> explain.Localization | None:
+    """Localize a divergence, or scan a reproducible build for latent hazards; `shared`: the
+    step audit's budget, whose time localization spends with it."""
     phase = "hazards" if comparison.reproducible else "localize"
     try:
         with timed(campaign, phase, events):
@@ -77,8 +81,8 @@ def _localize(campaign: Campaign, comparison: Comparison, events: Events) -> exp
             try:
                 if comparison.reproducible:
                     return explain.scan_hazards(campaign, localizer)
-                budget = localization_budget(campaign.config.localize_budget_s, campaign.seconds_left(),
-                                             campaign.runs[0].wall_s)
+                budget = shared or localization_budget(campaign.config.localize_budget_s, campaign.seconds_left(),
+                                                       campaign.runs[0].wall_s)
                 campaign.localize_deadline = budget.deadline  # tracing and shrinking stop inside it too
                 return explain.localize(campaign, comparison, localizer, budget)
             finally:

@@ -4,6 +4,7 @@ made from the kept evidence, the memory's word on the findings, then one assembl
 from __future__ import annotations
 
 from fuzzer import memory, rates
+from fuzzer.campaign.audit_phase import audited_verdict
 from fuzzer.campaign.state import Campaign
 from fuzzer.compare import Comparison
 from fuzzer.execute.choose import serial_fallback
@@ -19,7 +20,7 @@ def report(campaign: Campaign, comparison: Comparison | None, localization: Loca
     labels = {r.index: _label(campaign, r) for r in campaign.runs}
     diffs = campaign.evidence.diffs(campaign.runs, comparison, config.diff_timeout)
     found = parts(campaign.runs, labels, comparison, diffs, localization)
-    verdict = campaign.verdict(comparison)
+    verdict = audited_verdict(campaign.verdict(comparison), localization)
     look = memory.Look(verdict, localization is not None and localization.traced,
                        memory.scope(config.artifacts, config.ignore, config.default_ignore), config.known,
                        sum(r.reason == Reason.REMEMBERED.value for r in campaign.runs),

@@ -12,7 +12,7 @@ import click
 from fuzzer import axes as axis_table
 from fuzzer.cli.options import DURATION, EXIT_CODES_HELP, JOBS_RANGE, PATH, RATE, store_option
 from fuzzer.cli.outputs import check_outputs, finish
-from fuzzer.config import FuzzConfig, Outputs, parse_stabilizers
+from fuzzer.config import FuzzConfig, Outputs, parse_check_steps, parse_stabilizers
 from fuzzer.settings import ConfiguredCommand
 from fuzzer.settings import used as used_settings
 
@@ -68,6 +68,8 @@ builds that differ only in known findings exit 0; a new finding exits 1.
               "what --budget leaves, else 3 builds' time (at least 3 minutes).")
 @click.option("--stabilizers", help="Stabiliser candidates to try, comma-separated (default: all of "
               "PYTHONHASHSEED, ASLR, SOURCE_DATE_EPOCH, PERL_HASH_SEED, clock, TZ, LC_ALL, HOME, umask).")
+@click.option("--check-steps", help="Step audit: replay this share of the traced build's steps alone (all, 10%, "
+              "0.1), the least recently audited first; a step that varies is a culprit without a second build.")
 @click.option("--diff-timeout", type=float, default=30.0, show_default=True, help="Seconds for diffoscope per artifact.")
 @click.option("--parallel", type=int, default=1, show_default=True,
               help="Builds at once, each in its own mount namespace at the same path (needs unshare; "
@@ -89,6 +91,7 @@ builds that differ only in known findings exit 0; a new finding exits 1.
 @click.pass_context
 def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, default_ignore, jobs, axes, vary, jitter, affinity,
         timeout, in_place, clean, resume, until_confidence, stop_on_first, localize, localize_budget, stabilizers, diff_timeout,
+        check_steps,
         report_json, junit, markdown, html, baseline, store, quiet, parallel, dask, shared_source) -> None:
     """Fuzz BUILD COMMAND (after --; {jobs} is replaced by the job count)."""
     from fuzzer.campaign import run_campaign
@@ -118,6 +121,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, defa
         localize=localize,
         localize_budget_s=localize_budget.seconds if localize_budget is not None else None,
         stabilizers=parse_stabilizers(stabilizers) if stabilizers is not None else (),
+        check_steps=parse_check_steps(check_steps) if check_steps is not None else None,
         stop_on_first=stop_on_first,
         until_confidence=until_confidence.value if until_confidence is not None else None,
         diff_timeout=diff_timeout,

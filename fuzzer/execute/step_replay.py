@@ -106,8 +106,12 @@ class StepCall:
 class StepReplayer:
     """Replays one step; a context manager, because it backs up the files it restores."""
 
-    def __init__(self, guard: Guard, tree: Path, call: StepCall, cpus: tuple[int, ...], logs: Path):
+    def __init__(self, guard: Guard, tree: Path, call: StepCall, cpus: tuple[int, ...], logs: Path,
+                 enter: Wrapper | None = None):
+        """`enter`: how a replay gets to `tree` when it is not at the campaign's path (a
+        parallel replay's own mount namespace, fuzzer/execute/replay_slots.py)."""
         self.guard, self.tree, self.call, self.cpus, self.logs = guard, tree, call, cpus, logs
+        self.enter = enter
         logs.mkdir(parents=True, exist_ok=True)
         self._backup = Path(tempfile.mkdtemp(prefix="step-outputs-", dir=logs))
         self._runs = 0
@@ -173,6 +177,8 @@ class StepReplayer:
         argv = list(self.call.argv)
         for wrap in variation.wrappers:
             argv = wrap(argv)
+        if self.enter is not None:
+            argv = self.enter(argv)
         env = {**self.call.env, **dict(variation.env)}
         self._runs += 1
         log = self.logs / f"{self.call.what}-{self._runs:03d}-{_slug(variation.name)}.log"

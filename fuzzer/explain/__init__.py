@@ -24,10 +24,11 @@ from fuzzer.explain.from_log import explain_failure, read_log
 from fuzzer.explain.manifest import mark_manifest
 from fuzzer.execute.logs import error_lines
 from fuzzer.explain.noise import known_noise
+from fuzzer.execute.replay_slots import in_slots, replay_slots, replays_at_once
 from fuzzer.execute.step_replay import StepReplayer
 from fuzzer.explain.traced import trace_pair
 from fuzzer.explain.writer import ReplayTargets
-from fuzzer.report.model import Culprit, Hazard
+from fuzzer.report.model import AuditSummary, Culprit, Hazard
 from fuzzer.tools import strace
 from fuzzer.trace import declared
 from fuzzer.trace import hazards as trace_hazards
@@ -48,6 +49,7 @@ class Localization:
     notes: tuple[str, ...] = ()
     minimal_reproducer: str | None = None
     traced: bool = False
+    audit: AuditSummary | None = None  # the step audit (--check-steps; fuzzer/explain/audit_run.py)
 
 
 def localize(campaign, comparison, executor, budget: Budget) -> Localization:
@@ -81,11 +83,12 @@ def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
     noise = known_noise(campaign, executor, pair.reference, roots)  # before any replay rewrites the traced tree
     ranked = ranking.rank(roots, campaign.config.artifacts, set(noise))
     targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs)
-    context = Context(pair.reference, pair.divergent,
-                      _replayer_factory(executor.step_session(pair.reference), pair, targets),
-                      tuple(found), budget, {roots[i].step.key: n for i, n in noise.items()},
-                      campaign.config.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
-    explained, left = _explain_in_budget(ranked, context, targets)
+    with replay_slots(executor, pair.reference, replays_at_once(campaign.config), campaign.spec.logs / "replays") as slots:
+        context = Context(pair.reference, pair.divergent, _replayer_factory(slots, 0, pair, targets),
+                          tuple(found), budget, {roots[i].step.key: n for i, n in noise.items()},
+                          campaign.config.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
+        contexts = [replace(context, replayer_for=_replayer_factory(slots, k, pair, targets)) for k in range(slots.count)]
+        explained, left = _explain_in_budget(ranked, context, targets, contexts)
     culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
     minimal = _minimal_reproducer(campaign, executor, pair) if culprits else None
     notes = _notes(roots, left, budget, campaign.config.stabilizers) + outside \
@@ -93,20 +96,24 @@ def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
     return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True)
 
 
-def _explain_in_budget(ranked: list[ranking.Ranked], context: Context, targets: ReplayTargets | None = None
-                       ) -> tuple[list[Culprit], list[ranking.Ranked]]:
-    """Classify in rank order while the budget lasts; the culprits in report order (each with
-    the process that wrote its bytes, given the traces' `targets`), and the roots left
-    unexplained."""
+def _explain_in_budget(ranked: list[ranking.Ranked], context: Context, targets: ReplayTargets | None = None,
+                       contexts: list[Context] | None = None) -> tuple[list[Culprit], list[ranking.Ranked]]:
+    """Classify in rank order while the budget lasts, as many at once as there are replay
+    slots (`contexts`, one per slot); the culprits in report order (each with the process
+    that wrote its bytes, given the traces' `targets`), and the roots left unexplained."""
     done: list[tuple[ranking.Ranked, Culprit]] = []
     left: list[ranking.Ranked] = []
-    for root in ranked:
+
+    def explain(root: ranking.Ranked, slot: Context) -> None:
         if context.budget.left() <= 0:
             left.append(root)
         else:
-            culprit = classify(root.root, context)
+            culprit = classify(root.root, slot)
             done.append((root, targets.annotate(culprit, root.root) if targets else culprit))
+
+    in_slots(ranked, contexts or [context], explain)
     done.sort(key=lambda pair: ranking.report_key(pair[0]))
+    left.sort(key=ranked.index)
     return [culprit for _, culprit in done], left
 
 
@@ -179,9 +186,9 @@ def _with_log_hazard(hazards: tuple[Hazard, ...], from_log: Hazard) -> tuple[Haz
     return tuple(merged if h is known else h for h in hazards)
 
 
-def _replayer_factory(session, pair, targets: ReplayTargets):
+def _replayer_factory(slots, slot: int, pair, targets: ReplayTargets):
     def replayer_for(candidate: RootCandidate) -> StepReplayer:
-        return session.replayer(targets.of(candidate).call, pair.reference.perturbation.cpus)
+        return slots.replayer(slot, targets.of(candidate).call, pair.reference.perturbation.cpus)
 
     return replayer_for
 

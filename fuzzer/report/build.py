@@ -112,6 +112,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         settings=about.settings,
         packages=packages,
         findings=findings,
+        audit=localization.audit if localization else None,
     )
     return finding_ids.with_ids(replace(report, confidence=rates.verdict_confidence(report)))
 

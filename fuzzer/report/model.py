@@ -128,6 +128,39 @@ class Culprit:
 
 
 @dataclass(frozen=True)
+class AuditedStep:
+    """One step the step audit replayed alone, or could not (fuzzer/explain/audit.py)."""
+
+    identity: str  # the same in every run and every night: command, cwd, occurrence
+    command: str
+    cwd: str
+    outputs: list[str]  # the compared files (or their upstream) whose bytes its replays compared
+    result: str  # stable | varies | replay-failed | not-replayable | left
+    detail: str = ""  # what the replays gave, or why it was not replayed
+    replays: int = 0
+    seconds: float = 0.0  # what its replays took, wall time
+    last_audit: str = ""  # when an earlier campaign last audited it (ISO time; "" never)
+    audited: str = ""  # when this campaign's replays of it ended ("" not replayed)
+    replay: str = ""  # a shell line that replays it by hand in the traced tree
+
+
+@dataclass(frozen=True)
+class AuditSummary:
+    """The step audit (`--check-steps`): one traced build, its steps replayed alone."""
+
+    share: float  # of the replayable steps, asked for
+    reaching: int  # steps whose outputs reach a compared file
+    audited: int  # replayed to the end: stable, varies or replay-failed; never the not replayable
+    roots: int  # audited steps that varied: culprits without a second build
+    left: int  # replayable steps not audited this time
+    why_left: str  # "" when none was left
+    parallel: int  # replays at once
+    wall_s: float  # the audit's replays, wall time
+    step_s: float  # the steps' replays added up, each its own wall time: over wall_s, how many ran at once
+    steps: list[AuditedStep] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Hazard:
     type: str  # read-before-write | write-write | duplicate-execution | mkdir-race | listing-race
     file: str
@@ -186,6 +219,7 @@ class Report:
     findings: list[Finding] = field(default_factory=list)  # this campaign's, and those it found fixed
     packages: list[PackageFile] = field(default_factory=list)  # the package files compared
     confidence: dict = field(default_factory=dict)  # diverging builds of the successful perturbed ones, with their bound
+    audit: AuditSummary | None = None  # the step audit, with --check-steps
     schema: int = SCHEMA
 
     @property
@@ -219,6 +253,9 @@ class Report:
         values = {k: v for k, v in data.items() if k in known}
         for key, kind in nested.items():
             values[key] = [_load(kind, item) for item in data.get(key, [])]
+        if data.get("audit"):
+            audit = data["audit"]
+            values["audit"] = _load(AuditSummary, {**audit, "steps": [_load(AuditedStep, s) for s in audit["steps"]]})
         return cls(**values)
 
 

@@ -6,6 +6,7 @@ from fuzzer import findings
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, Report
+from fuzzer.report.audit_text import audit_lines
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
 from fuzzer.report.packages import packages_line
@@ -52,6 +53,7 @@ def render(report: Report) -> str:
             if culprit.stabilized_by:
                 lines.append(f"     stabilised by: {' + '.join(culprit.stabilized_by)}")
             lines += ["     " + l for l in quoted_commands_cut(culprit.evidence).splitlines()]
+    lines += audit_lines(report.audit)
     if report.hazards:
         lines += ["", f"hazards ({len(report.hazards)}):"]
         for hazard in report.hazards[:10]:

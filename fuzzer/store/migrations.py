@@ -109,6 +109,17 @@ MIGRATIONS: list[tuple[str, ...]] = [
             PRIMARY KEY (bisection, rev)
         )""",
     ),
+    (  # the step audit's rotation across nights (fuzzer/explain/audit.py): each step's last audit
+        """CREATE TABLE step_audits (
+            source TEXT NOT NULL,
+            command TEXT NOT NULL,
+            step TEXT NOT NULL,
+            audited TEXT NOT NULL,
+            campaign INTEGER NOT NULL,
+            result TEXT NOT NULL,
+            PRIMARY KEY (source, command, step)
+        )""",
+    ),
 ]
 VERSION = len(MIGRATIONS)
 

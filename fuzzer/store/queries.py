@@ -278,6 +278,19 @@ class Store:
         return {fid for (fid,) in rows}
 
 
+    def last_audits(self, source: str, command: str) -> dict[str, str]:
+        """Step identity → when a step audit last replayed it (ISO time)."""
+        rows = self.db.execute("SELECT step, audited FROM step_audits WHERE source = ? AND command = ?",
+                               (source, command))
+        return dict(rows.fetchall())
+
+    def save_audits(self, source: str, command: str, campaign: int, audited: list[tuple[str, str, str]]) -> None:
+        """Each (step identity, ISO time, result) the audit replayed."""
+        with transaction(self.db):
+            self.db.executemany("INSERT OR REPLACE INTO step_audits VALUES (?, ?, ?, ?, ?, ?)",
+                                [(source, command, step, when, campaign, result) for step, when, result in audited])
+
+
 def vars_of(event: JitterEvent) -> dict:
     return {"at": event.at, "pid": event.pid, "command": event.command, "action": event.action, "value": event.value}
 

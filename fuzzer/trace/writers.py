@@ -181,6 +181,11 @@ def _identity(step: Step, proc: Process, siblings: list[Process]) -> str:
     return normalised(text)  # no temporary names either (`bdist_wheel -d /tmp/pip-wheel-…`)
 
 
+def step_not_replayable(trace: BuildTrace, step: Step) -> str | None:
+    """Why the whole step replayed alone would not see what it saw; None: it would."""
+    return _why_not_replayable(trace, step.members[0]) if step.members else "its processes were not traced"
+
+
 def _why_not_replayable(trace: BuildTrace, unit: int) -> str | None:
     """Why `unit`'s subtree replayed alone would not see what it saw; None: it would."""
     proc = trace.processes[unit]

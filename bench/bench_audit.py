@@ -1,0 +1,174 @@
+"""Benchmark the step audit (`--check-steps`): replay throughput, store growth, analysis time.
+
+    python bench/bench_audit.py            # 10,000-step analysis, 16 busy steps replayed (~5 min)
+    python bench/bench_audit.py --smoke    # 300-step analysis, 4 busy steps (< 1 min; CI)
+
+(a) Throughput: a make build of K Python steps, each busy on the CPU for about 0.3 s, is
+traced once; then every step is replayed alone REPLAYS times through the audit's own
+machinery (plan, writer targets, replay slots), with one slot and with one slot per CPU,
+side by side (ABBA in the full mode). Throughput is the CPU-seconds the replays used
+(RUSAGE_CHILDREN, taken after the slots' guards are reaped) per wall-second; target
+>= 0.8 x the CPU count with one slot per CPU.
+
+(b) Store growth: the bytes the store's database and the JSON report's audit section
+grow by per audited step (every step of (c)'s trace saved as audited).
+
+(c) Analysis: a generated ninja build of N cheap steps in chains (`ninja_chain`) traced
+once; then loading its trace and planning the audit of every step upstream of the final
+file, timed in this process; target <= 10 s at 10,000 steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fuzzer.config import available_cpus  # noqa: E402
+from fuzzer.execute.replay_slots import ReplaySlots, in_slots  # noqa: E402
+from fuzzer.execute.step_replay import REPLAYS, Variation  # noqa: E402
+from fuzzer.explain import audit  # noqa: E402
+from fuzzer.explain.writer import ReplayTargets  # noqa: E402
+from fuzzer.report.model import AuditedStep  # noqa: E402
+from fuzzer.store import Store  # noqa: E402
+from fuzzer.tools import strace  # noqa: E402
+
+TARGET_ANALYSIS_S = 10.0
+TARGET_THROUGHPUT = 0.8  # x CPUs
+BUSY = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\nprint('{i}')\n"
+
+
+def traced(root: Path, build: list[str]) -> Path:
+    trace = root.with_suffix(".trace")
+    subprocess.run(strace.wrap(build, str(trace)), cwd=root, check=True, stdout=subprocess.DEVNULL)
+    return trace
+
+
+def ninja_chain(root: Path, n: int) -> None:
+    """N ninja steps, NNPACK-like: chains of generators (each reads the one before), every
+    tenth chain head reading a source, and a final step reading the last of each chain."""
+    root.mkdir(parents=True)
+    lines = ["rule gen", "  command = sed s/x/y/ $in > $out", "rule src", "  command = cp $in $out"]
+    ends = []
+    for i in range(n - 1):
+        if i % 10 == 0:
+            (root / f"s{i}").write_text(f"x {i}\n")
+            lines.append(f"build o{i}: src s{i}")
+        else:
+            lines.append(f"build o{i}: gen o{i - 1}")
+        if i % 10 == 9 or i == n - 2:
+            ends.append(f"o{i}")
+    lines.append(f"build final: gen {' '.join(ends)}")
+    (root / "build.ninja").write_text("\n".join(lines) + "\n")
+
+
+def busy_build(root: Path, steps: int) -> None:
+    root.mkdir(parents=True)
+    for i in range(steps):
+        (root / f"busy{i}.py").write_text(BUSY.replace("{i}", str(i)))
+    rules = [f"all: {' '.join(f'out{i}' for i in range(steps))}\n"]
+    rules += [f"out{i}: busy{i}.py\n\tpython3 busy{i}.py > out{i}\n" for i in range(steps)]
+    (root / "Makefile").write_text("".join(rules))
+
+
+def replay_all(root: Path, trace_path: Path, slots_wanted: int, logs: Path) -> tuple[float, float, int]:
+    """(wall s, CPU s, slots) for every step of the traced build replayed REPLAYS times."""
+    from fuzzer.trace.steps import load_trace
+
+    trace = load_trace(trace_path, str(root))
+    plan = audit.plan(trace, {p for s in trace.steps for p in s.outputs}, 1.0, (), {})
+    targets = ReplayTargets(trace, trace, 1)
+    cpus = tuple(available_cpus())
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    with ReplaySlots(root, slots_wanted, logs) as slots:
+        def replay(item, k: int) -> bool:
+            with slots.replayer(k, targets.of(item.candidate).call, cpus) as replayer:
+                return replayer.replay(Variation("plain"), REPLAYS).stable
+
+        assert all(in_slots(plan.chosen, range(slots.count), replay)), "a busy step varied or failed"
+        count = slots.count
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, count
+
+
+def bench_throughput(tmp: Path, steps: int, rounds: int) -> None:
+    root = tmp / "busy"
+    busy_build(root, steps)
+    trace_path = traced(root, ["make", "-j2", "-s"])
+    ncpus = len(available_cpus())
+    print(f"(a) throughput: {steps} steps of ~0.3 s CPU, {REPLAYS} replays each, {ncpus} CPUs; "
+          f"target >= {TARGET_THROUGHPUT * ncpus:.1f} CPU-s per wall-s with one slot per CPU")
+    order = [1, ncpus, ncpus, 1] * rounds if rounds > 1 else [1, ncpus]
+    results: dict[int, list[tuple[float, float]]] = {}
+    for n in order:
+        wall, cpu, count = replay_all(root, trace_path, n, tmp / "logs")
+        results.setdefault(count, []).append((wall, cpu))
+    for count, rows in sorted(results.items()):
+        wall = sorted(w for w, _ in rows)[len(rows) // 2]
+        cpu = sorted(c for _, c in rows)[len(rows) // 2]
+        print(f"  slots {count:>2}: wall {wall:6.2f} s  replay CPU {cpu:6.2f} s  throughput {cpu / wall:4.2f} "
+              f"CPU-s/wall-s ({cpu / wall / ncpus:.2f} x CPUs)")
+    if len(results) == 1:
+        print("  (one slot only: no mount namespaces here)")
+
+
+def bench_analysis_and_store(tmp: Path, n: int) -> None:
+    root = tmp / f"chain{n}"
+    ninja_chain(root, n)
+    trace_path = traced(root, ["ninja", "-j2"])
+    from fuzzer.trace.steps import load_trace
+
+    started = time.perf_counter()
+    trace = load_trace(trace_path, str(root))
+    loaded = time.perf_counter()
+    plan = audit.plan(trace, {"final"}, 1.0, (), {})
+    planned = time.perf_counter()
+    print(f"(c) analysis: {len(trace.steps)} steps ({len(trace.processes)} processes): load {loaded - started:.2f} s, "
+          f"audit plan {planned - loaded:.2f} s ({len(plan.chosen)} to replay, {len(plan.unreplayable)} not "
+          f"replayable); total {planned - started:.2f} s (target <= {TARGET_ANALYSIS_S:.0f} s at 10,000 steps)")
+    store = Store(tmp / "store", create=True)
+    size = lambda: sum(p.stat().st_size for p in (tmp / "store").glob("buildfuzz.sqlite*"))  # noqa: E731
+    empty = size()
+    when = "2026-01-01T00:00:00.000000+00:00"
+    store.save_audits(str(root), "make", 1, [(a.identity, when, "stable") for a in plan.chosen])
+    grown = size() - empty
+    store.close()
+    rows = [AuditedStep(a.identity, a.step.command, a.step.cwd, list(a.candidate.outputs), "stable",
+                        "5/5 replays alone gave the same bytes", 5, 0.1, when, when, f"cd . && {a.step.command}")
+            for a in plan.chosen]
+    report = len(json.dumps([dataclasses.asdict(r) for r in rows]))
+    per = max(len(plan.chosen), 1)
+    print(f"(b) store growth: {grown / per:.0f} bytes per audited step in the database, {report / per:.0f} bytes "
+          f"per step in the JSON report ({len(plan.chosen)} steps)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, one round (CI)")
+    args = parser.parse_args()
+    reason = strace.available()
+    if reason:
+        print(f"cannot benchmark: {reason}", file=sys.stderr)
+        return 2
+    print(f"load average {os.getloadavg()[0]:.2f} on {len(available_cpus())} CPUs")
+    with tempfile.TemporaryDirectory(prefix="bench-audit-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        bench_throughput(tmp, 4 if args.smoke else 16, 1 if args.smoke else 2)
+        bench_analysis_and_store(tmp, 300 if args.smoke else 10_000)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

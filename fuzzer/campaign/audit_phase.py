@@ -1,0 +1,51 @@
+"""The step audit's phase (`--check-steps`): after the builds are compared, before
+localization, in a workspace of its own; its culprits join the localization's, and its
+budget is localization's too (one budget for both: 3 builds' time by default)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from fuzzer import explain
+from fuzzer.campaign.state import Campaign, Events, timed
+from fuzzer.explain.audit_run import AuditOutcome, run_audit
+from fuzzer.explain.budget import localization_budget
+from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE
+
+
+def audit_steps(campaign: Campaign, events: Events) -> AuditOutcome | None:
+    if campaign.config.check_steps is None:
+        return None
+    budget = localization_budget(campaign.config.localize_budget_s, campaign.seconds_left(), campaign.runs[0].wall_s)
+    try:
+        with timed(campaign, "audit", events):
+            executor = campaign.executor_factory(campaign.spec)
+            try:
+                return run_audit(campaign, executor, budget)
+            finally:
+                executor.close()
+    except KeyboardInterrupt:
+        campaign.exit_reason = "interrupted"
+        return None
+    finally:
+        campaign.spec.workspace.remove()
+
+
+def with_audit(localization: explain.Localization | None, outcome: AuditOutcome | None) -> explain.Localization | None:
+    """The localization with the audit's culprits (a step both found is the localization's)
+    and its summary."""
+    if outcome is None:
+        return localization
+    localization = localization or explain.Localization(traced=True)
+    known = {(c.command, c.cwd) for c in localization.culprits}
+    added = tuple(c for c in outcome.culprits if (c.command, c.cwd) not in known)
+    return replace(localization, culprits=localization.culprits + added, notes=localization.notes + outcome.notes,
+                   audit=outcome.summary)
+
+
+def audited_verdict(builds: str, localization: explain.Localization | None) -> str:
+    """The builds' verdict; a step the audit saw vary makes matching builds unreproducible:
+    its replays are the evidence (fuzzer/explain/audit_run.py)."""
+    if builds == REPRODUCIBLE and localization is not None and localization.audit and localization.audit.roots:
+        return UNREPRODUCIBLE
+    return builds

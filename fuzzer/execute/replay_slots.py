@@ -1,0 +1,133 @@
+"""Places where step replays run at once: each its own copy of the traced tree, mounted at
+the campaign's path in the replay's own mount namespace (fuzzer/tools/unshare.py, as
+`--parallel` builds are), with a guard of its own.
+
+A step replayed in slot k sees the campaign's path, as it did in the traced build, while
+its files live in `<path>.replays/<k>`; a replay restores and compares files in its own
+copy, so two steps replayed at once never see each other's outputs. The copy is the whole
+tree, made once per slot (sending only the files a step read, content-addressed, to a Dask
+worker is not built). Without mount namespaces there is one slot, the tree itself, at the
+campaign's path, and `serial_reason` says why.
+"""
+
+from __future__ import annotations
+
+import queue
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Sequence, TypeVar
+
+from fuzzer.execute.executor import Executor
+from fuzzer.execute.guard import Guard
+from fuzzer.execute.local import LocalExecutor
+from fuzzer.execute.run import RunRecord
+from fuzzer.execute.step_replay import StepCall, StepReplayer, Wrapper
+from fuzzer.execute.workspace import Workspace
+from fuzzer.tools import unshare
+
+Item = TypeVar("Item")
+Slot = TypeVar("Slot")
+Result = TypeVar("Result")
+
+
+def replays_at_once(config) -> int:
+    """`--parallel` when given, else one replay per CPU."""
+    from fuzzer.config import available_cpus
+
+    return config.parallel if config.parallel > 1 else len(available_cpus())
+
+
+def in_slots(items: Sequence[Item], slots: Sequence[Slot], work: Callable[[Item, Slot], Result]) -> list[Result]:
+    """`work(item, slot)` for every item in order, each in the first free slot, as many at
+    once as there are slots; the results in the items' order. One slot: in this thread,
+    so Ctrl-C reaches the replay's wait."""
+    if len(slots) <= 1:
+        return [work(item, slots[0]) for item in items]
+    free: queue.SimpleQueue = queue.SimpleQueue()
+    for slot in slots:
+        free.put(slot)
+
+    def in_a_free_slot(item: Item) -> Result:
+        slot = free.get()
+        try:
+            return work(item, slot)
+        finally:
+            free.put(slot)
+
+    with ThreadPoolExecutor(len(slots), thread_name_prefix="buildfuzz-replay") as pool:
+        return list(pool.map(in_a_free_slot, items))
+
+
+def replay_slots(executor: Executor, record: RunRecord, wanted: int, logs: Path) -> "Slots":
+    """Slots on this machine for a local executor's tree; else its step session, one at a time."""
+    if isinstance(executor, LocalExecutor):
+        return ReplaySlots(executor.spec.workspace.path, wanted, logs)
+    return SessionSlots(executor.step_session(record))
+
+
+class SessionSlots:
+    """One slot: the executor's own step session (a Dask worker, which holds the tree)."""
+
+    count = 1
+    serial_reason = ("the traced tree is on a build worker, whose step session replays one step at a time "
+                     "(sending a step only the files it read is not built)")
+
+    def __init__(self, session):
+        self.session = session
+
+    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
+        return self.session.replayer(call, cpus)
+
+    def __enter__(self) -> "SessionSlots":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+class ReplaySlots:
+    def __init__(self, tree: Path, wanted: int, logs: Path):
+        self.tree, self.logs = tree, logs
+        self.isolation = unshare.isolation() if wanted > 1 else None
+        self.serial_reason = "" if wanted <= 1 or self.isolation else unshare.unavailable()
+        self.count = wanted if self.isolation else 1
+        self._root = tree.with_name(tree.name + ".replays")
+        self._trees = [self._copy(k) for k in range(self.count)] if self.isolation else [tree]
+        self._guards = [Guard() for _ in range(self.count)]
+
+    def _copy(self, k: int) -> Path:
+        dest = self._root / str(k)
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(self.tree, dest, symlinks=True)
+        return dest
+
+    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
+        logs = self.logs / f"slot-{slot}"
+        return StepReplayer(self._guards[slot], self._trees[slot], call, cpus, logs, self._enter(slot, call))
+
+    def _enter(self, slot: int, call: StepCall) -> Wrapper | None:
+        if self.isolation is None:
+            return None
+        isolation, tree, path = self.isolation, self._trees[slot], self.tree
+        cwd = str(path / call.cwd)
+        env_program = shutil.which("env") or "/usr/bin/env"
+        # the namespace's entry starts at the path's root; env -C moves to the step's directory
+        # without touching the environment (a shell's cd would export PWD and OLDPWD)
+        return lambda argv: isolation.wrap([env_program, "-C", cwd, "--", *argv], tree, path, call.env)
+
+    def close(self) -> None:
+        """End every replay, remove the copies."""
+        for guard in self._guards:
+            guard.close()
+        if self.isolation is not None:
+            Workspace(source=self.tree, path=self._root).remove()
+
+    def __enter__(self) -> "ReplaySlots":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+Slots = ReplaySlots | SessionSlots
