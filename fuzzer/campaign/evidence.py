@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.compare.diff import readable_diff
-from fuzzer.compare.inside import look_inside
+from fuzzer.compare.inside import Inside, look_inside
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunRecord
 from fuzzer.observe import Manifest
@@ -77,7 +77,8 @@ class Evidence:
     def diffs(self, runs: list[RunRecord], comparison: Comparison | None, timeout: float) -> dict[str, Diff]:
         """Path → what the comparators saw inside the first LOOKED_INSIDE divergent artifacts
         (milliseconds each), and for the first DIFFED_ARTIFACTS the diff between the first runs
-        of their first two variants and diffoscope's reports, as files beside the report."""
+        of two variants (the first and the first that differs from it in content) and diffoscope's
+        reports, as files beside the report."""
         divergent = comparison.divergent[:LOOKED_INSIDE] if comparison else ()
         return {a.path: self._diff(runs, a, timeout, deep=i < DIFFED_ARTIFACTS) for i, a in enumerate(divergent)}
 
@@ -88,8 +89,7 @@ class Evidence:
             missing = [str(i) for i, f in zip(pair, files) if f is None]
             text = f"(no diff: {artifact.path} is absent or not kept in run {', '.join(missing)})"
             return Diff(pair, text if deep else "")
-        a, b = map(str, files)
-        inside = look_inside(a, b, artifact.path)
+        pair, (a, b), inside = self._telling_pair(runs, artifact, pair, files)
         if not deep:
             return Diff(pair, "", inside=InsideSummary(**inside.to_json()))
         labels = (f"run {pair[0]}/{artifact.path}", f"run {pair[1]}/{artifact.path}")
@@ -98,6 +98,24 @@ class Evidence:
         notes = [*inside.notes, *([reports.note] if reports.note else [])]
         return Diff(pair, readable_diff(a, b, inside, labels), reports.files,
                     InsideSummary(**{**inside.to_json(), "notes": notes}))
+
+
+    def _telling_pair(self, runs: list[RunRecord], artifact: DivergentArtifact, pair: tuple[int, int],
+                      files: list[Path]) -> tuple[tuple[int, int], tuple[str, str], Inside]:
+        """The first variant against the first other one that differs in content, else against
+        the second: an artifact is metadata-only when every kept variant is, not just one pair
+        (a .deb whose timestamps differ in two builds and whose member differs in a third)."""
+        first = str(files[0])
+        inside = look_inside(first, str(files[1]), artifact.path)
+        for variant in artifact.variants[2:]:
+            if inside.content_differs:
+                break
+            other = self.variant_file(runs[variant.runs[0]], artifact.path)
+            if other is not None:
+                found = look_inside(first, str(other), artifact.path)
+                if found.content_differs:
+                    return (pair[0], variant.runs[0]), (first, str(other)), found
+        return pair, (first, str(files[1])), inside
 
 
 def _drop_large_files(tree: Path) -> None:

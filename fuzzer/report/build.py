@@ -48,7 +48,8 @@ class Label:
 
 @dataclass(frozen=True)
 class Diff:
-    """A divergent artifact's diff between the first runs of its first two variants."""
+    """A divergent artifact's diff between the first runs of two of its variants: the first
+    and the first that differs from it in content (else the second)."""
 
     runs: tuple[int, int]
     text: str  # for the first few artifacts only: "" for the others
