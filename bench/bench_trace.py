@@ -30,7 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fuzzer.tools import strace
-from fuzzer.trace.graph import find_hazards, find_roots
+from fuzzer.trace.graph import find_roots
+from fuzzer.trace.hazards import find_hazards
 from fuzzer.trace.steps import load_trace
 
 TARGET_S = 30.0
