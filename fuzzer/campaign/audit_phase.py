@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from fuzzer import explain
-from fuzzer.campaign.state import Campaign, Events, timed
+from fuzzer.campaign.state import Campaign, Events, with_own_executor
 from fuzzer.explain.audit_run import AuditOutcome, run_audit
 from fuzzer.explain.budget import localization_budget
 from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE
@@ -17,18 +17,7 @@ def audit_steps(campaign: Campaign, events: Events) -> AuditOutcome | None:
     if campaign.config.check_steps is None:
         return None
     budget = localization_budget(campaign.config.localize_budget_s, campaign.seconds_left(), campaign.runs[0].wall_s)
-    try:
-        with timed(campaign, "audit", events):
-            executor = campaign.executor_factory(campaign.spec)
-            try:
-                return run_audit(campaign, executor, budget)
-            finally:
-                executor.close()
-    except KeyboardInterrupt:
-        campaign.exit_reason = "interrupted"
-        return None
-    finally:
-        campaign.spec.workspace.remove()
+    return with_own_executor(campaign, "audit", events, lambda executor: run_audit(campaign, executor, budget))
 
 
 def with_audit(localization: explain.Localization | None, outcome: AuditOutcome | None) -> explain.Localization | None:

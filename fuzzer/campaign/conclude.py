@@ -8,7 +8,7 @@ from dataclasses import replace
 from fuzzer import explain, guided
 from fuzzer.campaign import metadata_builds, reporting
 from fuzzer.campaign.audit_phase import audit_steps, with_audit
-from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, timed
+from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, with_own_executor
 from fuzzer.compare import Comparison, compare
 from fuzzer.config import MIN_SUCCESSFUL, UsageError, shown
 from fuzzer.execute.run import RunRecord
@@ -74,25 +74,18 @@ def _localize(campaign: Campaign, comparison: Comparison, events: Events,
               shared: Budget | None = None) -> explain.Localization | None:
     """Localize a divergence, or scan a reproducible build for latent hazards; `shared`: the
     step audit's budget, whose time localization spends with it."""
-    phase = "hazards" if comparison.reproducible else "localize"
-    try:
-        with timed(campaign, phase, events):
-            localizer = campaign.executor_factory(campaign.spec)
-            try:
-                if comparison.reproducible:
-                    return explain.scan_hazards(campaign, localizer)
-                budget = shared or localization_budget(campaign.config.localize_budget_s, campaign.seconds_left(),
-                                                       campaign.runs[0].wall_s)
-                campaign.localize_deadline = budget.deadline  # tracing and shrinking stop inside it too
-                return explain.localize(campaign, comparison, localizer, budget)
-            finally:
-                campaign.localize_deadline = None
-                localizer.close()
-    except KeyboardInterrupt:
-        campaign.exit_reason = "interrupted"
-        return None
-    finally:
-        campaign.spec.workspace.remove()
+    def work(localizer):
+        if comparison.reproducible:
+            return explain.scan_hazards(campaign, localizer)
+        budget = shared or localization_budget(campaign.config.localize_budget_s, campaign.seconds_left(),
+                                               campaign.runs[0].wall_s)
+        campaign.localize_deadline = budget.deadline  # tracing and shrinking stop inside it too
+        try:
+            return explain.localize(campaign, comparison, localizer, budget)
+        finally:
+            campaign.localize_deadline = None
+
+    return with_own_executor(campaign, "hazards" if comparison.reproducible else "localize", events, work)
 
 
 def _why(campaign: Campaign, report: Report) -> str:

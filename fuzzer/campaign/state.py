@@ -168,3 +168,20 @@ class timed:
 
     def __exit__(self, *exc):
         self.campaign.phases[self.name] = round(time.monotonic() - self.start, 3)
+
+
+def with_own_executor(campaign: Campaign, phase: str, events: Events, work: Callable[[Executor], object]) -> object:
+    """`work` on an executor of its own, timed as `phase`: None when Ctrl-C ends it (the
+    campaign then stops as interrupted), and the workspace removed whatever happens."""
+    try:
+        with timed(campaign, phase, events):
+            executor = campaign.executor_factory(campaign.spec)
+            try:
+                return work(executor)
+            finally:
+                executor.close()
+    except KeyboardInterrupt:
+        campaign.exit_reason = "interrupted"
+        return None
+    finally:
+        campaign.spec.workspace.remove()
