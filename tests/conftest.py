@@ -10,6 +10,17 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
 
 
+def pytest_collection_modifyitems(items):
+    """The directory is the cost group: tests/quick runs in seconds, tests/slow runs small real
+    builds, tests/realbuild the bundled scenarios and package-shaped builds."""
+    for item in items:
+        group = item.path.parent.name
+        if group in ("slow", "realbuild"):
+            item.add_marker(pytest.mark.slow)
+        if group == "realbuild":
+            item.add_marker(pytest.mark.realbuild)
+
+
 def buildfuzz(*args, cwd=None, timeout=300, env=None):
     """Run the real CLI in a subprocess (exit codes and stderr as a user sees them)."""
     return subprocess.run(

@@ -1,0 +1,102 @@
+"""`buildfuzz fix`: remedies written in the Makefile's own style, applied exactly, and proven
+(or not) by rebuilding the schedule that showed the finding."""
+
+import json
+import shutil
+
+from conftest import SCENARIOS, buildfuzz
+
+
+def _fixed(tmp_path, source, *, runs=6, after=12):
+    """Fuzz `source` copied into tmp_path, then `buildfuzz fix`: the JSON report and fix's output."""
+    tree, store, report = tmp_path / "src", tmp_path / "store", tmp_path / "report.json"
+    shutil.copytree(source, tree, ignore=shutil.ignore_patterns("scenario.toml"))
+    fuzzed = buildfuzz("run", "--source", tree, "--runs", runs, "--seed", 1, "--store", store, "--quiet",
+                       "--", "make", "-j{jobs}")
+    assert fuzzed.returncode == 1, fuzzed.stderr
+    fixed = buildfuzz("fix", "--store", store, "--report-json", report, "--after", after)
+    return json.loads(report.read_text()), fixed
+
+
+def _entry(report, section, **match):
+    found = [e for e in report[section] if all(e[k] == v for k, v in match.items())]
+    assert found, report[section]
+    return found[0]
+
+
+def _patch_lines(entry) -> list[str]:
+    text = open(entry["fix"]).read()
+    return [line for line in text.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+
+
+def test_a_missing_header_dependency_is_added_and_proven(tmp_path):
+    report, fixed = _fixed(tmp_path, SCENARIOS / "missing-dep-failure")
+    hazard = _entry(report, "hazards", type="read-before-write", file="version.h")
+    assert hazard["fix_status"].startswith("proven: before "), hazard["fix_status"]
+    assert "after 0/12, divergence below 23% at 95%" in hazard["fix_status"]
+    assert _patch_lines(hazard) == ["-main.o: main.c util.h", "+main.o: main.c util.h version.h"]
+    race = _entry(report, "culprits", kind="race")
+    assert race["fix"] == hazard["fix"]  # the race's step is the hazard's reader: one patch
+
+
+def test_a_duplicated_multi_target_recipe_is_grouped_and_proven(tmp_path):
+    report, fixed = _fixed(tmp_path, SCENARIOS / "multi-target-recipe")
+    hazard = _entry(report, "hazards", type="duplicate-execution")
+    assert hazard["fix_status"].startswith("proven: "), hazard["fix_status"]
+    assert _patch_lines(hazard) == ["-opcodes.h optable.inc opnames.inc: opcodes.def mkopcodes.sh",
+                                    "+opcodes.h optable.inc opnames.inc &: opcodes.def mkopcodes.sh"]
+
+
+def test_a_mkdir_race_gets_an_order_only_prerequisite_proven_then_applied_once(tmp_path):
+    report, fixed = _fixed(tmp_path, SCENARIOS / "mkdir-race")
+    hazard = _entry(report, "hazards", type="mkdir-race")
+    assert hazard["fix_status"].startswith("proven: "), hazard["fix_status"]
+    assert _patch_lines(hazard) == ["-obj/%.o: src/%.c src/ring.h", "+obj/%.o: src/%.c src/ring.h | obj"]
+    assert fixed.returncode == 0, fixed.stdout
+    store, finding = tmp_path / "store", hazard["finding_id"]
+    assert buildfuzz("fix", "--store", store, "--apply", finding).returncode == 0
+    assert "obj/%.o: src/%.c src/ring.h | obj" in (tmp_path / "src" / "Makefile").read_text()
+    again = buildfuzz("fix", "--store", store, "--apply", finding)
+    assert again.returncode == 2 and "changed since the patch was made" in again.stderr
+
+
+def test_a_hash_seed_generator_gets_its_stabiliser_for_that_step_only(tmp_path):
+    report, fixed = _fixed(tmp_path, SCENARIOS / "hashseed")
+    culprit = _entry(report, "culprits", kind="intrinsic")
+    assert culprit["fix_status"].startswith("proven: before 3/3 reproduced; after 0/12"), culprit["fix_status"]
+    assert _patch_lines(culprit) == ["-\t$(PYTHON) gen_dispatch.py commands.txt $@",
+                                     "+\tPYTHONHASHSEED=0 $(PYTHON) gen_dispatch.py commands.txt $@"]
+    assert "sort before numbering" in fixed.stdout
+
+
+def test_a_patch_that_leaves_another_cause_is_reported_not_proven(tmp_path):
+    """The missing header dependency is real, and its patch right, but the build also records
+    the time to the nanosecond: after the patch the builds still differ."""
+    source = tmp_path / "given"
+    shutil.copytree(SCENARIOS / "missing-dep-failure", source)
+    makefile_path = source / "Makefile"
+    text = makefile_path.read_text().replace("all: version.h app", "all: version.h app stamp.txt")
+    makefile_path.write_text(text + "\nstamp.txt:\n\tdate +%s%N > $@\n")
+    report, fixed = _fixed(tmp_path, source, runs=4)
+    hazard = _entry(report, "hazards", type="read-before-write", file="version.h")
+    assert hazard["fix_status"].startswith("suggested, not proven: before "), hazard["fix_status"]
+    assert "still showed it (stamp.txt differs)" in hazard["fix_status"]
+    assert fixed.returncode == 1
+    assert buildfuzz("fix", "--store", tmp_path / "store", "--apply", hazard["finding_id"]).returncode == 2
+
+
+def test_archive_headers_are_made_deterministic_and_proven(tmp_path):
+    report, fixed = _fixed(tmp_path, SCENARIOS / "ar-mtime", runs=4)
+    culprit = _entry(report, "culprits", kind="order")
+    assert culprit["fix_status"].startswith("proven: "), culprit["fix_status"]
+    assert _patch_lines(culprit) == ["-\tar rcSU $@ $(OBJS)", "+\tar rcSD $@ $(OBJS)"]
+
+
+def test_deterministic_headers_do_not_fix_members_in_completion_order(tmp_path):
+    """`ar D` is the obvious patch for an archive that varies, but libops.a's members follow
+    `ls -tr`: the proof must say the patch did not fix it."""
+    report, fixed = _fixed(tmp_path, SCENARIOS / "archive-order", runs=4)
+    culprit = _entry(report, "culprits", kind="order")
+    assert _patch_lines(culprit) == ["-\tar rcs $@ $$(ls -tr $(OBJS))", "+\tar rcsD $@ $$(ls -tr $(OBJS))"]
+    assert culprit["fix_status"].startswith("suggested, not proven: before "), culprit["fix_status"]
+    assert "still showed it (libops.a differs)" in culprit["fix_status"]
