@@ -28,7 +28,9 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     if campaign.config.localize and campaign.verdict(comparison) in (REPRODUCIBLE, UNREPRODUCIBLE):
         localization = _localize(campaign, comparison, events, audited.budget if audited else None)
     localization = _confirm_targets(campaign, with_audit(localization, audited))
-    report = metadata_builds.test_metadata_stabilizer(campaign, reporting.report(campaign, comparison, localization))
+    diffs = campaign.evidence.diffs(campaign.runs, comparison, campaign.config.diff_timeout)
+    tested = metadata_builds.test_metadata_stabilizer(campaign, diffs)
+    report = reporting.report(campaign, comparison, localization, diffs, tested)
     if report.verdict != INCONCLUSIVE:
         campaign.store.save_report(campaign.id, report.to_json())
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed
