@@ -20,6 +20,9 @@ own, not as part of the run's walk.
   campaign's methods, say). Each call site counts once.
 - A **return** is a call into a module entered before and no longer on the chain;
   printed, not bounded.
+
+`PYTHONPATH=.:tests python tests/quick/test_walk.py` prints the walk: the counts, the
+modules in the order entered, the climbs, and every call between modules as followed.
 """
 
 from __future__ import annotations
