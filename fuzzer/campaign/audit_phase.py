@@ -10,14 +10,28 @@ from fuzzer import explain
 from fuzzer.campaign.state import Campaign, Events, with_own_executor
 from fuzzer.explain.audit_run import AuditOutcome, run_audit
 from fuzzer.explain.budget import localization_budget
-from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE
+from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE, AuditedStep
 
 
 def audit_steps(campaign: Campaign, events: Events) -> AuditOutcome | None:
-    if campaign.config.check_steps is None:
+    config = campaign.config
+    if config.check_steps is None:
         return None
-    budget = localization_budget(campaign.config.localize_budget_s, campaign.seconds_left(), campaign.runs[0].wall_s)
-    return with_own_executor(campaign, "audit", events, lambda executor: run_audit(campaign, executor, budget))
+    budget = localization_budget(config.localize_budget_s, campaign.seconds_left(), campaign.runs[0].wall_s)
+    last_audits = campaign.store.last_audits(str(config.source), config.command)
+    outcome = with_own_executor(campaign, "audit", events, lambda executor: run_audit(
+        campaign.builds(), executor, budget, config.check_steps, last_audits))
+    if outcome is not None:
+        _remember(campaign, outcome.summary.steps)
+    return outcome
+
+
+def _remember(campaign: Campaign, rows: list[AuditedStep]) -> None:
+    """Steps replayed to the end are audited as of when their replays ended (to the
+    microsecond: the next night starts with the first this one audited)."""
+    done = [(r.identity, r.audited, r.result) for r in rows if r.replays]
+    if done:
+        campaign.store.save_audits(str(campaign.config.source), campaign.config.command, campaign.id, done)
 
 
 def with_audit(localization: explain.Localization | None, outcome: AuditOutcome | None) -> explain.Localization | None:

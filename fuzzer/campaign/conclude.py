@@ -28,7 +28,9 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     if campaign.config.localize and campaign.verdict(comparison) in (REPRODUCIBLE, UNREPRODUCIBLE):
         localization = _localize(campaign, comparison, events, audited.budget if audited else None)
     localization = _confirm_targets(campaign, with_audit(localization, audited))
-    report = metadata_builds.test_metadata_stabilizer(campaign, reporting.report(campaign, comparison, localization))
+    diffs = campaign.evidence.diffs(campaign.runs, comparison, campaign.config.diff_timeout)
+    tested = metadata_builds.test_metadata_stabilizer(campaign, diffs)
+    report = reporting.report(campaign, comparison, localization, diffs, tested)
     if report.verdict != INCONCLUSIVE:
         campaign.store.save_report(campaign.id, report.to_json())
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed
@@ -46,7 +48,7 @@ def _confirm_targets(campaign: Campaign, localization):
             for i, target in campaign.targets.items() if i < len(campaign.runs) and (run := campaign.runs[i])]
     matched = control is not None and not campaign.differs_from_reference(control)
     hazards = guided.confirm(list(localization.hazards), held, matched,
-                             lambda t: replay_command(campaign, t.perturbation))
+                             lambda t: replay_command(str(campaign.config.store), campaign.id, t.perturbation))
     return replace(localization, hazards=tuple(hazards))
 
 
@@ -76,14 +78,12 @@ def _localize(campaign: Campaign, comparison: Comparison, events: Events,
     step audit's budget, whose time localization spends with it."""
     def work(localizer):
         if comparison.reproducible:
-            return explain.scan_hazards(campaign, localizer)
+            return explain.scan_hazards(campaign.builds(), localizer)
         budget = shared or localization_budget(campaign.config.localize_budget_s, campaign.seconds_left(),
                                                campaign.runs[0].wall_s)
-        campaign.localize_deadline = budget.deadline  # tracing and shrinking stop inside it too
-        try:
-            return explain.localize(campaign, comparison, localizer, budget)
-        finally:
-            campaign.localize_deadline = None
+        builds = campaign.builds()  # tracing and shrinking stop inside the localization's budget too
+        builds = replace(builds, deadline=min(builds.deadline, budget.deadline))
+        return explain.localize(builds, comparison, localizer, budget, campaign.evidence)
 
     return with_own_executor(campaign, "hazards" if comparison.reproducible else "localize", events, work)
 

@@ -9,14 +9,15 @@ from dataclasses import replace
 from fuzzer.campaign.state import Campaign
 from fuzzer.execute.run import RunKind, RunRecord
 from fuzzer.explain import artifact_metadata
-from fuzzer.report.model import Report
+from fuzzer.report.build import Diff
 
 
-def test_metadata_stabilizer(campaign: Campaign, report: Report) -> Report:
+def test_metadata_stabilizer(campaign: Campaign, diffs: dict[str, Diff]) -> artifact_metadata.Tested:
+    """On the artifacts the diffs saw differ only in metadata."""
     if not campaign.config.localize or not campaign.runs:
-        return report
-    return artifact_metadata.test_stabilizer(report, campaign.runs[0], campaign.seconds_left(),
-                                             lambda envs, spacing: _builds(campaign, envs, spacing))
+        return artifact_metadata.Tested()
+    return artifact_metadata.test_stabilizer({path: diff.inside for path, diff in diffs.items()}, campaign.runs[0],
+                                             campaign.seconds_left(), lambda envs, spacing: _builds(campaign, envs, spacing))
 
 
 def _builds(campaign: Campaign, envs: list[tuple[tuple[str, str], ...]], spacing_s: float) -> list[RunRecord]:

@@ -1,5 +1,6 @@
-"""The campaign's report: its facts handed to the report stage as plain data, the diffs
-made from the kept evidence, the memory's word on the findings, then one assembly."""
+"""The campaign's report: its facts handed to the report stage as plain data (with the
+diffs made from the kept evidence and the metadata test's builds, both before), the
+memory's word on the findings, then one assembly."""
 
 from __future__ import annotations
 
@@ -9,17 +10,20 @@ from fuzzer.campaign.state import Campaign
 from fuzzer.compare import Comparison
 from fuzzer.execute.choose import serial_fallback
 from fuzzer.explain import Localization
+from fuzzer.explain.artifact_metadata import Tested
 from fuzzer.plan import Reason
-from fuzzer.report.build import About, Label, build_report, parts
+from fuzzer.report.build import About, Diff, Label, build_report, parts
 from fuzzer.report.model import PackageFile, Report
 from fuzzer.report.packages import package_files
 
 
-def report(campaign: Campaign, comparison: Comparison | None, localization: Localization | None) -> Report:
+def report(campaign: Campaign, comparison: Comparison | None, localization: Localization | None,
+           diffs: dict[str, Diff], tested: Tested) -> Report:
+    """`diffs`: the divergent artifacts' (`Evidence.diffs`), by path; `tested`: the metadata
+    test's stabilisers (`explain.artifact_metadata`)."""
     config = campaign.config
     labels = {r.index: _label(campaign, r) for r in campaign.runs}
-    diffs = campaign.evidence.diffs(campaign.runs, comparison, config.diff_timeout)
-    found = parts(campaign.runs, labels, comparison, diffs, localization)
+    found = parts(campaign.runs, labels, comparison, diffs, localization, tested.found)
     verdict = audited_verdict(campaign.verdict(comparison), localization)
     look = memory.Look(verdict, localization is not None and localization.traced,
                        memory.scope(config.artifacts, config.ignore, config.default_ignore), config.known,
@@ -27,7 +31,7 @@ def report(campaign: Campaign, comparison: Comparison | None, localization: Loca
                        rates.tally(found.runs, found.artifacts, found.culprits))
     recalled = memory.remember(campaign.subject(), found.identities(), look)
     return build_report(_about(campaign, verdict), campaign.runs, found, comparison, localization,
-                        recalled.findings, recalled.notes, _packages(campaign))
+                        recalled.findings, recalled.notes + list(tested.notes), _packages(campaign))
 
 
 def _packages(campaign: Campaign) -> list[PackageFile]:

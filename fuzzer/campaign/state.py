@@ -13,7 +13,9 @@ from fuzzer.compare import Comparison, variant_label
 from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
+from fuzzer.execute.replay_slots import replays_at_once
 from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.explain.builds import Builds, Selection
 from fuzzer.memory import Subject
 from fuzzer.observe import DEFAULT_IGNORE, Manifest
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
@@ -81,7 +83,6 @@ class Campaign:
     executor_factory: ExecutorFactory = LocalExecutor
     counters: dict[RunKind, int] = field(default_factory=dict)  # runs made so far of each localization kind
     notes: list[str] = field(default_factory=list)  # for the report: what this campaign could not do
-    localize_deadline: float | None = None  # while localizing: when its budget ends (time.monotonic())
     targets: dict = field(default_factory=dict)  # run index → the guided.Target it ran
     control_index: int | None = None  # the run with the targets' settings and no hold
     settings: dict = field(default_factory=dict)  # for the report: each setting and where it came from
@@ -103,22 +104,31 @@ class Campaign:
         return default_timeout(self.config.timeout, self.runs[0].wall_s)
 
     def seconds_left(self) -> float:
-        """Of the --budget, in this invocation (a resumed campaign gets a new budget), and of
-        the localization budget while localizing."""
+        """Of the --budget, in this invocation (a resumed campaign gets a new budget)."""
         budget = self.config.budget_s
-        left = float("inf") if budget is None else budget - (time.monotonic() - self.started)
-        return left if self.localize_deadline is None else min(left, self.localize_deadline - time.monotonic())
+        return float("inf") if budget is None else budget - (time.monotonic() - self.started)
 
     @property
     def dir(self) -> Path:
         return self.evidence.dir
 
+    @property
+    def selection(self) -> Selection:
+        config = self.config
+        return Selection(config.artifacts, config.ignore + (DEFAULT_IGNORE if config.default_ignore else ()))
+
     def select(self, manifest: Manifest) -> Manifest:
-        return self.select_ignored(manifest).select(self.config.artifacts)
+        return self.selection.compared(manifest)
 
     def select_ignored(self, manifest: Manifest) -> Manifest:
-        """Every file but the ignored ones: intermediates matter when walking upstream."""
-        return manifest.select((), self.config.ignore + (DEFAULT_IGNORE if self.config.default_ignore else ()))
+        return self.selection.everything(manifest)
+
+    def builds(self) -> Builds:
+        """What the explain stage is handed: the runs so far, and builds until the budget ends."""
+        config, workspace = self.config, self.spec.workspace
+        return Builds(tuple(self.runs), self.selection, config.command, str(workspace.path), workspace.parent_outputs,
+                      tuple(workspace.compared_places()), self.spec.logs, time.monotonic() + self.seconds_left(),
+                      self.request, replays_at_once(config), config.stabilizers, str(config.store), self.id)
 
     def group_of(self, record: RunRecord) -> str | None:
         """The run's digest group label: A is the reference's, then B, C... in order of
@@ -140,10 +150,7 @@ class Campaign:
         return self.digests[record.index]
 
     def differs_from_reference(self, record: RunRecord) -> bool:
-        """A failed run, or one whose compared files differ from the reference's."""
-        if not record.ok:
-            return True
-        return self.select(record.manifest).digest() != self.select(self.runs[0].manifest).digest()
+        return self.selection.differs(record, self.runs[0])
 
     def diverged(self) -> bool:
         return len(self.groups) > 1 or (bool(self.runs) and self.runs[0].ok and not all(r.ok for r in self.runs))

@@ -32,7 +32,8 @@ Exit codes: 0 every patch written is proven (or applied), 1 some finding has no 
 def fix(store, campaign, findings, report_json, before, after, apply_id, force) -> int:
     """Write a patch for each culprit and hazard beside the report, and prove it by rebuilding."""
     from fuzzer.escaping import safe_line
-    from fuzzer.fix.fixes import PROVEN, apply_fix, fix_campaign
+    from fuzzer.campaign.rebuild import fix_campaign
+    from fuzzer.fix.fixes import PROVEN, apply_fix
 
     if apply_id is not None:
         if findings or report_json:

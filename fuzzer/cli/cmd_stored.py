@@ -34,7 +34,7 @@ Exit codes: 1 the divergence or failure reproduced, 0 the build matched the refe
 @click.option("--trace", is_flag=True, help="Also trace the replay with strace.")
 def replay(store, campaign, index, jobs, cpus, jitter, jitter_seed, variations, trace) -> None:
     """Re-run one recorded run's exact perturbation (or a given one) and compare digests."""
-    from fuzzer.replay import replay_run
+    from fuzzer.campaign.rebuild import replay_run
 
     if (index is None) == (jobs is None):
         raise UsageError("replay needs either --run N or --jobs N [--cpus LIST --jitter X --jitter-seed S]")

@@ -19,12 +19,13 @@ from fuzzer.execute.run import RunKind
 from fuzzer.explain import ranking, stabilizers
 from fuzzer.explain.ablation import any_rebuild, minimal_reproducer
 from fuzzer.explain.budget import Budget
+from fuzzer.explain.builds import Builds
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.from_log import explain_failure, read_log
 from fuzzer.explain.manifest import mark_manifest
 from fuzzer.execute.logs import error_lines
 from fuzzer.explain.noise import known_noise
-from fuzzer.execute.replay_slots import in_slots, replay_slots, replays_at_once
+from fuzzer.execute.replay_slots import in_slots, replay_slots
 from fuzzer.execute.step_replay import StepReplayer
 from fuzzer.explain.traced import trace_pair
 from fuzzer.explain.writer import ReplayTargets
@@ -52,46 +53,48 @@ class Localization:
     audit: AuditSummary | None = None  # the step audit (--check-steps; fuzzer/explain/audit_run.py)
 
 
-def localize(campaign, comparison, executor, budget: Budget) -> Localization:
-    """`budget`: the localization's (`budget.localization_budget`); the caller stops its
-    tracing and shrinking runs inside it too."""
+def localize(builds: Builds, comparison, executor, budget: Budget, evidence) -> Localization:
+    """`budget`: the localization's (`budget.localization_budget`), which `builds.deadline`
+    holds its tracing and shrinking runs to as well; `evidence`: the variants kept of the
+    runs' files (`known_noise` reads them)."""
     unusable = strace.available()
     if unusable:
         return Localization(notes=(f"step localization disabled: {unusable}; results are artifact-level only",))
-    return _localize(campaign, comparison, executor, budget)
+    return _localize(builds, comparison, executor, budget, evidence)
 
 
-def _localize(campaign, comparison, executor, budget: Budget) -> Localization:
-    pair = trace_pair(campaign, comparison, executor)
-    tree, parent = str(campaign.spec.workspace.path), campaign.spec.workspace.parent_outputs
+def _localize(builds: Builds, comparison, executor, budget: Budget, evidence) -> Localization:
+    pair = trace_pair(builds, comparison, executor)
+    tree, parent = builds.tree, builds.parent_outputs
     reference_trace = load_trace(pair.reference.trace_path, tree, parent)
-    outside = outside_note(reference_trace, campaign.spec.workspace.compared_places())
+    outside = outside_note(reference_trace, builds.compared_places)
     attempts = [(a, load_trace(a.trace_path, tree, parent)) for a in pair.attempts]
     labels = trace_hazards.distinct_labels(["traced reference", *(_label(a) for a, _ in attempts)])
     found = trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)], labels,
-                                       declared.declared_graph(campaign.config.command, tree))
-    failures = {i: error_lines(read_log(campaign.runs[i].log_path)) for i in comparison.failed}
+                                       declared.declared_graph(builds.command, tree))
+    failures = {i: error_lines(read_log(builds.runs[i].log_path)) for i in comparison.failed}
     if pair.divergent is None:
-        found_in_logs = _from_logs(campaign, comparison, pair, reference_trace, _hazards(found), failures)
+        found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, _hazards(found), failures)
         return replace(found_in_logs, notes=found_in_logs.notes + outside)
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
-    roots = find_roots(reference_trace, divergent_trace, _differing(campaign, pair))
+    roots = find_roots(reference_trace, divergent_trace, _differing(builds, pair))
     shown = mark_manifest(_hazards(found), comparison, failures, roots,
                           labels[1 + next(i for i, (a, _) in enumerate(attempts) if a is pair.divergent)])
     if not pair.divergent.ok:  # what a failed build never got to is a consequence, not a cause
         roots = [r for r in roots if r.div is not None]
-    noise = known_noise(campaign, executor, pair.reference, roots)  # before any replay rewrites the traced tree
-    ranked = ranking.rank(roots, campaign.config.artifacts, set(noise))
+    # before any replay rewrites the traced tree
+    noise = known_noise(builds.runs, evidence, executor, pair.reference, roots)
+    ranked = ranking.rank(roots, builds.selection.artifacts, set(noise))
     targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs)
-    with replay_slots(executor, pair.reference, replays_at_once(campaign.config), campaign.spec.logs / "replays") as slots:
+    with replay_slots(executor, pair.reference, builds.replays_at_once, builds.logs / "replays") as slots:
         context = Context(pair.reference, pair.divergent, _replayer_factory(slots, 0, pair, targets),
                           tuple(found), budget, {roots[i].step.key: n for i, n in noise.items()},
-                          campaign.config.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
+                          builds.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
         contexts = [replace(context, replayer_for=_replayer_factory(slots, k, pair, targets)) for k in range(slots.count)]
         explained, left = _explain_in_budget(ranked, context, targets, contexts)
     culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
-    minimal = _minimal_reproducer(campaign, executor, pair) if culprits else None
-    notes = _notes(roots, left, budget, campaign.config.stabilizers) + outside \
+    minimal = _minimal_reproducer(builds, executor, pair) if culprits else None
+    notes = _notes(roots, left, budget, builds.stabilizers) + outside \
         + ((minimal.note,) if minimal and minimal.note else ())
     return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True)
 
@@ -130,40 +133,40 @@ def _notes(roots, left: list[ranking.Ranked], budget: Budget, chosen: tuple[str,
     return tuple(notes)
 
 
-def _minimal_reproducer(campaign, executor, pair):
+def _minimal_reproducer(builds: Builds, executor, pair):
     """The traced reference rebuild already differed from run 0: any rebuild does, so the
     reference perturbation reproduces, and no build is spent shrinking."""
-    if campaign.differs_from_reference(pair.reference):
-        return any_rebuild(campaign)
-    return minimal_reproducer(campaign, executor, pair.divergent.perturbation)
+    if builds.differs_from_reference(pair.reference):
+        return any_rebuild(builds)
+    return minimal_reproducer(builds, executor, pair.divergent.perturbation)
 
 
-def scan_hazards(campaign, executor) -> Localization:
+def scan_hazards(builds: Builds, executor) -> Localization:
     """One traced run at the campaign's most parallel perturbation, read together with a
     traced reference: races that did not change the output this time are still races."""
     unusable = strace.available()
     if unusable:
         return Localization(notes=(f"hazard scan disabled: {unusable}",))
-    perturbation = max((r.perturbation for r in campaign.runs), key=lambda p: (p.jobs, p.ncpus, -p.jitter))
-    tree, parent = str(campaign.spec.workspace.path), campaign.spec.workspace.parent_outputs
-    parallel = executor.run(campaign.request(RunKind.HAZARD_SCAN, perturbation, trace=True))
+    perturbation = max((r.perturbation for r in builds.runs), key=lambda p: (p.jobs, p.ncpus, -p.jitter))
+    tree, parent = builds.tree, builds.parent_outputs
+    parallel = executor.run(builds.request(RunKind.HAZARD_SCAN, perturbation, trace=True))
     traces = [load_trace(parallel.trace_path, tree, parent)]
     labels = [_label(parallel)]
-    if campaign.runs[0].perturbation != perturbation:
-        reference = executor.run(campaign.request(RunKind.TRACE_REFERENCE, campaign.runs[0].perturbation, trace=True))
+    if builds.runs[0].perturbation != perturbation:
+        reference = executor.run(builds.request(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation, trace=True))
         traces.append(load_trace(reference.trace_path, tree, parent))
         labels.append("traced reference")
-    found = trace_hazards.find_hazards(traces, labels, declared.declared_graph(campaign.config.command, tree))
+    found = trace_hazards.find_hazards(traces, labels, declared.declared_graph(builds.command, tree))
     return Localization(hazards=_hazards(found), traced=True,
-                        notes=outside_note(traces[0], campaign.spec.workspace.compared_places()))
+                        notes=outside_note(traces[0], builds.compared_places))
 
 
-def _from_logs(campaign, comparison, pair, reference_trace: BuildTrace, hazards: tuple[Hazard, ...],
+def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tuple[Hazard, ...],
                failures: dict[int, str]) -> Localization:
     """No traced rerun diverged: read the failed runs' logs against the reference trace."""
     tried = len(pair.attempts)
     for index in comparison.failed:
-        run = campaign.runs[index]
+        run = runs[index]
         finding = explain_failure(read_log(run.log_path), index, reference_trace)
         if finding is not None:
             note = (f"the failure did not reappear in {tried} traced reruns; the culprit comes from run {index}'s "
@@ -224,14 +227,15 @@ def _one_per_step(culprits: list[Culprit]) -> list[Culprit]:
     return list(best.values())
 
 
-def _differing(campaign, pair) -> set[str]:
+def _differing(builds: Builds, pair) -> set[str]:
     """Files that differ between the traced divergent run and either reference run.
 
     The stored reference counts too: a timestamp step differs from a reference built
     earlier but maybe not from the traced reference built in the same second."""
-    divergent = campaign.select_ignored(pair.divergent.manifest)
-    references = (pair.reference.manifest, campaign.runs[0].manifest)
-    return {path for m in references for path in campaign.select_ignored(m).differing(divergent)}
+    everything = builds.selection.everything
+    divergent = everything(pair.divergent.manifest)
+    references = (pair.reference.manifest, builds.runs[0].manifest)
+    return {path for m in references for path in everything(m).differing(divergent)}
 
 
 def _label(record) -> str:

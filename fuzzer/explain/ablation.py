@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fuzzer import axes
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunKind
+from fuzzer.explain.builds import Builds
 from fuzzer.plan import Perturbation, format_cpus
 
 TRIES = 2
@@ -30,48 +31,53 @@ class Reproducer:
     note: str = ""  # what the command is, when it is not a shrunk perturbation
 
 
-def minimal_reproducer(campaign, executor: Executor, divergent: Perturbation) -> Reproducer:
-    if not _affordable(campaign):
-        return Reproducer(replay_command(campaign, divergent), f"minimal reproducer {UNSHRUNK}")
-    found = shrink(campaign, executor, divergent)
-    if found == campaign.runs[0].perturbation:
-        return any_rebuild(campaign)
-    return Reproducer(replay_command(campaign, found))
+def minimal_reproducer(builds: Builds, executor: Executor, divergent: Perturbation) -> Reproducer:
+    if not _affordable(builds):
+        return Reproducer(_replay(builds, divergent), f"minimal reproducer {UNSHRUNK}")
+    found = shrink(builds, executor, divergent)
+    if found == builds.runs[0].perturbation:
+        return any_rebuild(builds)
+    return Reproducer(_replay(builds, found))
 
 
-def any_rebuild(campaign) -> Reproducer:
+def any_rebuild(builds: Builds) -> Reproducer:
     """The reference's own settings reproduce: a rebuild under them already differed."""
-    return Reproducer(replay_command(campaign, campaign.runs[0].perturbation), f"minimal reproducer: {ANY_REBUILD}")
+    return Reproducer(_replay(builds, builds.runs[0].perturbation), f"minimal reproducer: {ANY_REBUILD}")
 
 
-def shrink(campaign, executor: Executor, divergent: Perturbation) -> Perturbation:
-    reference = campaign.runs[0].perturbation
+def shrink(builds: Builds, executor: Executor, divergent: Perturbation) -> Perturbation:
+    reference = builds.runs[0].perturbation
 
     def reproduces(p: Perturbation) -> bool:
-        runs = (executor.run(campaign.request(RunKind.SHRINK, p)) for _ in range(TRIES))
-        return any(campaign.differs_from_reference(r) for r in runs)
+        runs = (executor.run(builds.request(RunKind.SHRINK, p)) for _ in range(TRIES))
+        return any(builds.differs_from_reference(r) for r in runs)
 
-    if not _affordable(campaign):
+    if not _affordable(builds):
         return divergent
     if reproduces(reference):
         return reference  # not parallelism at all: any rebuild differs
     current = divergent
     for name in axes.ABLATION_ORDER:
         candidate = axes.BY_NAME[name].reset(current, reference)
-        if not _affordable(campaign):
+        if not _affordable(builds):
             break  # out of budget: the reproducer so far still reproduces
         if candidate != current and reproduces(candidate):
             current = candidate
     return current
 
 
-def _affordable(campaign) -> bool:
+def _affordable(builds: Builds) -> bool:
     """Time for one more trial (TRIES builds, with room for jitter's slowdown)."""
-    return campaign.seconds_left() > TRIES * 2 * max(r.wall_s for r in campaign.runs)
+    return builds.seconds_left() > TRIES * 2 * max(r.wall_s for r in builds.runs)
 
 
-def replay_command(campaign, p: Perturbation) -> str:
-    words = ["buildfuzz", "replay", "--store", str(campaign.config.store), "--campaign", str(campaign.id),
+def _replay(builds: Builds, p: Perturbation) -> str:
+    return replay_command(builds.store, builds.campaign, p)
+
+
+def replay_command(store: str, campaign: int, p: Perturbation) -> str:
+    """`buildfuzz replay` of campaign `campaign` in `store` under `p`."""
+    words = ["buildfuzz", "replay", "--store", store, "--campaign", str(campaign),
              "--jobs", str(p.jobs), "--cpus", format_cpus(p.cpus)]
     if p.jitter:
         words += ["--jitter", str(p.jitter), "--jitter-seed", str(p.seed)]

@@ -12,11 +12,11 @@ the clock alone. Member order alone has no such variable: it is said, not tested
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field
 from typing import Callable
 
 from fuzzer.execute.run import RunRecord
-from fuzzer.report.model import ArtifactFinding, MetadataStabilizer, Report
+from fuzzer.report.model import InsideSummary, MetadataStabilizer
 
 VARIABLE = "SOURCE_DATE_EPOCH"
 EPOCH = "1700000000"  # any fixed date will do: what matters is that it does not move
@@ -29,29 +29,33 @@ ENVS = [()] + [((VARIABLE, EPOCH),)] * BUILDS  # the control, then the builds wi
 Builder = Callable[[list[tuple[tuple[str, str], ...]], float], list[RunRecord]]
 
 
-def test_stabilizer(report: Report, reference: RunRecord | None, seconds_left: float, build: Builder) -> Report:
-    """The report with each metadata-only artifact's `metadata_stabilizer` filled in."""
-    targets = [a for a in report.divergent_artifacts if a.inside is not None and a.inside.metadata_only
-               and any(word in m for m in a.inside.metadata for word in CLOCK_WORDS)]
+@dataclass(frozen=True)
+class Tested:
+    """What the test found, for the report: each tested artifact's stabiliser, by path, and
+    why nothing was tested."""
+
+    found: dict[str, MetadataStabilizer] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def test_stabilizer(insides: dict[str, InsideSummary | None], reference: RunRecord | None, seconds_left: float,
+                    build: Builder) -> Tested:
+    """`insides`: what the comparators saw inside each divergent artifact, by path."""
+    targets = [path for path, inside in insides.items() if inside is not None and inside.metadata_only
+               and any(word in m for m in inside.metadata for word in CLOCK_WORDS)]
     if not targets or reference is None or not reference.ok:
-        return report
+        return Tested()
     if seconds_left < len(ENVS) * max(reference.wall_s * 1.2, SPACING_S):
-        note = (f"{VARIABLE} was not tested on the metadata-only differences: the budget leaves no room for "
-                f"{len(ENVS)} more builds")
-        return replace(report, notes=[*report.notes, note])
+        return Tested(notes=(f"{VARIABLE} was not tested on the metadata-only differences: the budget leaves no "
+                             f"room for {len(ENVS)} more builds",))
     try:
         control, *with_variable = build(ENVS, SPACING_S)
     except KeyboardInterrupt:
-        return replace(report, notes=[*report.notes, f"{VARIABLE} test interrupted: not tested"])
-    tested = {a.path: _verdict(a, reference, control, with_variable) for a in targets}
-    artifacts = [replace(a, metadata_stabilizer=tested[a.path]) if a.path in tested else a
-                 for a in report.divergent_artifacts]
-    return replace(report, divergent_artifacts=artifacts)
+        return Tested(notes=(f"{VARIABLE} test interrupted: not tested",))
+    return Tested({path: _verdict(path, reference, control, with_variable) for path in targets})
 
 
-def _verdict(artifact: ArtifactFinding, reference: RunRecord, control: RunRecord,
-             records: list[RunRecord]) -> MetadataStabilizer:
-    path = artifact.path
+def _verdict(path: str, reference: RunRecord, control: RunRecord, records: list[RunRecord]) -> MetadataStabilizer:
     ok = [r for r in records if r.ok and r.manifest is not None]
     digests = [_identity(r, path) for r in ok]
     identical = digests.count(digests[0]) if digests else 0

@@ -20,11 +20,12 @@ import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
-from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots, replays_at_once
+from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots
 from fuzzer.execute.run import RunKind
 from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, Variation
 from fuzzer.explain import audit
 from fuzzer.explain.budget import Budget
+from fuzzer.explain.builds import Builds
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.writer import ReplayTargets
 from fuzzer.report.model import AuditedStep, AuditSummary, Culprit
@@ -39,43 +40,41 @@ class AuditOutcome:
     budget: Budget  # the audit's, which localization then spends the rest of
 
 
-def run_audit(campaign, executor, budget: Budget) -> AuditOutcome:
-    """Trace the reference once, replay the planned steps alone, classify those that vary."""
-    config = campaign.config
-    record = executor.run(campaign.request(RunKind.TRACE_REFERENCE, campaign.runs[0].perturbation, trace=True))
+def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audits: dict[str, str]) -> AuditOutcome:
+    """Trace the reference once, replay the planned steps alone (`share` of them, the least
+    recently audited first: `last_audits`, by step identity), classify those that vary."""
+    record = executor.run(builds.request(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation, trace=True))
     if not record.ok or record.trace_path is None:
-        return AuditOutcome(_summary(config.check_steps, 0, [], 0, "the traced build failed", 0, 0.0), (),
+        return AuditOutcome(_summary(share, 0, [], 0, "the traced build failed", 0, 0.0), (),
                             (f"step audit not run: the traced reference build failed (exit {record.exit_code})",), budget)
-    trace = load_trace(record.trace_path, str(campaign.spec.workspace.path))
-    compared = set(campaign.select(record.manifest).entries) if record.manifest else set()
-    source, command = str(config.source), config.command
-    plan = audit.plan(trace, compared, config.check_steps, config.artifacts,
-                      campaign.store.last_audits(source, command))
+    trace = load_trace(record.trace_path, builds.tree)
+    compared = set(builds.selection.compared(record.manifest).entries) if record.manifest else set()
+    plan = audit.plan(trace, compared, share, builds.selection.artifacts, last_audits)
     targets = ReplayTargets(trace, trace, record.perturbation.jobs)
-    with replay_slots(executor, record, replays_at_once(config), campaign.spec.logs / "audit") as slots:
+    with replay_slots(executor, record, builds.replays_at_once, builds.logs / "audit") as slots:
         started = time.monotonic()
-        rows, culprits, why_left = _replay_planned(plan.chosen, slots, targets, record, config, budget)
+        rows, culprits, why_left = _replay_planned(plan.chosen, slots, targets, record, builds.stabilizers, budget)
         wall_s = time.monotonic() - started
     left = sum(r.result == "left" for r in rows) + len(plan.deferred)
     if plan.deferred:
-        share = f"--check-steps {config.check_steps:.0%} of {len(plan.chosen) + len(plan.deferred)} replayable steps"
+        asked = f"--check-steps {share:.0%} of {len(plan.chosen) + len(plan.deferred)} replayable steps"
         why_left = f"{why_left}; " if why_left else ""
-        why_left += f"{len(plan.deferred)} left for later campaigns by {share} (the least recently audited go first)"
+        why_left += f"{len(plan.deferred)} left for later campaigns by {asked} (the least recently audited go first)"
     rows += [_row(a, targets, "left", "left for a later campaign (--check-steps share)") for a in plan.deferred]
     rows += [AuditedStep(u.identity, u.step.command, u.step.cwd, [], "not-replayable", f"not replayable: {u.reason}")
              for u in plan.unreplayable]
-    _remember(campaign, rows)
-    summary = _summary(config.check_steps, len(plan.chosen) + len(plan.deferred) + len(plan.unreplayable), rows,
+    summary = _summary(share, len(plan.chosen) + len(plan.deferred) + len(plan.unreplayable), rows,
                        left, why_left, slots.count, wall_s)
     serial = f"step replays ran one at a time: {slots.serial_reason}" if slots.serial_reason else ""
     return AuditOutcome(summary, tuple(culprits), (serial,) if serial and summary.audited else (), budget)
 
 
-def _replay_planned(chosen, slots: Slots, targets: ReplayTargets, record, config, budget: Budget):
+def _replay_planned(chosen, slots: Slots, targets: ReplayTargets, record, stabilizers: tuple[str, ...],
+                    budget: Budget):
     """Each planned step replayed in the first free slot, in plan order, while the budget
     holds the next one's replays; (rows in plan order, culprits, why steps were left)."""
     contexts = [Context(record, record, functools.partial(_replayer, slots, k, targets, record.perturbation.cpus),
-                        budget=budget, stabilizers=config.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
+                        budget=budget, stabilizers=stabilizers, replay_seconds=lambda c: targets.of(c).duration)
                 for k in range(slots.count)]
     why_left: list[str] = []
 
@@ -122,14 +121,6 @@ def _row(item: audit.Audited, targets: ReplayTargets, result: str, detail: str, 
         seconds=round(time.monotonic() - started, 3) if started is not None else 0.0,
         last_audit=item.last_audit, audited=_now() if ran else "", replay=f"cd {shlex.quote(call.cwd)} && {shlex.join(call.argv)}",
     )
-
-
-def _remember(campaign, rows: list[AuditedStep]) -> None:
-    """Steps replayed to the end are audited as of when their replays ended (to the
-    microsecond: the next night starts with the first this one audited)."""
-    done = [(r.identity, r.audited, r.result) for r in rows if r.replays]
-    if done:
-        campaign.store.save_audits(str(campaign.config.source), campaign.config.command, campaign.id, done)
 
 
 def _now() -> str:

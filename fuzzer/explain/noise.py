@@ -84,17 +84,19 @@ def _first_difference(a: list[bytes], b: list[bytes]) -> tuple[str, str]:
     return x.decode(errors="replace"), y.decode(errors="replace")
 
 
-def known_noise(campaign, executor, traced_reference, roots: list[RootCandidate]) -> dict[int, Noise]:
+def known_noise(runs, evidence, executor, traced_reference, roots: list[RootCandidate]) -> dict[int, Noise]:
     """Roots (by index) whose differing outputs are all logs or caches differing only in
     temporary names, pids or dates, judged on the variants at hand: run 0's tree, the traced
-    reference's, and the variants kept from the campaign's runs."""
+    reference's, and the variants of the campaign's `runs` kept in `evidence` (its
+    `reference_tree`, its `blob(digest)`, and its `dir` for scratch files)."""
     found: dict[int, Noise] = {}
-    campaign.dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="variants-", dir=campaign.dir) as scratch:
+    evidence.dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="variants-", dir=evidence.dir) as scratch:
         for i, root in enumerate(roots):
             if not root.outputs or not all(_judged(p) for p in (*root.outputs, *root.explains)):
                 continue
-            noises = [_noise_in(campaign, executor, traced_reference, path, Path(scratch)) for path in root.outputs]
+            noises = [_noise_in(runs, evidence, executor, traced_reference, path, Path(scratch))
+                      for path in root.outputs]
             if all(noises):
                 found[i] = _merged(noises)
     return found
@@ -106,8 +108,8 @@ def _judged(path: str) -> bool:
     return is_bookkeeping(path) or path.endswith(PACKAGE_METADATA)
 
 
-def _noise_in(campaign, executor, traced_reference, path: str, scratch: Path) -> Noise | None:
-    variants = _variants(campaign, executor, traced_reference, path, scratch)
+def _noise_in(runs, evidence, executor, traced_reference, path: str, scratch: Path) -> Noise | None:
+    variants = _variants(runs, evidence, executor, traced_reference, path, scratch)
     if len(variants) < 2:
         return None
     first, *others = variants
@@ -115,16 +117,16 @@ def _noise_in(campaign, executor, traced_reference, path: str, scratch: Path) ->
     return judged[0] if all(judged) else None
 
 
-def _variants(campaign, executor, traced_reference, path: str, scratch: Path) -> list[bytes]:
+def _variants(runs, evidence, executor, traced_reference, path: str, scratch: Path) -> list[bytes]:
     """Distinct contents of one file: run 0's, the traced reference's, the kept blobs."""
     fetched = scratch / "traced"
     fetched.unlink(missing_ok=True)  # another file's, fetched before
-    sources = [campaign.evidence.reference_tree / path]
+    sources = [evidence.reference_tree / path]
     if executor.fetch(traced_reference, path, fetched):
         sources.append(fetched)
-    digests = {r.manifest.entries[path].digest for r in campaign.runs
+    digests = {r.manifest.entries[path].digest for r in runs
                if r.ok and r.manifest is not None and path in r.manifest.entries}
-    sources += [campaign.evidence.blob(digest) for digest in sorted(digests)]
+    sources += [evidence.blob(digest) for digest in sorted(digests)]
     contents: list[bytes] = []
     for source in sources:
         data = _read(source)

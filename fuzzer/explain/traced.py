@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunKind, RunRecord
+from fuzzer.explain.builds import Builds
 from fuzzer.plan import Perturbation
 
 MIN_ATTEMPTS = 2  # traced reruns of divergent perturbations, whatever the budget
@@ -26,33 +27,33 @@ class TracedPair:
     attempts: tuple[RunRecord, ...]  # every traced rerun of a divergent perturbation
 
 
-def divergent_perturbations(campaign, comparison) -> list[Perturbation]:
+def divergent_perturbations(runs: tuple[RunRecord, ...], comparison) -> list[Perturbation]:
     """Perturbations worth tracing, most telling first: failures, then divergent runs."""
     seen: list[Perturbation] = []
     for index in comparison.telling_runs():
-        p = campaign.runs[index].perturbation
+        p = runs[index].perturbation
         if p not in seen:
             seen.append(p)
     return seen
 
 
-def trace_pair(campaign, comparison, executor: Executor) -> TracedPair:
-    candidates = divergent_perturbations(campaign, comparison)
+def trace_pair(builds: Builds, comparison, executor: Executor) -> TracedPair:
+    candidates = divergent_perturbations(builds.runs, comparison)
     attempts: list[RunRecord] = []
     divergent = None
-    while len(attempts) < MAX_ATTEMPTS and (len(attempts) < MIN_ATTEMPTS or _affordable(campaign)):
+    while len(attempts) < MAX_ATTEMPTS and (len(attempts) < MIN_ATTEMPTS or _affordable(builds)):
         perturbation = candidates[len(attempts) % len(candidates)]
-        record = executor.run(campaign.request(RunKind.TRACE, perturbation, trace=True))
+        record = executor.run(builds.request(RunKind.TRACE, perturbation, trace=True))
         attempts.append(record)
-        if campaign.differs_from_reference(record):
+        if builds.differs_from_reference(record):
             divergent = record
             break
-    reference = campaign.runs[0]
-    traced_reference = executor.run(campaign.request(RunKind.TRACE_REFERENCE, reference.perturbation, trace=True))
+    reference = builds.runs[0]
+    traced_reference = executor.run(builds.request(RunKind.TRACE_REFERENCE, reference.perturbation, trace=True))
     return TracedPair(traced_reference, divergent, tuple(attempts))
 
 
-def _affordable(campaign) -> bool:
+def _affordable(builds: Builds) -> bool:
     """One more traced build, and the reference's, still fit in the budget."""
-    typical = max(r.wall_s for r in campaign.runs)
-    return campaign.seconds_left() > 2 * TRACE_SLOWDOWN * typical
+    typical = max(r.wall_s for r in builds.runs)
+    return builds.seconds_left() > 2 * TRACE_SLOWDOWN * typical

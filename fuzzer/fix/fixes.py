@@ -6,20 +6,19 @@ A race culprit shares the patch of the hazard it is a step of: the hazard names 
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fuzzer.campaign import Campaign, open_stored
 from fuzzer.config import UsageError
+from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace
 from fuzzer.fix.archive import archive_flags
 from fuzzer.fix.grouped import grouped_targets
 from fuzzer.fix.patch import PatchError, Remedy, apply
 from fuzzer.fix.prerequisite import missing_prerequisite, order_only
-from fuzzer.fix.proof import AFTER, BEFORE, Proof, prove
+from fuzzer.fix.proof import AFTER, BEFORE, Proof, Proving, prove
 from fuzzer.fix.stabiliser import stabiliser_prefix
 from fuzzer.fix.tree import NoPatch, Tree
 from fuzzer.plan import Perturbation
@@ -43,30 +42,20 @@ class Fixed:
     upstream: str = ""
 
 
-def fix_campaign(store: Path, campaign_id: int | None, wanted: tuple[str, ...], report_json: Path | None,
-                 before: int = BEFORE, after: int = AFTER) -> list[Fixed]:
-    campaign = open_stored(store, campaign_id)
-    try:
-        report = _stored_report(campaign)
-        entries = _entries(report, wanted)
-        out = report_json.with_name(report_json.name + ".fixes") if report_json else \
-            campaign.store.campaign_dir(campaign.id) / "fixes"
-        fixed = _fixed(campaign, report, entries, out, before, after)
-        updated = _with_fixes(report, fixed)
-        campaign.store.save_report(campaign.id, updated.to_json())
-        if report_json is not None:
-            report_json.write_text(json.dumps(updated.to_json(), indent=2) + "\n", encoding="utf-8")
-    finally:
-        campaign.spec.workspace.remove()
-        campaign.store.close()
-    return fixed
-
-
-def _stored_report(campaign: Campaign) -> Report:
-    data = campaign.store.report(campaign.id)
-    if data is None:
-        raise UsageError(f"campaign {campaign.id} has no stored report: nothing to fix")
-    return Report.from_json(data)
+def fix_findings(report: Report, wanted: tuple[str, ...], runs: tuple[RunRecord, ...], groups: dict[int, str | None],
+                 proving: Proving, out: Path, before: int = BEFORE, after: int = AFTER) -> list[Fixed]:
+    """A remedy for each of the report's culprits and hazards (`wanted`: by id; none: all),
+    its patch written in `out`, proven on the campaign's `runs` (`groups`: each one's digest
+    group, by index) unless no stored run showed it."""
+    entries = _entries(report, wanted)
+    with tempfile.TemporaryDirectory(prefix="buildfuzz-fix-source-") as scratch:
+        copy = Workspace(proving.workspace.source, Path(scratch) / "tree", exclude=proving.workspace.exclude)
+        tree = Tree(copy.prepare(), report.command)
+        done: dict[str, Fixed] = {}
+        for entry in sorted(entries, key=lambda e: isinstance(e, Culprit)):  # hazards first: races share them
+            perturbation = _schedule(runs, groups, entry)
+            done[entry.finding_id] = _fix_one(proving, perturbation, report, entry, tree, out, done, before, after)
+    return list(done.values())
 
 
 def _entries(report: Report, wanted: tuple[str, ...]) -> list[Culprit | Hazard]:
@@ -79,19 +68,7 @@ def _entries(report: Report, wanted: tuple[str, ...]) -> list[Culprit | Hazard]:
     return [e for e in entries if not wanted or e.finding_id in wanted]
 
 
-def _fixed(campaign: Campaign, report: Report, entries: list[Culprit | Hazard], out: Path,
-           before: int, after: int) -> list[Fixed]:
-    with tempfile.TemporaryDirectory(prefix="buildfuzz-fix-source-") as scratch:
-        copy = Workspace(campaign.spec.workspace.source, Path(scratch) / "tree",
-                         exclude=campaign.spec.workspace.exclude)
-        tree = Tree(copy.prepare(), report.command)
-        done: dict[str, Fixed] = {}
-        for entry in sorted(entries, key=lambda e: isinstance(e, Culprit)):  # hazards first: races share them
-            done[entry.finding_id] = _fix_one(campaign, report, entry, tree, out, done, before, after)
-    return list(done.values())
-
-
-def _fix_one(campaign, report, entry, tree, out, done, before, after) -> Fixed:
+def _fix_one(proving, perturbation, report, entry, tree, out, done, before, after) -> Fixed:
     what = f"{entry.type} on {entry.file}" if isinstance(entry, Hazard) else f"[{entry.kind}] {entry.command}"
     if isinstance(entry, Culprit) and entry.kind == "race":
         hazard = next((h for h in report.hazards if entry.command in (h.reader, h.writer, *h.steps)), None)
@@ -103,12 +80,11 @@ def _fix_one(campaign, report, entry, tree, out, done, before, after) -> Fixed:
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{entry.finding_id}.patch"
     path.write_text(remedy.patch, encoding="utf-8")
-    perturbation = _schedule(campaign, entry)
     if perturbation is None:
         proof = Proof(False, "suggested, not proven: no stored run failed or differed with it (a latent hazard): "
                              "nothing to prove the patch against")
     else:
-        proof = prove(campaign, remedy.patch, perturbation, before, after)
+        proof = prove(proving, remedy.patch, perturbation, before, after)
     return Fixed(entry.finding_id, f"{what}: {remedy.summary}", proof.statement, str(path.resolve()), remedy.upstream)
 
 
@@ -128,21 +104,21 @@ def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
         return Remedy(entry.finding_id, "", reason=str(e))
 
 
-def _schedule(campaign: Campaign, entry: Culprit | Hazard) -> Perturbation | None:
+def _schedule(stored: tuple[RunRecord, ...], groups: dict[int, str | None],
+              entry: Culprit | Hazard) -> Perturbation | None:
     """The settings that showed the finding: an intrinsic step's reference settings (it
     varies by itself); else the first of its stored runs (a hazard's, or any of the
     campaign's for a culprit) that failed or differs from the reference."""
     if isinstance(entry, Culprit) and entry.kind == "intrinsic":
-        return campaign.runs[0].perturbation
-    runs = {r.index: r for r in campaign.runs}
+        return stored[0].perturbation
+    runs = {r.index: r for r in stored}
     indices = [int(m[1]) for r in entry.runs if (m := CAMPAIGN_RUN.fullmatch(r))] \
         if isinstance(entry, Hazard) else sorted(runs)
-    reference = campaign.group_of(runs[0])
-    shown = [runs[i] for i in indices if i in runs and i > 0 and campaign.group_of(runs[i]) != reference]
+    shown = [runs[i] for i in indices if i in runs and i > 0 and groups[i] != groups[0]]
     return shown[0].perturbation if shown else None
 
 
-def _with_fixes(report: Report, fixed: list[Fixed]) -> Report:
+def with_fixes(report: Report, fixed: list[Fixed]) -> Report:
     by_id = {f.finding_id: f for f in fixed}
 
     def updated(entry):

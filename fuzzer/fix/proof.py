@@ -13,15 +13,15 @@ runs the traced argv, which would not see it.
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fuzzer.campaign import Campaign
-from fuzzer.execute.run import RunKind, RunRecord
+from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace
+from fuzzer.explain.builds import Selection
 from fuzzer.fix import patch
 from fuzzer.plan import Perturbation
 from fuzzer.stats import CONFIDENCE, percent_above, upper_bound_zero
@@ -35,30 +35,44 @@ class Proof:
     statement: str  # "before 3/3 reproduced; after 0/12, ..." or "suggested, not proven: why"
 
 
-def prove(campaign: Campaign, remedy_patch: str, perturbation: Perturbation,
+Build = Callable[[Perturbation], RunRecord]
+
+
+@dataclass(frozen=True)
+class Proving:
+    """What a proof stands on: the campaign's reference run, which files count, its
+    workspace, and its builds (`builder(workspace)`: builds of that workspace's source at
+    the campaign's path, the tree removed when the block ends)."""
+
+    reference: RunRecord
+    selection: Selection
+    workspace: Workspace
+    builder: Callable[[Workspace], AbstractContextManager[Build]]
+
+
+def prove(proving: Proving, remedy_patch: str, perturbation: Perturbation,
           before: int = BEFORE, after: int = AFTER) -> Proof:
-    if campaign.spec.workspace.in_place:
+    workspace, reference = proving.workspace, proving.reference
+    if workspace.in_place:
         return Proof(False, "suggested, not proven: an --in-place campaign builds in your tree, "
                             "and a patch is proven on a copy only")
-    reference = campaign.runs[0]
     if not reference.ok:
         return Proof(False, "suggested, not proven: the campaign's reference build failed")
-    with _builder(campaign, campaign.spec.workspace) as build:
-        shown = sum(bool(_shows(campaign, build(perturbation), reference)) for _ in range(before))
+    with proving.builder(workspace) as build:
+        shown = sum(bool(_shows(proving.selection, build(perturbation), reference)) for _ in range(before))
     if shown == 0:
         return Proof(False, f"suggested, not proven: before the patch 0/{before} builds reproduced it "
                             f"({perturbation.describe()}), so the patch has nothing to be proven against")
     with tempfile.TemporaryDirectory(prefix="buildfuzz-fix-") as scratch:
-        patched = Workspace(campaign.spec.workspace.source, Path(scratch) / "tree",
-                            exclude=campaign.spec.workspace.exclude)
+        patched = Workspace(workspace.source, Path(scratch) / "tree", exclude=workspace.exclude)
         patch.apply(remedy_patch, patched.prepare())
-        with _builder(campaign, replace(campaign.spec.workspace, source=patched.path)) as build:
+        with proving.builder(replace(workspace, source=patched.path)) as build:
             patched_reference = build(reference.perturbation)
             if not patched_reference.ok:
                 return Proof(False, "suggested, not proven: the patched reference build "
                                     f"{patched_reference.status.value}")
             for tried in range(after):  # the first build that still shows it settles the question
-                still = _shows(campaign, build(perturbation), patched_reference)
+                still = _shows(proving.selection, build(perturbation), patched_reference)
                 if still:
                     return Proof(False, f"suggested, not proven: before {shown}/{before} reproduced; after the "
                                         f"patch, build {tried + 1} of {after} still showed it ({still})")
@@ -67,20 +81,10 @@ def prove(campaign: Campaign, remedy_patch: str, perturbation: Perturbation,
                        f"at {CONFIDENCE:.0%} ({perturbation.describe()})")
 
 
-def _shows(campaign: Campaign, record: RunRecord, reference: RunRecord) -> str:
+def _shows(selection: Selection, record: RunRecord, reference: RunRecord) -> str:
     """How the build differs from the reference ("" when it matches): its failure, or the first file."""
     if not record.ok:
         return f"it {record.status.value}"
-    differing = campaign.select(reference.manifest).differing(campaign.select(record.manifest))
+    differing = selection.compared(reference.manifest).differing(selection.compared(record.manifest))
     return f"{differing[0]} differs" if differing else ""
 
-
-@contextlib.contextmanager
-def _builder(campaign: Campaign, workspace: Workspace) -> Iterator[Callable[[Perturbation], RunRecord]]:
-    """Builds of `workspace`'s source at the campaign's path; the tree is removed after."""
-    executor = campaign.executor_factory(replace(campaign.spec, workspace=workspace))
-    try:
-        yield lambda perturbation: executor.run(campaign.request(RunKind.REPLAY, perturbation))
-    finally:
-        executor.close()
-        workspace.remove()

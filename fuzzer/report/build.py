@@ -13,8 +13,8 @@ from fuzzer import findings as finding_ids
 from fuzzer import rates
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
-from fuzzer.report.model import (ArtifactFinding, Culprit, Finding, Hazard, InsideSummary, PackageFile, Report,
-                                 RunSummary, VariantSummary)
+from fuzzer.report.model import (ArtifactFinding, Culprit, Finding, Hazard, InsideSummary, MetadataStabilizer,
+                                 PackageFile, Report, RunSummary, VariantSummary)
 
 if TYPE_CHECKING:
     from fuzzer.explain import Localization
@@ -71,27 +71,29 @@ class Parts:
 
 
 def parts(records: list[RunRecord], labels: dict[int, Label], comparison: Comparison | None,
-          diffs: dict[str, Diff], localization: "Localization | None") -> Parts:
+          diffs: dict[str, Diff], localization: "Localization | None",
+          stabilized: dict[str, MetadataStabilizer]) -> Parts:
     """The runs' summaries (`labels`: each run's, by index), the divergent artifacts (with
-    their diffs, by path) and the localization's culprits and hazards."""
+    their diffs and what the metadata test found, by path) and the localization's culprits
+    and hazards."""
     overlapping = overlaps(records)
     divergent = comparison.divergent if comparison else ()
     return Parts(
         runs=[_summary(r, labels[r.index], overlapping[r.index]) for r in records],
-        artifacts=[_artifact(a, diffs.get(a.path)) for a in divergent],
+        artifacts=[_artifact(a, diffs.get(a.path), stabilized.get(a.path)) for a in divergent],
         culprits=list(localization.culprits) if localization else [],
         hazards=list(localization.hazards) if localization else [],
     )
 
 
 def build_report(about: About, records: list[RunRecord], found: Parts, comparison: Comparison | None,
-                 localization: "Localization | None", findings: list[Finding], memory_notes: list[str],
+                 localization: "Localization | None", findings: list[Finding], last_notes: list[str],
                  packages: list[PackageFile]) -> Report:
     """`comparison` is None when no run finished (the campaign was interrupted in run 0);
-    `findings` and `memory_notes`: what the memory says of `found`; `packages`: the
-    package files compared (`report.packages.package_files`)."""
+    `findings`: what the memory says of `found`; `last_notes`: the memory's, then the
+    metadata test's; `packages`: the package files compared (`report.packages.package_files`)."""
     notes = list(about.notes) + _parallel_notes(about, found.runs) + _run_notes(records) \
-        + (list(localization.notes) if localization else []) + memory_notes
+        + (list(localization.notes) if localization else []) + last_notes
     report = Report(
         command=about.command,
         verdict=about.verdict,
@@ -168,7 +170,8 @@ def _parallel_notes(about: About, runs: list[RunSummary]) -> list[str]:
             f"jitter of its own), and {overlapped} of {len(runs)} runs overlapped another (see overlapped_with)"]
 
 
-def _artifact(artifact: DivergentArtifact, diff: Diff | None) -> ArtifactFinding:
+def _artifact(artifact: DivergentArtifact, diff: Diff | None, stabilizer: MetadataStabilizer | None
+              ) -> ArtifactFinding:
     return ArtifactFinding(
         path=artifact.path,
         variants=len(artifact.variants),
@@ -180,6 +183,7 @@ def _artifact(artifact: DivergentArtifact, diff: Diff | None) -> ArtifactFinding
         diff_runs=list(diff.runs) if diff and diff.text else [],
         diff_files=list(diff.files) if diff else [],
         inside=diff.inside if diff else None,
+        metadata_stabilizer=stabilizer,
     )
 
 

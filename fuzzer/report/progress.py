@@ -1,5 +1,5 @@
-"""Live progress of a campaign: one plain line per run (logs, CI), or a bar with an ETA
-on a terminal, or nothing but the summary with --quiet.
+"""Live progress of a campaign: one plain line per run (logs, CI), or click's progress bar
+with an ETA under the lines on a terminal, or nothing but the summary with --quiet.
 
 In a log, a long build or localization would print nothing for minutes: some CI systems
 kill a job silent for 10 minutes (CircleCI's default), and people take a silent job for
@@ -14,11 +14,14 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+import click
+
 from fuzzer.execute.run import RunRecord
 from fuzzer.escaping import safe_name
 
 
 HEARTBEAT_S = 25.0  # under the 30 s promised in the README, whatever the thread's wake-up delay
+CLEAR_BAR = "\r\033[K\033[?25h"  # a line written over click's bar: the bar goes, the cursor it hid comes back
 
 
 class ConsoleEvents:
@@ -33,6 +36,9 @@ class ConsoleEvents:
         self.heartbeat_s = heartbeat_s
         self.phase_name = "starting"
         self.next_run, self.planned = 0, planned
+        self.done = 0  # runs finished, those a resumed campaign had made included
+        self._progress = None  # click's bar on a terminal, from the first run on
+        self._bar_on_screen = False  # the bar is the last line written: the cursor is hidden
         self._lock = threading.Lock()  # the heartbeat thread writes too
         self._stopped = threading.Event()
         self._beating: threading.Thread | None = None
@@ -47,22 +53,29 @@ class ConsoleEvents:
         self._stopped.set()
         if self._beating is not None:
             self._beating.join()
+        if self._bar_on_screen:
+            with self._lock:
+                self._progress.render_finish()  # ends the bar's line; the cursor it hid comes back
 
-    def _write(self, text: str) -> None:
+    def _write(self, text: str, done: int | None = None) -> None:
+        """`text`, then on a terminal the bar at `done` runs (None: no bar this time)."""
         if not self.quiet:
             with self._lock:
                 self.stream.write(text)
                 self.stream.flush()
+                if done is not None:
+                    self._draw_bar(done)
                 self.last_line = self.clock()
 
     def started(self, campaign: int, seed: int, workspace: Path, resumed: int) -> None:
-        self.next_run = resumed
+        self.next_run = self.done = resumed
         again = f", resuming after {resumed} runs" if resumed else ""
         self._write(f"campaign {campaign} (seed {seed}{again}); builds run in {safe_name(str(workspace))}\n")
 
     def run_finished(self, record: RunRecord, group: str | None, planned: int) -> None:
         self.walls.append(record.wall_s)
         self.next_run, self.planned = record.index + 1, planned
+        self.done += 1
         outcome = f"group {group}" if group else record.status.value.upper()
         width = len(str(planned))
         line = (
@@ -71,13 +84,14 @@ class ConsoleEvents:
             + ("  (reference)" if record.index == 0 else "")
         )
         if self.bar:
-            self._write("\r\033[K" + line + "\n" + self._bar(record.index + 1, planned))
+            self._write((CLEAR_BAR if self._bar_on_screen else "") + line + "\n", done=self.done)
         else:
             self._write(line + "\n")
 
     def phase(self, name: str) -> None:
         self.phase_name = name
-        self._write(("\r\033[K" if self.bar else "") + f"-- {name}\n")
+        self._write((CLEAR_BAR if self._bar_on_screen else "") + f"-- {name}\n")
+        self._bar_on_screen = False
 
     def heartbeat(self) -> None:
         """One line saying what runs, if nothing was written for `heartbeat_s`."""
@@ -91,11 +105,21 @@ class ConsoleEvents:
         while not self._stopped.wait(max(0.0, self.last_line + self.heartbeat_s - self.clock())):
             self.heartbeat()
 
-    def _bar(self, done: int, planned: int, width: int = 30) -> str:
-        filled = int(width * done / max(planned, 1))
+    def _draw_bar(self, done: int) -> None:
+        """click draws the bar (and hides the cursor while it shows); the ETA is ours: the mean
+        build's wall time for each run left, known from the first run on."""
+        if self._progress is None:
+            self._progress = click.progressbar(length=max(self.planned, 1), file=self.stream, width=30,
+                                               fill_char="#", empty_char=".", bar_template="[%(bar)s] %(info)s",
+                                               show_pos=True, show_percent=False, show_eta=False,
+                                               item_show_func=lambda _: self._eta())
+        self._progress.length = max(self.planned, 1)
+        self._progress.update(done - self._progress.pos)
+        self._bar_on_screen = True
+
+    def _eta(self) -> str:
         mean = sum(self.walls) / len(self.walls)
-        eta = mean * max(planned - done, 0)
-        return f"[{'#' * filled}{'.' * (width - filled)}] {done}/{planned}  ETA {eta:5.0f}s"
+        return f"ETA {mean * max(self.planned - self.done, 0):5.0f}s"
 
 
 def _duration(seconds: float) -> str:

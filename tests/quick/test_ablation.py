@@ -17,8 +17,8 @@ def _reproducer(tmp_path, outcome):
     report = run_campaign(config(tmp_path), executor_factory=factory).report
     campaign = open_stored(tmp_path / "store", report.campaign)
     try:
-        found = ablation.minimal_reproducer(campaign, FakeExecutor(outcome), Perturbation(8, (1,), 0.7, 42))
-        return found, ablation.replay_command(campaign, campaign.runs[0].perturbation)
+        found = ablation.minimal_reproducer(campaign.builds(), FakeExecutor(outcome), Perturbation(8, (1,), 0.7, 42))
+        return found, ablation.replay_command(str(campaign.config.store), campaign.id, campaign.runs[0].perturbation)
     finally:
         campaign.store.close()
 

@@ -141,7 +141,7 @@ def stored_campaign(tmp_path, reference: dict[str, bytes], blobs: dict[str, byte
         (tmp_path / "blobs" / str(digest)).write_bytes(data)
         manifest[path] = Entry("file", str(digest), size=len(data))
     later = RunRecord(1, Perturbation(4, (0,), 0.0, 0), Status.OK, 0, 1.0, Manifest(manifest), "")
-    return SimpleNamespace(dir=tmp_path, evidence=evidence, runs=[later])
+    return SimpleNamespace(evidence=evidence, runs=[later])
 
 
 def test_noise_is_judged_on_the_variants_at_hand(tmp_path):
@@ -149,14 +149,14 @@ def test_noise_is_judged_on_the_variants_at_hand(tmp_path):
     configure = by_command(roots, "./configure")
     first, second = config_log(["AAAAAA"]), config_log(["BBBBBB"])
     campaign = stored_campaign(tmp_path / "traced", {"config.log": first}, {})
-    noise = known_noise(campaign, FetchingExecutor({"config.log": second}), None, roots)
+    noise = known_noise(campaign.runs, campaign.evidence, FetchingExecutor({"config.log": second}), None, roots)
     assert list(noise) == [configure] and noise[configure].kinds == ("names of temporary files",)
     campaign = stored_campaign(tmp_path / "kept", {"config.log": first}, {"config.log": second})
-    assert list(known_noise(campaign, FetchingExecutor({}), None, roots)) == [configure]
+    assert list(known_noise(campaign.runs, campaign.evidence, FetchingExecutor({}), None, roots)) == [configure]
     lone = stored_campaign(tmp_path / "lone", {"config.log": first}, {})
-    assert known_noise(lone, FetchingExecutor({}), None, roots) == {}  # one variant proves nothing
+    assert known_noise(lone.runs, lone.evidence, FetchingExecutor({}), None, roots) == {}  # one variant proves nothing
     real = stored_campaign(tmp_path / "real", {"config.log": first}, {"config.log": config_log(["BBBBBB"], "yes")})
-    assert known_noise(real, FetchingExecutor({}), None, roots) == {}
+    assert known_noise(real.runs, real.evidence, FetchingExecutor({}), None, roots) == {}
     assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["blobs", "reference"]  # no scratch left
 
 

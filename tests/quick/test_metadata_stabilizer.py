@@ -27,5 +27,5 @@ def _run(digest: str | None, ok: bool = True) -> RunRecord:
 ])
 def test_the_claim_needs_a_differing_control_and_agreeing_builds(control, builds, stable, says):
     records = [_run(d) if d else _run("x", ok=False) for d in builds]
-    found = artifact_metadata._verdict(ARTIFACT, _run("a"), _run(control), records)
+    found = artifact_metadata._verdict(ARTIFACT.path, _run("a"), _run(control), records)
     assert found.stable is stable and says in found.evidence

@@ -20,9 +20,16 @@ def test_plain_lines_for_logs():
     assert "\r" not in out.getvalue() and "ETA" not in out.getvalue()
 
 
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
 def test_terminal_bar_with_eta():
-    out = io.StringIO()
-    ConsoleEvents(out, bar=True).run_finished(record(4), "B", 10)
+    out = Terminal()  # click draws its bar on a terminal only
+    events = ConsoleEvents(out, bar=True)
+    for index in range(5):
+        events.run_finished(record(index), "B", 10)
     assert "[" + "#" * 15 + "." * 15 + "] 5/10" in out.getvalue()
     assert "ETA     8s" in out.getvalue()  # 5 runs left at the mean 1.5 s
 

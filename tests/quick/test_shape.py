@@ -14,7 +14,8 @@ MAX_LINES = 400
 # plan, execute, observe, compare, explain, report, and trace under them: the pipeline's
 # stages. The campaign runs them and the CLI drives the campaign, never the other way round.
 STAGES = ("fuzzer.plan", "fuzzer.axes", "fuzzer.guided", "fuzzer.memory", "fuzzer.execute", "fuzzer.observe",
-          "fuzzer.compare", "fuzzer.explain", "fuzzer.report", "fuzzer.trace")
+          "fuzzer.compare", "fuzzer.explain", "fuzzer.report", "fuzzer.trace", "fuzzer.fix", "fuzzer.replay",
+          "fuzzer.bisect")
 ABOVE_THE_STAGES = ("fuzzer.campaign", "fuzzer.cli")
 
 

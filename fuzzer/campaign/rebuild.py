@@ -1,0 +1,82 @@
+"""A stored campaign built again: one run replayed (`buildfuzz replay`), or its findings'
+patches proven by rebuilds (`buildfuzz fix`). The campaign opens the store, numbers the
+builds and makes them; `fuzzer.replay` and `fuzzer.fix` judge them from plain facts."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+from fuzzer import axes, replay
+from fuzzer.campaign.resume import open_stored
+from fuzzer.campaign.state import Campaign
+from fuzzer.config import UsageError
+from fuzzer.execute.run import RunKind
+from fuzzer.execute.workspace import Workspace
+from fuzzer.fix import fixes
+from fuzzer.fix.proof import AFTER, BEFORE, Build, Proving
+from fuzzer.plan import Perturbation
+from fuzzer.report.model import Report
+from fuzzer.tools import strace
+
+
+def replay_run(store: Path, campaign_id: int | None, index: int | None, perturbation: Perturbation | None = None,
+               trace: bool = False) -> replay.ReplayResult:
+    """Replay run `index` (or run `perturbation`) and compare with the reference (run 0),
+    and with run `index`'s recording. Either form reproduced the divergence when the
+    replay failed or differs from the reference."""
+    if trace:
+        strace.STRACE.require()  # before the workspace is copied
+    campaign = open_stored(store, campaign_id)
+    try:
+        if index is not None and not 0 <= index < len(campaign.runs):
+            raise UsageError(f"campaign {campaign.id} has runs 0..{len(campaign.runs) - 1}, not {index}")
+        perturbation = perturbation or campaign.runs[index].perturbation
+        axes.require_usable(perturbation)  # a variation applied nowhere would "not reproduce" anything
+        with _builds(campaign, campaign.spec.workspace, trace) as build:
+            replayed = build(perturbation)
+    finally:
+        campaign.store.close()
+    return replay.judged(campaign.selection, tuple(campaign.runs), index, replayed)
+
+
+def fix_campaign(store: Path, campaign_id: int | None, wanted: tuple[str, ...], report_json: Path | None,
+                 before: int = BEFORE, after: int = AFTER) -> list[fixes.Fixed]:
+    """`buildfuzz fix`: the stored report's findings fixed, the report stored (and written to
+    `report_json`) with each one's patch and what became of it."""
+    campaign = open_stored(store, campaign_id)
+    try:
+        data = campaign.store.report(campaign.id)
+        if data is None:
+            raise UsageError(f"campaign {campaign.id} has no stored report: nothing to fix")
+        report = Report.from_json(data)
+        out = report_json.with_name(report_json.name + ".fixes") if report_json else \
+            campaign.store.campaign_dir(campaign.id) / "fixes"
+        proving = Proving(campaign.runs[0], campaign.selection, campaign.spec.workspace,
+                          functools.partial(_builds, campaign))
+        groups = {r.index: campaign.group_of(r) for r in campaign.runs}
+        fixed = fixes.fix_findings(report, wanted, tuple(campaign.runs), groups, proving, out, before, after)
+        updated = fixes.with_fixes(report, fixed)
+        campaign.store.save_report(campaign.id, updated.to_json())
+        if report_json is not None:
+            report_json.write_text(json.dumps(updated.to_json(), indent=2) + "\n", encoding="utf-8")
+    finally:
+        campaign.spec.workspace.remove()
+        campaign.store.close()
+    return fixed
+
+
+@contextlib.contextmanager
+def _builds(campaign: Campaign, workspace: Workspace, trace: bool = False) -> Iterator[Build]:
+    """Builds of `workspace`'s source at the campaign's path, numbered as replays; the tree
+    is removed after."""
+    executor = campaign.executor_factory(replace(campaign.spec, workspace=workspace))
+    try:
+        yield lambda perturbation: executor.run(campaign.request(RunKind.REPLAY, perturbation, trace=trace))
+    finally:
+        executor.close()
+        workspace.remove()

@@ -1,0 +1,68 @@
+"""What the explain stage is handed of a campaign, as plain facts: its builds so far, which
+of their files count, where they ran, and how long it may go on building. The campaign
+makes one `Builds` when a phase starts (`campaign.state.Campaign.builds`); nothing here
+reaches back into the campaign."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.observe import Manifest
+from fuzzer.plan import Perturbation
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which files of a build count: `ignore` includes the default ignores when they are on."""
+
+    artifacts: tuple[str, ...]
+    ignore: tuple[str, ...]
+
+    def everything(self, manifest: Manifest) -> Manifest:
+        """Every file but the ignored ones: intermediates matter when walking upstream."""
+        return manifest.select((), self.ignore)
+
+    def compared(self, manifest: Manifest) -> Manifest:
+        return self.everything(manifest).select(self.artifacts)
+
+    def differs(self, record: RunRecord, reference: RunRecord) -> bool:
+        """A failed run, or one whose compared files differ from the reference's."""
+        if not record.ok:
+            return True
+        return self.compared(record.manifest).digest() != self.compared(reference.manifest).digest()
+
+
+# a request for one more build of a kind: the campaign numbers each kind's builds across its phases
+Requester = Callable[[RunKind, Perturbation, bool], RunRequest]
+
+
+@dataclass(frozen=True)
+class Builds:
+    """A campaign's builds as localization, the hazard scan and the step audit see them."""
+
+    runs: tuple[RunRecord, ...]  # by index: runs[0] is the reference
+    selection: Selection
+    command: str  # the build command, for the build's declared graph
+    tree: str  # the one path every build ran at
+    parent_outputs: bool  # what builds leave beside the tree is compared too
+    compared_places: tuple[str, ...]  # where compared files live (`Workspace.compared_places`)
+    logs: Path  # where replays write their logs
+    deadline: float  # time.monotonic() after which no further build should run (inf: none)
+    new_request: Requester
+    replays_at_once: int  # replay slots
+    stabilizers: tuple[str, ...]  # --stabilizers: the candidates asked for
+    store: str  # for replay commands
+    campaign: int
+
+    def request(self, kind: RunKind, perturbation: Perturbation, trace: bool = False) -> RunRequest:
+        return self.new_request(kind, perturbation, trace)
+
+    def seconds_left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def differs_from_reference(self, record: RunRecord) -> bool:
+        return self.selection.differs(record, self.runs[0])
