@@ -14,19 +14,27 @@ from pathlib import Path
 from fuzzer.config import UsageError
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace
+from fuzzer.fix import cmake, ninja
 from fuzzer.fix.archive import archive_flags
 from fuzzer.fix.grouped import grouped_targets
 from fuzzer.fix.patch import PatchError, Remedy, apply
 from fuzzer.fix.prerequisite import missing_prerequisite, order_only
 from fuzzer.fix.proof import AFTER, BEFORE, Proof, Proving, prove
 from fuzzer.fix.stabiliser import stabiliser_prefix
-from fuzzer.fix.tree import NoPatch, Tree
+from fuzzer.fix.tree import CMAKE, MAKE, NINJA, NoPatch, Tree
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import Culprit, Hazard, Report
 from fuzzer.store import Store
 
-HAZARD_REMEDIES = {"read-before-write": missing_prerequisite, "mkdir-race": order_only,
-                   "duplicate-execution": grouped_targets}
+# (build system, hazard type or culprit kind) → the remedy written in that system's files
+REMEDIES = {
+    (MAKE, "read-before-write"): missing_prerequisite, (MAKE, "mkdir-race"): order_only,
+    (MAKE, "duplicate-execution"): grouped_targets, (MAKE, "intrinsic"): stabiliser_prefix,
+    (MAKE, "order"): archive_flags,
+    (NINJA, "read-before-write"): ninja.missing_edge, (NINJA, "mkdir-race"): ninja.directory_edge,
+    (CMAKE, "read-before-write"): cmake.missing_dependency, (CMAKE, "intrinsic"): cmake.stabiliser_env,
+}
+SYSTEMS = {MAKE: "a make build", NINJA: "a hand-written build.ninja", CMAKE: "a CMake project"}
 CAMPAIGN_RUN = re.compile(r"run (\d+)")
 PROVEN = "proven"
 
@@ -50,7 +58,7 @@ def fix_findings(report: Report, wanted: tuple[str, ...], runs: tuple[RunRecord,
     entries = _entries(report, wanted)
     with tempfile.TemporaryDirectory(prefix="buildfuzz-fix-source-") as scratch:
         copy = Workspace(proving.workspace.source, Path(scratch) / "tree", exclude=proving.workspace.exclude)
-        tree = Tree(copy.prepare(), report.command)
+        tree = Tree(copy.prepare(), report.command, str(proving.workspace.path))
         done: dict[str, Fixed] = {}
         for entry in sorted(entries, key=lambda e: isinstance(e, Culprit)):  # hazards first: races share them
             perturbation = _schedule(runs, groups, entry)
@@ -89,17 +97,17 @@ def _fix_one(proving, perturbation, report, entry, tree, out, done, before, afte
 
 
 def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
+    kind = entry.type if isinstance(entry, Hazard) else entry.kind
     try:
-        if isinstance(entry, Hazard):
-            if entry.type not in HAZARD_REMEDIES:
-                raise NoPatch(f"no remedy is known for a {entry.type} hazard")
-            return HAZARD_REMEDIES[entry.type](entry, tree)
-        if entry.kind == "intrinsic":
-            return stabiliser_prefix(entry, tree)
-        if entry.kind == "order":
-            return archive_flags(entry, tree)
-        raise NoPatch(f"no remedy is known for a {entry.kind} culprit" +
-                      (" outside a hazard" if entry.kind == "race" else ""))
+        if not tree.system:
+            raise NoPatch("the build is not one make or ninja call, nor a CMake project built by cmake: "
+                          "no build file the remedies know how to edit")
+        remedy = REMEDIES.get((tree.system, kind))
+        if remedy is None:
+            what = f"{kind} hazard" if isinstance(entry, Hazard) else f"{kind} culprit"
+            outside = " outside a hazard" if isinstance(entry, Culprit) and kind == "race" else ""
+            raise NoPatch(f"no remedy is known for a {what}{outside} in {SYSTEMS[tree.system]}")
+        return remedy(entry, tree)
     except NoPatch as e:
         return Remedy(entry.finding_id, "", reason=str(e))
 
