@@ -36,6 +36,7 @@ REMEDIES = {
 }
 SYSTEMS = {MAKE: "a make build", NINJA: "a hand-written build.ninja", CMAKE: "a CMake project"}
 CAMPAIGN_RUN = re.compile(r"run (\d+)")
+TRACED_RERUN = re.compile(r"traced rerun \((.+)\)")  # explain's label: a divergent run's perturbation, traced
 PROVEN = "proven"
 
 
@@ -115,14 +116,19 @@ def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
 def _schedule(stored: tuple[RunRecord, ...], groups: dict[int, str | None],
               entry: Culprit | Hazard) -> Perturbation | None:
     """The settings that showed the finding: an intrinsic step's reference settings (it
-    varies by itself); else the first of its stored runs (a hazard's, or any of the
-    campaign's for a culprit) that failed or differs from the reference."""
+    varies by itself); else one of its stored runs (a hazard's, or any of the campaign's for
+    a culprit) that failed or differs from the reference: a held run first (it shows the
+    conflict on purpose), then in the order of its evidence. A hazard that only the traced
+    rerun of a divergent run showed takes the first run with that rerun's settings."""
     if isinstance(entry, Culprit) and entry.kind == "intrinsic":
         return stored[0].perturbation
-    runs = {r.index: r for r in stored}
-    indices = [int(m[1]) for r in entry.runs if (m := CAMPAIGN_RUN.fullmatch(r))] \
-        if isinstance(entry, Hazard) else sorted(runs)
-    shown = [runs[i] for i in indices if i in runs and i > 0 and groups[i] != groups[0]]
+    telling = {r.index: r for r in sorted(stored, key=lambda r: r.index) if r.index > 0 and groups[r.index] != groups[0]}
+    if isinstance(entry, Culprit):
+        return next(iter(telling.values())).perturbation if telling else None
+    cited = [telling[i] for label in entry.runs if (m := CAMPAIGN_RUN.fullmatch(label)) and (i := int(m[1])) in telling]
+    traced = {m[1] for label in entry.runs if (m := TRACED_RERUN.fullmatch(label))}
+    shown = sorted(cited, key=lambda r: "hold" not in dict(r.perturbation.variations)) or \
+        [r for r in telling.values() if r.perturbation.describe() in traced]
     return shown[0].perturbation if shown else None
 
 

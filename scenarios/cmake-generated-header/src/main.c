@@ -1,8 +1,0 @@
-#include <stdio.h>
-#include "banner.h"
-
-int main(void)
-{
-    puts(banner());
-    return 0;
-}
