@@ -121,11 +121,15 @@ def missing_edge(hazard: Hazard, tree: Tree, directory_written: bool = False) ->
 
 
 def _statement_of(found: list[Statement], words: list[str], directory: str) -> Statement:
-    """The statement whose output the step writes (the word after -o or > first), else names."""
-    local = [os.path.normpath(os.path.relpath(w, directory)) if not os.path.isabs(w) else w for w in words]
+    """The statement whose output the step writes (the word after -o or > first), else names.
+    A word is relative to ninja's directory as the step ran it, or source-relative where the
+    tree made a workspace path so: both are tried."""
+    def local(word: str) -> set[str]:
+        return {word, os.path.normpath(os.path.relpath(word, directory))} if not os.path.isabs(word) else {word}
+
     by_output = {o: s for s in found for o in s.outputs}
-    written = [w for i, w in enumerate(local) if i and local[i - 1] in OUTPUT_FLAGS and w in by_output]
-    named = written or [w for w in local if w in by_output]
+    written = [o for i, w in enumerate(words) if i and words[i - 1] in OUTPUT_FLAGS for o in local(w) & by_output.keys()]
+    named = written or [o for w in words for o in local(w) & by_output.keys()]
     matched = {by_output[n].line: by_output[n] for n in named}
     if len(matched) != 1:
         raise NoPatch(f"cannot tell which build statement runs the reading step ({len(matched)} candidates)")
