@@ -1,16 +1,13 @@
 """`buildfuzz fix` beyond make: a missing prerequisite added where CMakeLists.txt declares
 the step (`DEPENDS` of its custom command, or `add_dependencies` for a target's compile),
 the edge added to a hand-written build.ninja's statement (`|` or `||`), an intrinsic custom
-command run under `${CMAKE_COMMAND} -E env`; and the CMake and ninja scenarios' patches
-proven by rebuilding the schedule that showed them."""
+command run under `${CMAKE_COMMAND} -E env`. The patches proven by rebuilds are in
+tests/realbuild/test_fix_cmake_real.py and tests/slow/test_fix_cmake_builds.py."""
 
-import json
-import shutil
 import textwrap
 
 import pytest
 
-from conftest import SCENARIOS, buildfuzz
 from fuzzer.fix import cmake, cmakelists, ninja
 from fuzzer.fix.patch import apply
 from fuzzer.fix.tree import CMAKE, MAKE, NINJA, NoPatch, Tree
@@ -176,82 +173,3 @@ def test_the_build_system_comes_from_the_command_and_the_tree(tmp_path):
     assert Tree(tmp_path, CONFIGURE).system == ""  # no CMakeLists.txt
     assert _tree(tmp_path, GENERATED).system == CMAKE
     assert Tree(tmp_path, "sh build.sh").system == ""
-
-
-# --- proven by rebuilding --------------------------------------------------------------------
-
-
-def _fixed(tmp_path, scenario: str, command: str, ignore: list[str]):
-    """Fuzz the scenario (4 runs: the reference, two extremes, a held target), then `buildfuzz
-    fix --after 6`: both findings show in nearly every -j build, so a patch that left them
-    would show in the first after-build; 0 of 6 bounds what is left below 40%."""
-    tree, store, report = tmp_path / "src", tmp_path / "store", tmp_path / "report.json"
-    shutil.copytree(SCENARIOS / scenario, tree, ignore=shutil.ignore_patterns("scenario.toml"))
-    ignored = [a for pattern in ignore for a in ("--ignore", pattern)]
-    fuzzed = buildfuzz("run", "--source", tree, "--runs", 4, "--seed", 1, "--store", store, "--quiet", *ignored,
-                       "--", command)
-    assert fuzzed.returncode == 1, fuzzed.stderr
-    fixed = buildfuzz("fix", "--store", store, "--report-json", report, "--after", 6)
-    hazards = [h for h in json.loads(report.read_text())["hazards"] if h["type"] == "read-before-write"]
-    assert hazards, fixed.stdout
-    return hazards[0], fixed
-
-
-def _patch_lines(entry) -> list[str]:
-    text = open(entry["fix"]).read()
-    return [line for line in text.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
-
-
-@pytest.mark.slow
-def test_a_cmake_custom_command_missing_its_depends_is_fixed_proven_and_applied(tmp_path):
-    hazard, fixed = _fixed(tmp_path, "cmake-custom-depends", CONFIGURE, ["build/.ninja_log", "build/.ninja_deps"])
-    assert hazard["file"] == "build/gen/version.h"
-    assert hazard["fix_status"].startswith("proven: before "), hazard["fix_status"]
-    assert "after 0/6, divergence below 40% at 95%" in hazard["fix_status"]
-    assert _patch_lines(hazard) == [
-        "-  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/mkman.sh)",
-        "+  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/mkman.sh ${CMAKE_CURRENT_BINARY_DIR}/gen/version.h)"]
-    assert fixed.returncode == 0, fixed.stdout
-    assert buildfuzz("fix", "--store", tmp_path / "store", "--apply", hazard["finding_id"]).returncode == 0
-    assert "mkman.sh ${CMAKE_CURRENT_BINARY_DIR}/gen/version.h)" in (tmp_path / "src" / "CMakeLists.txt").read_text()
-
-
-@pytest.mark.slow
-def test_a_hand_written_ninja_header_race_gets_its_implicit_edge_proven(tmp_path):
-    """The hazard shows only in the traced rerun of a divergent run: the proof rebuilds that run's settings."""
-    hazard, fixed = _fixed(tmp_path, "ninja-generated-header", "ninja -j{jobs}", [".ninja_log"])
-    assert hazard["fix_status"].startswith("proven: before "), hazard["fix_status"]
-    assert _patch_lines(hazard) == ["-build main.o: cc main.c", "+build main.o: cc main.c | gen/app_features.h"]
-
-
-WORDS_CMAKE = """\
-cmake_minimum_required(VERSION 3.13)
-project(words NONE)
-add_custom_command(OUTPUT words.txt
-  COMMAND perl ${CMAKE_CURRENT_SOURCE_DIR}/gen.pl words.txt
-  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/gen.pl)
-add_custom_target(words ALL DEPENDS words.txt)
-"""
-# a generator that writes a hash's keys in Perl's per-process order
-WORDS_GEN = ("my %w = map { $_ => 1 } qw(alpha beta gamma delta epsilon zeta eta theta iota kappa);\n"
-             "open(my $out, '>', $ARGV[0]) or die; print $out \"$_\\n\" for keys %w;\n")
-
-
-@pytest.mark.slow
-def test_an_intrinsic_custom_command_gets_cmake_e_env_for_its_stabiliser_proven(tmp_path):
-    tree, store, report = tmp_path / "src", tmp_path / "store", tmp_path / "report.json"
-    tree.mkdir()
-    (tree / "CMakeLists.txt").write_text(WORDS_CMAKE)
-    (tree / "gen.pl").write_text(WORDS_GEN)
-    fuzzed = buildfuzz("run", "--source", tree, "--runs", 3, "--seed", 1, "--store", store, "--quiet",
-                       "--ignore", "build/.ninja_log", "--", CONFIGURE)
-    assert fuzzed.returncode == 1, fuzzed.stderr
-    fixed = buildfuzz("fix", "--store", store, "--report-json", report, "--after", 6)
-    [culprit] = [c for c in json.loads(report.read_text())["culprits"] if c["kind"] == "intrinsic"]
-    assert culprit["stabilized_by"] == ["PERL_HASH_SEED"], culprit
-    assert culprit["fix_status"].startswith("proven: before "), culprit["fix_status"]
-    assert _patch_lines(culprit) == [
-        "-  COMMAND perl ${CMAKE_CURRENT_SOURCE_DIR}/gen.pl words.txt",
-        "+  COMMAND ${CMAKE_COMMAND} -E env PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 perl ${CMAKE_CURRENT_SOURCE_DIR}/gen.pl"
-        " words.txt"]
-    assert "sort the keys before iterating a hash" in fixed.stdout
