@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,7 +53,7 @@ class Tree:
 
     def recipes(self, cwd: str) -> dict[str, Recipe]:
         if cwd not in self._recipes:
-            arguments = make.make_arguments(shlex.split(self.command.replace("{jobs}", "1"))) if cwd == "." else []
+            arguments = make.make_arguments(self.argv) if cwd == "." else []
             if arguments is None:
                 raise NoPatch("the build is not one make call: no make database to find the rule in")
             self._recipes[cwd] = makefile.recipes(self.root / cwd, arguments)
