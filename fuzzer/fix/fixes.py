@@ -122,10 +122,12 @@ def _schedule(stored: tuple[RunRecord, ...], groups: dict[int, str | None],
     rerun of a divergent run showed takes the first run with that rerun's settings."""
     if isinstance(entry, Culprit) and entry.kind == "intrinsic":
         return stored[0].perturbation
-    telling = {r.index: r for r in sorted(stored, key=lambda r: r.index) if r.index > 0 and groups[r.index] != groups[0]}
+    telling = {r.index: r for r in sorted(stored, key=lambda r: r.index)
+               if r.index > 0 and groups[r.index] != groups[0]}
     if isinstance(entry, Culprit):
         return next(iter(telling.values())).perturbation if telling else None
-    cited = [telling[i] for label in entry.runs if (m := CAMPAIGN_RUN.fullmatch(label)) and (i := int(m[1])) in telling]
+    cited = [telling[i] for label in entry.runs
+             if (m := CAMPAIGN_RUN.fullmatch(label)) and (i := int(m[1])) in telling]
     traced = {m[1] for label in entry.runs if (m := TRACED_RERUN.fullmatch(label))}
     shown = sorted(cited, key=lambda r: "hold" not in dict(r.perturbation.variations)) or \
         [r for r in telling.values() if r.perturbation.describe() in traced]

@@ -128,7 +128,8 @@ def _statement_of(found: list[Statement], words: list[str], directory: str) -> S
         return {word, os.path.normpath(os.path.relpath(word, directory))} if not os.path.isabs(word) else {word}
 
     by_output = {o: s for s in found for o in s.outputs}
-    written = [o for i, w in enumerate(words) if i and words[i - 1] in OUTPUT_FLAGS for o in local(w) & by_output.keys()]
+    written = [o for i, w in enumerate(words) if i and words[i - 1] in OUTPUT_FLAGS
+               for o in local(w) & by_output.keys()]
     named = written or [o for w in words for o in local(w) & by_output.keys()]
     matched = {by_output[n].line: by_output[n] for n in named}
     if len(matched) != 1:
