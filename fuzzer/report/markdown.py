@@ -28,8 +28,8 @@ EXCERPT_CHARS = 4000
 
 
 def render(report: Report) -> str:
-    sections = [_headline(report), _memory(report), _rates(report), _artifacts(report), _culprits(report), _failed_runs(report),
-                _hazards(report), _notes(report), _reproduce(report)]
+    sections = [_headline(report), _memory(report), _rates(report), _artifacts(report), _culprits(report),
+                _failed_runs(report), _hazards(report), _notes(report), _reproduce(report)]
     # control characters and lone surrogates (undecodable file names) shown as escapes
     return visible("\n\n".join(s for s in sections if s) + "\n")
 
