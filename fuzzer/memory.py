@@ -160,7 +160,7 @@ def remember(subject: Subject, found: list[Identity], look: Look) -> Recollectio
 
 def _counts(tally: rates.Tally, listed: list[FindingRow]) -> dict[str, rates.Count]:
     """This campaign's count of each listed finding; one it found fixed counts 0 of its builds,
-    so the pooled rate over nights falls after a fix (hazards are not counted)."""
+    so the pooled rate over nights falls after a fix."""
     counted = dict(tally.counts)
     for row in listed:
         builds = tally.builds.get(row.kind, 0)

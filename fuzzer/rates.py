@@ -4,23 +4,27 @@ bound a reproducible verdict earned (fuzzer/stats.py does the arithmetic).
 A rate is a count of builds that could have shown the finding: a divergent artifact
 differs from the reference's variant in k of the n successful perturbed builds; a failure
 is k of the n perturbed builds; a culprit shows in the builds where an artifact it writes
-diverged. A hazard has no rate: it rests on one traced run (and its held replay), not on
-a count of builds. Runs chosen for what they would show, not drawn by the schedule (the
+diverged; a hazard is manifest in the perturbed builds that showed its conflict (the
+`run N` its evidence cites: a file both steps wrote differs, a failure names its file),
+of the n perturbed builds (a latent one: 0 of n). Traced reruns are not drawn builds and
+never count. Runs chosen for what they would show, not drawn by the schedule (the
 remembered replays of what diverged before, the held targets), are left out of every
 count: they would inflate the rate they were chosen for.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from fuzzer import findings
 from fuzzer.plan import Reason
-from fuzzer.report.model import REPRODUCIBLE, ArtifactFinding, Culprit, Report, RunSummary
+from fuzzer.report.model import REPRODUCIBLE, ArtifactFinding, Culprit, Hazard, Report, RunSummary
 from fuzzer.stats import CONFIDENCE, interval, percent_above_tenth, rate_text, upper_bound_zero
 
 METHOD = "exact binomial (Clopper-Pearson)"
 CHOSEN = frozenset({Reason.REMEMBERED.value, Reason.TARGET.value, Reason.CONTROL.value})
+CAMPAIGN_RUN = re.compile(r"run (\d+)")  # how a hazard's evidence names a build of the campaign
 
 
 @dataclass(frozen=True)
@@ -43,13 +47,15 @@ class Tally:
     builds: dict = field(default_factory=dict)
 
 
-def tally(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: list[Culprit]) -> Tally:
-    kinds = (findings.ARTIFACT, findings.FAILURE, findings.CULPRIT)
-    return Tally(counts(runs, artifacts, culprits), {kind: builds_of(runs, kind) for kind in kinds})
+def tally(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: list[Culprit],
+          hazards: list[Hazard]) -> Tally:
+    kinds = (findings.ARTIFACT, findings.FAILURE, findings.CULPRIT, findings.HAZARD)
+    return Tally(counts(runs, artifacts, culprits, hazards), {kind: builds_of(runs, kind) for kind in kinds})
 
 
-def counts(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: list[Culprit]) -> dict[str, Count]:
-    """Finding id → its count in this campaign's drawn builds (none for hazards, or with no build)."""
+def counts(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: list[Culprit],
+           hazards: list[Hazard]) -> dict[str, Count]:
+    """Finding id → its count in this campaign's drawn builds (none where there was no build)."""
     perturbed = drawn(runs)
     ok = [r.index for r in perturbed if r.status == "ok"]
     found: dict[str, Count] = {}
@@ -65,6 +71,10 @@ def counts(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: l
         showing = culprit_runs(culprit, artifacts)
         if showing is not None:
             found.setdefault(findings.of_culprit(culprit).id, Count(len(showing & set(ok)), len(ok)))
+    indices = {r.index for r in perturbed}
+    for hazard in hazards:
+        shown = {int(m[1]) for label in hazard.runs if (m := CAMPAIGN_RUN.fullmatch(label))}
+        found.setdefault(findings.of_hazard(hazard).id, Count(len(shown & indices), len(perturbed)))
     return {fid: count for fid, count in found.items() if count.builds > 0}
 
 
@@ -72,7 +82,7 @@ def builds_of(runs: list[RunSummary], kind: str) -> int:
     """The builds that could have shown a finding of this kind: the denominator a campaign
     that did not see it adds to its pooled count."""
     perturbed = drawn(runs)
-    return len(perturbed) if kind == findings.FAILURE else sum(r.status == "ok" for r in perturbed)
+    return len(perturbed) if kind in (findings.FAILURE, findings.HAZARD) else sum(r.status == "ok" for r in perturbed)
 
 
 def drawn(runs: list[RunSummary]) -> list[RunSummary]:

@@ -14,20 +14,29 @@ from pathlib import Path
 from fuzzer.config import UsageError
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace
+from fuzzer.fix import cmake, ninja
 from fuzzer.fix.archive import archive_flags
 from fuzzer.fix.grouped import grouped_targets
 from fuzzer.fix.patch import PatchError, Remedy, apply
 from fuzzer.fix.prerequisite import missing_prerequisite, order_only
 from fuzzer.fix.proof import AFTER, BEFORE, Proof, Proving, prove
 from fuzzer.fix.stabiliser import stabiliser_prefix
-from fuzzer.fix.tree import NoPatch, Tree
+from fuzzer.fix.tree import CMAKE, MAKE, NINJA, NoPatch, Tree
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import Culprit, Hazard, Report
 from fuzzer.store import Store
 
-HAZARD_REMEDIES = {"read-before-write": missing_prerequisite, "mkdir-race": order_only,
-                   "duplicate-execution": grouped_targets}
+# (build system, hazard type or culprit kind) → the remedy written in that system's files
+REMEDIES = {
+    (MAKE, "read-before-write"): missing_prerequisite, (MAKE, "mkdir-race"): order_only,
+    (MAKE, "duplicate-execution"): grouped_targets, (MAKE, "intrinsic"): stabiliser_prefix,
+    (MAKE, "order"): archive_flags,
+    (NINJA, "read-before-write"): ninja.missing_edge, (NINJA, "mkdir-race"): ninja.directory_edge,
+    (CMAKE, "read-before-write"): cmake.missing_dependency, (CMAKE, "intrinsic"): cmake.stabiliser_env,
+}
+SYSTEMS = {MAKE: "a make build", NINJA: "a hand-written build.ninja", CMAKE: "a CMake project"}
 CAMPAIGN_RUN = re.compile(r"run (\d+)")
+TRACED_RERUN = re.compile(r"traced rerun \((.+)\)")  # explain's label: a divergent run's perturbation, traced
 PROVEN = "proven"
 
 
@@ -50,7 +59,7 @@ def fix_findings(report: Report, wanted: tuple[str, ...], runs: tuple[RunRecord,
     entries = _entries(report, wanted)
     with tempfile.TemporaryDirectory(prefix="buildfuzz-fix-source-") as scratch:
         copy = Workspace(proving.workspace.source, Path(scratch) / "tree", exclude=proving.workspace.exclude)
-        tree = Tree(copy.prepare(), report.command)
+        tree = Tree(copy.prepare(), report.command, str(proving.workspace.path))
         done: dict[str, Fixed] = {}
         for entry in sorted(entries, key=lambda e: isinstance(e, Culprit)):  # hazards first: races share them
             perturbation = _schedule(runs, groups, entry)
@@ -89,17 +98,17 @@ def _fix_one(proving, perturbation, report, entry, tree, out, done, before, afte
 
 
 def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
+    kind = entry.type if isinstance(entry, Hazard) else entry.kind
     try:
-        if isinstance(entry, Hazard):
-            if entry.type not in HAZARD_REMEDIES:
-                raise NoPatch(f"no remedy is known for a {entry.type} hazard")
-            return HAZARD_REMEDIES[entry.type](entry, tree)
-        if entry.kind == "intrinsic":
-            return stabiliser_prefix(entry, tree)
-        if entry.kind == "order":
-            return archive_flags(entry, tree)
-        raise NoPatch(f"no remedy is known for a {entry.kind} culprit" +
-                      (" outside a hazard" if entry.kind == "race" else ""))
+        if not tree.system:
+            raise NoPatch("the build is not one make or ninja call, nor a CMake project built by cmake: "
+                          "no build file the remedies know how to edit")
+        remedy = REMEDIES.get((tree.system, kind))
+        if remedy is None:
+            what = f"{kind} hazard" if isinstance(entry, Hazard) else f"{kind} culprit"
+            outside = " outside a hazard" if isinstance(entry, Culprit) and kind == "race" else ""
+            raise NoPatch(f"no remedy is known for a {what}{outside} in {SYSTEMS[tree.system]}")
+        return remedy(entry, tree)
     except NoPatch as e:
         return Remedy(entry.finding_id, "", reason=str(e))
 
@@ -107,14 +116,21 @@ def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
 def _schedule(stored: tuple[RunRecord, ...], groups: dict[int, str | None],
               entry: Culprit | Hazard) -> Perturbation | None:
     """The settings that showed the finding: an intrinsic step's reference settings (it
-    varies by itself); else the first of its stored runs (a hazard's, or any of the
-    campaign's for a culprit) that failed or differs from the reference."""
+    varies by itself); else one of its stored runs (a hazard's, or any of the campaign's for
+    a culprit) that failed or differs from the reference: a held run first (it shows the
+    conflict on purpose), then in the order of its evidence. A hazard that only the traced
+    rerun of a divergent run showed takes the first run with that rerun's settings."""
     if isinstance(entry, Culprit) and entry.kind == "intrinsic":
         return stored[0].perturbation
-    runs = {r.index: r for r in stored}
-    indices = [int(m[1]) for r in entry.runs if (m := CAMPAIGN_RUN.fullmatch(r))] \
-        if isinstance(entry, Hazard) else sorted(runs)
-    shown = [runs[i] for i in indices if i in runs and i > 0 and groups[i] != groups[0]]
+    telling = {r.index: r for r in sorted(stored, key=lambda r: r.index)
+               if r.index > 0 and groups[r.index] != groups[0]}
+    if isinstance(entry, Culprit):
+        return next(iter(telling.values())).perturbation if telling else None
+    cited = [telling[i] for label in entry.runs
+             if (m := CAMPAIGN_RUN.fullmatch(label)) and (i := int(m[1])) in telling]
+    traced = {m[1] for label in entry.runs if (m := TRACED_RERUN.fullmatch(label))}
+    shown = sorted(cited, key=lambda r: "hold" not in dict(r.perturbation.variations)) or \
+        [r for r in telling.values() if r.perturbation.describe() in traced]
     return shown[0].perturbation if shown else None
 
 

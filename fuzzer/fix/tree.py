@@ -1,19 +1,20 @@
-"""The user's build as the remedies see it: make's recipes per directory, a step's target,
-and one edited line as a patch."""
+"""The user's build as the remedies see it: which build system declares it (make, a
+hand-written build.ninja, CMake), make's recipes per directory, a step's target, its
+command's words as source-relative paths, and edited lines as a patch."""
 
 from __future__ import annotations
 
 import functools
 import os
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fuzzer.fix import makefile
 from fuzzer.fix.makefile import Recipe
 from fuzzer.fix.patch import Remedy, unified
-from fuzzer.tools import make
+from fuzzer.tools import make, ninja
 
+MAKE, NINJA, CMAKE = "make", "ninja", "cmake"
 OUTPUT_FLAGS = ("-o", ">", ">>")  # the word after one of these is what a command writes
 
 
@@ -25,11 +26,34 @@ class NoPatch(Exception):
 class Tree:
     root: Path  # a copy of the user's source: make's database runs $(shell ...) lines
     command: str  # the build command (`make -j{jobs}`)
+    workspace: str = ""  # where the campaign built it: the steps' commands name their files under it
     _recipes: dict[str, dict[str, Recipe]] = field(default_factory=dict)
+
+    @functools.cached_property
+    def argv(self) -> list[str]:
+        return makefile.words(self.command.replace("{jobs}", "1"))
+
+    @functools.cached_property
+    def system(self) -> str:
+        """make or ninja when the build is one call of it, cmake for a CMake project built
+        through cmake, else "" (no build file the remedies know how to edit)."""
+        if make.make_arguments(self.argv) is not None:
+            return MAKE
+        if ninja.graph_arguments(self.argv) is not None:
+            return NINJA
+        if any(os.path.basename(w) == "cmake" for w in self.argv) and (self.root / "CMakeLists.txt").is_file():
+            return CMAKE
+        return ""
+
+    def words(self, command: str) -> list[str]:
+        """A step's command as words, its paths under the workspace made source-relative."""
+        prefix = self.workspace.rstrip("/") + "/"
+        return [os.path.normpath(w[len(prefix):]) if self.workspace and w.startswith(prefix)
+                else "." if self.workspace and w == prefix.rstrip("/") else w for w in makefile.words(command)]
 
     def recipes(self, cwd: str) -> dict[str, Recipe]:
         if cwd not in self._recipes:
-            arguments = make.make_arguments(shlex.split(self.command.replace("{jobs}", "1"))) if cwd == "." else []
+            arguments = make.make_arguments(self.argv) if cwd == "." else []
             if arguments is None:
                 raise NoPatch("the build is not one make call: no make database to find the rule in")
             self._recipes[cwd] = makefile.recipes(self.root / cwd, arguments)
@@ -69,9 +93,14 @@ class Tree:
     def remedy(self, finding_id: str, summary: str, recipe: Recipe, index: int, new_line: str,
                upstream: str = "") -> Remedy:
         """The remedy that replaces line `index` of the recipe's file with `new_line`."""
-        old = self.lines(recipe)
-        new = old[:index] + [new_line] + old[index + 1:]
-        relative = str(recipe.file.relative_to(self.root))
+        return self.edit(finding_id, summary, recipe.file, index, [new_line], upstream)
+
+    def edit(self, finding_id: str, summary: str, file: Path, index: int, new_lines: list[str],
+             upstream: str = "") -> Remedy:
+        """The remedy that replaces line `index` of `file` with `new_lines`."""
+        old = file.read_text(encoding="utf-8").splitlines()
+        new = old[:index] + new_lines + old[index + 1:]
+        relative = str(file.relative_to(self.root))
         return Remedy(finding_id, summary, relative, unified(relative, old, new), upstream=upstream)
 
 

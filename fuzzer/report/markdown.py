@@ -15,6 +15,7 @@ from fuzzer.escaping import markdown_inline as _esc
 from fuzzer.escaping import one_line, quoted_commands_cut, visible
 from fuzzer.execute.logs import failure_summary
 from fuzzer.plan import Perturbation
+from fuzzer.rates import described
 from fuzzer.report.model import ArtifactFinding, Culprit, Report
 
 DIFF_LINES = 40
@@ -27,8 +28,8 @@ EXCERPT_CHARS = 4000
 
 
 def render(report: Report) -> str:
-    sections = [_headline(report), _memory(report), _artifacts(report), _culprits(report), _failed_runs(report),
-                _hazards(report), _notes(report), _reproduce(report)]
+    sections = [_headline(report), _memory(report), _rates(report), _artifacts(report), _culprits(report),
+                _failed_runs(report), _hazards(report), _notes(report), _reproduce(report)]
     # control characters and lone surrogates (undecodable file names) shown as escapes
     return visible("\n\n".join(s for s in sections if s) + "\n")
 
@@ -40,8 +41,9 @@ def _headline(report: Report) -> str:
              f"{report.artifacts_checked} artifacts diverge", f"seed {report.seed}"]
     if report.exit_reason:
         facts.append(_esc(report.exit_reason))
+    bound = f"\n\n{_esc(report.confidence['text'])}" if report.confidence else ""
     return (f"## buildfuzz: {icon} {_esc(report.verdict)}\n\n"
-            f"{' · '.join(facts)}\n\nCommand: {_esc(report.command)}")
+            f"{' · '.join(facts)}{bound}\n\nCommand: {_esc(report.command)}")
 
 
 def _memory(report: Report) -> str:
@@ -55,6 +57,15 @@ def _memory(report: Report) -> str:
     if findings.all_known(report):
         parts.append("Every finding is known: exit 0, only new findings fail.")
     return "\n\n".join(parts)
+
+
+def _rates(report: Report) -> str:
+    """How often each finding showed, with the exact interval its count earns (fuzzer/rates.py)."""
+    rated = [f"- {_esc(f.what)}: {_esc(text)}" for f in report.findings
+             if f.status != findings.FIXED and (text := described(f))]
+    if len(rated) > FINDING_ROWS:
+        rated = rated[:FINDING_ROWS] + [f"- … and {len(rated) - FINDING_ROWS} more in the JSON report"]
+    return "\n".join(["### How often (exact 95% intervals)", "", *rated]) if rated else ""
 
 
 def _artifacts(report: Report) -> str:

@@ -57,11 +57,11 @@ def test_an_artifact_counts_the_successful_builds_whose_variant_is_not_the_refer
     runs = [_run(0), _run(1, group="B"), _run(2), _run(3, group="B"), _run(4, "failed", tail="make: *** [x] Error 1")]
     artifact = ArtifactFinding("out.txt", 2, [VariantSummary("A", "a", [0, 2]), VariantSummary("B", "b", [1, 3])],
                                [], [], False)
-    counted = rates.counts(runs, [artifact], [])
+    counted = rates.counts(runs, [artifact], [], [])
     assert sorted((c.seen, c.builds) for c in counted.values()) == [(1, 4), (2, 3)]  # the failure: 1 of 4 perturbed
     # a run chosen for having diverged before is not counted
     runs[1] = replace(runs[1], reason="remembered")
-    assert sorted((c.seen, c.builds) for c in rates.counts(runs, [artifact], []).values()) == [(1, 2), (1, 3)]
+    assert sorted((c.seen, c.builds) for c in rates.counts(runs, [artifact], [], []).values()) == [(1, 2), (1, 3)]
 
 
 def test_a_reproducible_verdict_states_its_exact_bound():
