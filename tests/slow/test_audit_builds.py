@@ -48,6 +48,7 @@ def test_the_audit_bench_runs_in_its_smoke_mode():
                           check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
-    assert any(line.strip().startswith("slots  1:") for line in lines), proc.stdout
+    assert any(line.strip().startswith("audit, 1 at once") for line in lines), proc.stdout
+    assert any(line.strip().startswith("bare,  1 at once") for line in lines), proc.stdout
     assert any(line.startswith("(c) analysis: 300 steps") for line in lines), proc.stdout
     assert any(line.startswith("(b) store growth:") for line in lines), proc.stdout
