@@ -80,24 +80,22 @@ def entering(isolation: unshare.Isolation, tree: Path, path: Path, call: StepCal
 
 
 def replay_slots(executor: Executor, record: RunRecord, wanted: int, logs: Path) -> "Slots":
-    """Slots on this machine for a local executor's tree; else its step session, one at a time."""
+    """Slots on this machine for a local executor's tree; else its step session's."""
     if isinstance(executor, LocalExecutor):
         return ReplaySlots(executor.spec.workspace.path, wanted, logs)
     return SessionSlots(executor.step_session(record))
 
 
 class SessionSlots:
-    """One slot: the executor's own step session (a Dask worker, which holds the tree)."""
-
-    count = 1
-    serial_reason = ("the traced tree is on a build worker, whose step session replays one step at a time "
-                     "(sending a step only the files it read is not built)")
+    """The executor's own step session's slots (a Dask cluster's: each replay on a worker,
+    sent the files its step looked at)."""
 
     def __init__(self, session):
         self.session = session
+        self.count, self.serial_reason = session.count, session.serial_reason
 
     def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
-        return self.session.replayer(call, cpus)
+        return self.session.replayer(call, cpus, slot)
 
     def __enter__(self) -> "SessionSlots":
         return self

@@ -101,6 +101,10 @@ class StepCall:
     restored: tuple[str, ...]  # every file it wrote or deleted, relative to the tree (or absolute)
     compared: tuple[str, ...]  # the outputs whose bytes are compared across replays
     what: str = "step"  # what the call runs ("step", "process"): names its replay logs
+    # what it read or found by a probe, and the directories it listed (relative to the tree,
+    # or absolute): all a replay away from the traced tree is given of it (step_files.py)
+    looked_at: tuple[str, ...] = ()
+    listed: tuple[str, ...] = ()
 
 
 class StepReplayer:
