@@ -106,7 +106,7 @@ def replay_all(root: Path, trace_path: Path, at_once: int, logs: Path) -> tuple[
                 return replayer.replay(Variation("plain"), REPLAYS).stable
 
         assert all(in_slots(chosen, range(slots.count), replay)), "a busy step varied or failed"
-        count = at_once if slots.isolation else 1
+        count = slots.at_once
     return *_spent(before, started), count
 
 
@@ -136,9 +136,7 @@ def bench_throughput(tmp: Path, steps: int, rounds: int, busy_s: float) -> None:
     for name, seconds in (("busy", busy_s), ("short", 0.02)):
         root = tmp / name
         busy_build(root, steps, seconds)
-        # make -j1: GNU make gives every job but one a closed pipe as stdin, which the trace
-        # takes for a pipe another process fed (not replayable); the replays are measured here
-        trace_path = traced(root, ["make", "-j1", "-s"])
+        trace_path = traced(root, ["make", "-j1", "-s"])  # the replays are measured, not this build
         print(f"  {name} steps (~{seconds} s CPU each):")
         _throughput_rows(root, trace_path, tmp / "logs", ncpus, rounds)
 
