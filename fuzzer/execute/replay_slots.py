@@ -93,6 +93,7 @@ class SessionSlots:
     def __init__(self, session):
         self.session = session
         self.count, self.serial_reason = session.count, session.serial_reason
+        self.at_once = self.count
 
     def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
         return self.session.replayer(call, cpus, slot)
@@ -109,7 +110,8 @@ class ReplaySlots:
         self.tree, self.logs = tree, logs
         self.isolation = unshare.isolation() if wanted > 1 else None
         self.serial_reason = "" if wanted <= 1 or self.isolation else unshare.unavailable()
-        self.count = wanted * SLOTS_PER_REPLAY if self.isolation else 1
+        self.at_once = wanted if self.isolation else 1  # replays whose processes run at once
+        self.count = self.at_once * SLOTS_PER_REPLAY if self.isolation else 1
         self._turns = threading.BoundedSemaphore(wanted) if self.isolation else None
         self._root = tree.with_name(tree.name + ".replays")
         self._trees: list[Path | None] = [None] * self.count
