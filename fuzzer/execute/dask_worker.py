@@ -266,7 +266,8 @@ def forget(paths: list[str], digests: list[str], dask_worker=None) -> None:
     for path in paths:
         place = Place(path, dask_worker.id)
         place.forget()
-        for empty in (place.slot, place.slot.parent, place.slot.parent.parent):
+        # the path itself too: a replay's namespace made it as its mount point
+        for empty in (place.slot, place.slot.parent, place.slot.parent.parent, place.path):
             with contextlib.suppress(OSError):
                 empty.rmdir()
 
