@@ -8,8 +8,6 @@ import json
 import shutil
 import socket
 
-import pytest
-
 from conftest import buildfuzz, make_project
 
 NETWORK = """
@@ -23,7 +21,6 @@ NETWORK = """
     """
 
 
-@pytest.mark.slow
 def test_a_networked_step_is_not_replayable_and_without_namespaces_replays_go_one_at_a_time(tmp_path):
     with socket.socket() as server:  # loopback only: the step connects here, nothing leaves the machine
         server.bind(("127.0.0.1", 0))

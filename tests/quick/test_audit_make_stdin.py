@@ -5,14 +5,7 @@ replayable alone."""
 
 from __future__ import annotations
 
-import subprocess
-
-import pytest
-
-from fuzzer.explain import audit
-from fuzzer.tools import strace
-from fuzzer.trace.steps import load_trace
-from test_trace_steps import need_strace, processes
+from test_trace_steps import processes
 
 
 def test_a_job_given_makes_closed_pipe_is_no_piped_stdin():
@@ -28,16 +21,3 @@ def test_a_job_given_makes_closed_pipe_is_no_piped_stdin():
         4 1.8 execve("/usr/bin/sort", ["sort"], 0x1 /* 1 vars */) = 0
     """)
     assert (make.stdin_pipe, job.stdin_pipe, gen.stdin_pipe, sort.stdin_pipe) == (False, False, False, True)
-
-
-@pytest.mark.slow
-def test_every_step_of_a_parallel_make_is_replayable(tmp_path):
-    need_strace()
-    rules = "".join(f"out{i}:\n\tsleep 0.2; echo {i} > out{i}\n" for i in range(4))
-    (tmp_path / "Makefile").write_text(f"all: {' '.join(f'out{i}' for i in range(4))}\n{rules}")
-    trace_path = tmp_path / "trace.txt"
-    subprocess.run(strace.wrap(["make", "-j4", "-s"], str(trace_path)), cwd=tmp_path, check=True,
-                   stdin=subprocess.DEVNULL)
-    trace = load_trace(trace_path, str(tmp_path))
-    plan = audit.plan(trace, {f"out{i}" for i in range(4)}, 1.0, (), {})
-    assert (len(plan.chosen), plan.unreplayable) == (4, ())
