@@ -118,8 +118,11 @@ def bare_all(root: Path, trace_path: Path, at_once: int) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     with ThreadPoolExecutor(at_once) as pool:
+        # a session of its own, as the guard starts every replay: with autogroup scheduling a
+        # session is one group sharing the CPUs with the neighbours' sessions
         codes = list(pool.map(lambda call: subprocess.run(call.argv, cwd=root / call.cwd, env=call.env,
-                                                          stdout=subprocess.DEVNULL).returncode, calls))
+                                                          stdout=subprocess.DEVNULL, start_new_session=True
+                                                          ).returncode, calls))
     assert not any(codes), codes
     return _spent(before, started)
 
