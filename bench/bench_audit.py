@@ -1,7 +1,7 @@
 """Benchmark the step audit (`--check-steps`): replay throughput, store growth, analysis time.
 
     python bench/bench_audit.py            # 10,000-step analysis, 16 busy and 16 short steps replayed (~8 min)
-    python bench/bench_audit.py --smoke    # 300-step analysis, 2 steps of each (< 1 min; CI)
+    python bench/bench_audit.py --smoke    # 100-step analysis, 2 steps of each (< 1 min; CI)
     python bench/bench_audit.py --steps 6 --rounds 1 --analysis-steps 300   # on a busy machine
 
 (a) Throughput: a make build of K Python steps, each busy on the CPU for about 0.3 s (and
@@ -196,7 +196,7 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one round (CI)")
     parser.add_argument("--steps", type=int, help="steps of each kind replayed in (a) (default 16; --smoke 2)")
     parser.add_argument("--rounds", type=int, help="ABBA rounds of (a) (default 2; --smoke 1: AB)")
-    parser.add_argument("--analysis-steps", type=int, help="steps of (b) and (c)'s build (default 10,000; --smoke 300)")
+    parser.add_argument("--analysis-steps", type=int, help="steps of (b) and (c)'s build (default 10,000; --smoke 100)")
     args = parser.parse_args()
     reason = strace.available()
     if reason:
@@ -207,7 +207,7 @@ def main() -> int:
         tmp = Path(tmp_dir)
         bench_throughput(tmp, args.steps or (2 if args.smoke else 16), args.rounds or (1 if args.smoke else 2),
                          0.1 if args.smoke else 0.3)
-        bench_analysis_and_store(tmp, args.analysis_steps or (300 if args.smoke else 10_000))
+        bench_analysis_and_store(tmp, args.analysis_steps or (100 if args.smoke else 10_000))
     return 0
 
 

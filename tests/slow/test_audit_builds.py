@@ -51,5 +51,5 @@ def test_the_audit_bench_runs_in_its_smoke_mode():
     lines = proc.stdout.splitlines()
     assert any(line.strip().startswith("audit, 1 at once") for line in lines), proc.stdout
     assert any(line.strip().startswith("bare,  1 at once") for line in lines), proc.stdout
-    assert any(line.startswith("(c) analysis: 300 steps") for line in lines), proc.stdout
+    assert any(line.startswith("(c) analysis: 100 steps") for line in lines), proc.stdout
     assert any(line.startswith("(b) store growth:") for line in lines), proc.stdout
