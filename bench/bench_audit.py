@@ -1,14 +1,19 @@
 """Benchmark the step audit (`--check-steps`): replay throughput, store growth, analysis time.
 
-    python bench/bench_audit.py            # 10,000-step analysis, 16 busy steps replayed (~5 min)
-    python bench/bench_audit.py --smoke    # 300-step analysis, 4 busy steps (< 1 min; CI)
+    python bench/bench_audit.py            # 10,000-step analysis, 16 busy and 16 short steps replayed (~8 min)
+    python bench/bench_audit.py --smoke    # 100-step analysis, 2 steps of each (< 1 min; CI)
+    python bench/bench_audit.py --steps 6 --rounds 1 --analysis-steps 300   # on a busy machine
 
-(a) Throughput: a make build of K Python steps, each busy on the CPU for about 0.3 s, is
-traced once; then every step is replayed alone REPLAYS times through the audit's own
-machinery (plan, writer targets, replay slots), with one slot and with one slot per CPU,
+(a) Throughput: a make build of K Python steps, each busy on the CPU for about 0.3 s (and
+one of K short steps, about 0.02 s, whose replays mostly wait for the clock), is traced
+once; then every step is replayed alone REPLAYS times through the audit's own machinery
+(plan, writer targets, replay slots), with one replay at a time and with one per CPU,
+and, as the ceiling this machine gives right now, the same replays' commands run bare
+(subprocess, one per CPU at once, no guard, no namespace, no spread over the clock),
 side by side (ABBA in the full mode). Throughput is the CPU-seconds the replays used
 (RUSAGE_CHILDREN, taken after the slots' guards are reaped) per wall-second; target
->= 0.8 x the CPU count with one slot per CPU.
+>= 0.8 x the CPU count with one replay per CPU on the busy steps. On a shared machine
+read the ratio to the bare row: the neighbours slow both.
 
 (b) Store growth: the bytes the store's database and the JSON report's audit section
 grow by per audited step (every step of (c)'s trace saved as audited).
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 import json
 import os
 import resource
@@ -44,7 +50,7 @@ from fuzzer.tools import strace  # noqa: E402
 
 TARGET_ANALYSIS_S = 10.0
 TARGET_THROUGHPUT = 0.8  # x CPUs
-BUSY = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\nprint('{i}')\n"
+BUSY = "import time\nend = time.process_time() + {s}\nwhile time.process_time() < end: pass\nprint('{i}')\n"
 
 
 def traced(root: Path, build: list[str]) -> Path:
@@ -71,57 +77,88 @@ def ninja_chain(root: Path, n: int) -> None:
     (root / "build.ninja").write_text("\n".join(lines) + "\n")
 
 
-def busy_build(root: Path, steps: int) -> None:
+def busy_build(root: Path, steps: int, seconds: float) -> None:
     root.mkdir(parents=True)
     for i in range(steps):
-        (root / f"busy{i}.py").write_text(BUSY.replace("{i}", str(i)))
+        (root / f"busy{i}.py").write_text(BUSY.replace("{i}", str(i)).replace("{s}", str(seconds)))
     rules = [f"all: {' '.join(f'out{i}' for i in range(steps))}\n"]
     rules += [f"out{i}: busy{i}.py\n\tpython3 busy{i}.py > out{i}\n" for i in range(steps)]
     (root / "Makefile").write_text("".join(rules))
 
 
-def replay_all(root: Path, trace_path: Path, slots_wanted: int, logs: Path) -> tuple[float, float, int]:
-    """(wall s, CPU s, slots) for every step of the traced build replayed REPLAYS times."""
+def planned(root: Path, trace_path: Path) -> tuple[list, ReplayTargets]:
     from fuzzer.trace.steps import load_trace
 
     trace = load_trace(trace_path, str(root))
     plan = audit.plan(trace, {p for s in trace.steps for p in s.outputs}, 1.0, (), {})
-    targets = ReplayTargets(trace, trace, 1)
+    assert not plan.unreplayable, plan.unreplayable
+    return list(plan.chosen), ReplayTargets(trace, trace, 1)
+
+
+def replay_all(root: Path, trace_path: Path, at_once: int, logs: Path) -> tuple[float, float, int]:
+    """(wall s, CPU s, replays at once) for every step of the traced build replayed REPLAYS times."""
+    chosen, targets = planned(root, trace_path)
     cpus = tuple(available_cpus())
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    with ReplaySlots(root, slots_wanted, logs) as slots:
+    with ReplaySlots(root, at_once, logs) as slots:
         def replay(item, k: int) -> bool:
             with slots.replayer(k, targets.of(item.candidate).call, cpus) as replayer:
                 return replayer.replay(Variation("plain"), REPLAYS).stable
 
-        assert all(in_slots(plan.chosen, range(slots.count), replay)), "a busy step varied or failed"
-        count = slots.count
+        assert all(in_slots(chosen, range(slots.count), replay)), "a busy step varied or failed"
+        count = slots.at_once
+    return *_spent(before, started), count
+
+
+def bare_all(root: Path, trace_path: Path, at_once: int) -> tuple[float, float]:
+    """(wall s, CPU s) for the same replays' commands run bare, `at_once` at a time."""
+    chosen, targets = planned(root, trace_path)
+    calls = [targets.of(item.candidate).call for item in chosen for _ in range(REPLAYS)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    with ThreadPoolExecutor(at_once) as pool:
+        # a session of its own, as the guard starts every replay: with autogroup scheduling a
+        # session is one group sharing the CPUs with the neighbours' sessions
+        codes = list(pool.map(lambda call: subprocess.run(call.argv, cwd=root / call.cwd, env=call.env,
+                                                          stdout=subprocess.DEVNULL, start_new_session=True
+                                                          ).returncode, calls))
+    assert not any(codes), codes
+    return _spent(before, started)
+
+
+def _spent(before, started: float) -> tuple[float, float]:
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, count
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def bench_throughput(tmp: Path, steps: int, rounds: int) -> None:
-    root = tmp / "busy"
-    busy_build(root, steps)
-    trace_path = traced(root, ["make", "-j2", "-s"])
+def bench_throughput(tmp: Path, steps: int, rounds: int, busy_s: float) -> None:
     ncpus = len(available_cpus())
-    print(f"(a) throughput: {steps} steps of ~0.3 s CPU, {REPLAYS} replays each, {ncpus} CPUs; "
-          f"target >= {TARGET_THROUGHPUT * ncpus:.1f} CPU-s per wall-s with one slot per CPU")
+    print(f"(a) throughput: {steps} steps, {REPLAYS} replays each, {ncpus} CPUs; target >= "
+          f"{TARGET_THROUGHPUT * ncpus:.1f} CPU-s per wall-s with one replay per CPU on the busy steps")
+    for name, seconds in (("busy", busy_s), ("short", 0.02)):
+        root = tmp / name
+        busy_build(root, steps, seconds)
+        trace_path = traced(root, ["make", "-j1", "-s"])  # the replays are measured, not this build
+        print(f"  {name} steps (~{seconds} s CPU each):")
+        _throughput_rows(root, trace_path, tmp / "logs", ncpus, rounds)
+
+
+def _throughput_rows(root: Path, trace_path: Path, logs: Path, ncpus: int, rounds: int) -> None:
     order = [1, ncpus, ncpus, 1] * rounds if rounds > 1 else [1, ncpus]
-    results: dict[int, list[tuple[float, float]]] = {}
+    results: dict[str, list[tuple[float, float]]] = {}
     for n in order:
-        wall, cpu, count = replay_all(root, trace_path, n, tmp / "logs")
-        results.setdefault(count, []).append((wall, cpu))
-    for count, rows in sorted(results.items()):
+        wall, cpu, count = replay_all(root, trace_path, n, logs)
+        results.setdefault(f"audit, {count} at once", []).append((wall, cpu))
+        results.setdefault(f"bare,  {n} at once", []).append(bare_all(root, trace_path, n))
+    for label, rows in sorted(results.items()):
         wall = sorted(w for w, _ in rows)[len(rows) // 2]
         cpu = sorted(c for _, c in rows)[len(rows) // 2]
-        print(f"  slots {count:>2}: wall {wall:6.2f} s  replay CPU {cpu:6.2f} s  throughput {cpu / wall:4.2f} "
-              f"CPU-s/wall-s ({cpu / wall / ncpus:.2f} x CPUs)")
-    if len(results) == 1:
-        print("  (one slot only: no mount namespaces here)")
+        print(f"    {label:<17} wall {wall:6.2f} s  CPU {cpu:6.2f} s  throughput {cpu / wall:4.2f} CPU-s/wall-s "
+              f"({cpu / wall / ncpus:.2f} x CPUs)")
+    if not any(label.startswith(f"audit, {ncpus} ") for label in results):
+        print("    (one replay at a time only: no mount namespaces here)")
 
 
 def bench_analysis_and_store(tmp: Path, n: int) -> None:
@@ -157,6 +194,9 @@ def bench_analysis_and_store(tmp: Path, n: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one round (CI)")
+    parser.add_argument("--steps", type=int, help="steps of each kind replayed in (a) (default 16; --smoke 2)")
+    parser.add_argument("--rounds", type=int, help="ABBA rounds of (a) (default 2; --smoke 1: AB)")
+    parser.add_argument("--analysis-steps", type=int, help="steps of (b) and (c)'s build (default 10,000; --smoke 100)")
     args = parser.parse_args()
     reason = strace.available()
     if reason:
@@ -165,8 +205,9 @@ def main() -> int:
     print(f"load average {os.getloadavg()[0]:.2f} on {len(available_cpus())} CPUs")
     with tempfile.TemporaryDirectory(prefix="bench-audit-") as tmp_dir:
         tmp = Path(tmp_dir)
-        bench_throughput(tmp, 4 if args.smoke else 16, 1 if args.smoke else 2)
-        bench_analysis_and_store(tmp, 300 if args.smoke else 10_000)
+        bench_throughput(tmp, args.steps or (2 if args.smoke else 16), args.rounds or (1 if args.smoke else 2),
+                         0.1 if args.smoke else 0.3)
+        bench_analysis_and_store(tmp, args.analysis_steps or (100 if args.smoke else 10_000))
     return 0
 
 

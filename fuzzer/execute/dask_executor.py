@@ -16,8 +16,11 @@ The campaign does not change: it submits `RunRequest`s and gets `RunRecord`s bac
   directory here, so `log_path` and `trace_path` are local. Variant files and the
   reference tree are fetched on demand from the worker that built them (a task pinned
   there), valid until that worker's next build.
-- Localization runs (traces, hazard scans, shrinking, replays) go to one worker, and a
-  step session replays on the worker holding the traced tree (a Dask actor).
+- Localization runs (traces, hazard scans, shrinking, replays) go to one worker. A step
+  session replays on every worker (a Dask actor per replayed step), each sent only the
+  files the step looked at, by digest, from the worker holding the traced tree, and only
+  those its file cache lacks (`fuzzer.execute.step_files`); without mount namespaces on
+  some worker, one replay at a time.
 - A worker lost mid-build: Dask runs the task again elsewhere; the record's `note` says
   so. The client lost: the scheduler cancels its tasks and the workers end the builds.
 """
@@ -42,11 +45,12 @@ from distributed.scheduler import KilledWorker
 from fuzzer.config import UsageError, available_cpus
 from fuzzer.execute.dask_cluster import (BUILDS, SLOTS_REFRESH_S, WORKER_CHECK_S, WORKERS_WAIT_S, Attempts, connect,
                                          quiet_dask_logs, shutdown)
-from fuzzer.execute.dask_worker import (ATTEMPTS_TOPIC, Site, StepActor, WorkerRun, read_kept, run_build, tar_kept,
-                                        worker_facts)
+from fuzzer.execute.dask_worker import (ATTEMPTS_TOPIC, Site, StepActor, WorkerRun, missing_files, read_file,
+                                        read_kept, run_build, tar_kept, worker_facts)
 from fuzzer.execute.local import BuildSpec, _not_copied
 from fuzzer.execute.run import RunKind, RunRecord, RunRequest
 from fuzzer.execute.source_archive import extract, pack
+from fuzzer.execute.step_files import digests, step_files
 from fuzzer.execute.step_replay import REPLAYS, ReplayOutcome, StepCall, Variation
 from fuzzer.plan import format_cpus
 
@@ -235,7 +239,7 @@ class DaskExecutor:
 
     def step_session(self, record: RunRecord) -> "DaskStepSession":
         worker, run_id = self._trees[(record.kind, record.index)]
-        return DaskStepSession(self.pool, self.site, worker, run_id)
+        return DaskStepSession(self.pool, self.site, worker, run_id, record.manifest)
 
     def close(self) -> None:
         """Cancel what still runs: the workers see it and end those builds."""
@@ -293,26 +297,44 @@ class DaskExecutor:
 
 
 class DaskStepSession:
-    """Step replays on the worker that holds the traced tree."""
+    """Step replays on the cluster's workers, slot k on the k-th (one actor thread each)."""
 
-    def __init__(self, pool: DaskPool, site: Site, worker: str, run_id: str):
-        self.pool, self.site, self.worker, self.run_id = pool, site, worker, run_id
+    def __init__(self, pool: DaskPool, site: Site, holder: str, run_id: str, manifest):
+        self.pool, self.site, self.holder, self.run_id, self.manifest = pool, site, holder, run_id, manifest
+        self.workers = pool.workers()
+        unable = sorted((worker, fact["no_namespaces"])
+                        for worker, fact in pool.client.run(worker_facts, workers=self.workers).items()
+                        if fact["no_namespaces"])
+        self.count = 1 if unable else len(self.workers)
+        self.serial_reason = f"worker {unable[0][0]} has no mount namespaces ({unable[0][1]})" if unable else ""
 
-    def replayer(self, call: StepCall, cpus: tuple[int, ...]) -> "RemoteStepReplayer":
-        return RemoteStepReplayer(self, call, cpus)
+    def replayer(self, call: StepCall, cpus: tuple[int, ...], slot: int = 0) -> "RemoteStepReplayer":
+        return RemoteStepReplayer(self, self.workers[slot % len(self.workers)], call, cpus)
 
 
 class RemoteStepReplayer:
-    """A StepReplayer whose replays run on a worker, through a `StepActor` there."""
+    """A StepReplayer whose replays run on a worker, through a `StepActor` there; `sent`
+    names the files' digests it had sent there (those the worker's cache lacked)."""
 
-    def __init__(self, session: DaskStepSession, call: StepCall, cpus: tuple[int, ...]):
-        pool, worker = session.pool, session.worker
+    def __init__(self, session: DaskStepSession, worker: str, call: StepCall, cpus: tuple[int, ...]):
+        pool = session.pool
         self._client = pool.client
+        files = step_files(call, session.manifest)
+        paths = digests(files)
+        missing = pool.on_worker(worker, missing_files, sorted(paths))
+        if missing is None:
+            raise WorkerLost(f"worker {worker} is gone: no step replays there")
+        self.sent: tuple[str, ...] = tuple(missing)
+        # keyed by digest: replays on two workers that lack one file share one read of it
+        sent = {d: pool.pinned(session.holder, read_file, session.site, session.run_id, paths[d], d,
+                               key=f"buildfuzz-file-{d}") for d in self.sent}
+        if any(future is None for future in sent.values()):
+            raise WorkerLost(f"worker {session.holder}, which holds the traced tree, is gone: no step replays")
         # the actor lives as long as its future is held
-        self._future = pool.pinned(worker, StepActor, session.site, session.run_id, call, cpus, actor=True)
+        self._future = pool.pinned(worker, StepActor, session.site, call, cpus, files, sent, actor=True)
         self._actor = None if self._future is None else pool.wait_pinned(worker, self._future)
         if self._actor is None:
-            raise WorkerLost(f"worker {session.worker}, which holds the traced tree, is gone: no step replays")
+            raise WorkerLost(f"worker {worker} is gone: no step replays there")
 
     def __enter__(self) -> "RemoteStepReplayer":
         return self

@@ -5,8 +5,14 @@ engine and the guard apply exactly as on the campaign's machine, at the campaign
 path (`<store>/workspace/<name>`, created on this host). Several workers on one host
 take turns at that path (an exclusive lock on its parent directory); after each build
 the tree moves (a rename) to this worker's own place beside it, where `fetch`,
-`keep_tree` and step replays find it until this worker's next build. A step replay
-moves the tree back to the path for as long as it runs.
+`keep_tree` and the files step replays need find it until this worker's next build.
+
+A step replay runs on any worker, in a tree of its own holding only the files the step
+looked at (`fuzzer.execute.step_files`), each sent by digest from the worker holding the
+traced tree to this worker's file cache, once: a file the cache holds is not sent again.
+With mount namespaces the step's tree is mounted at the campaign's path for each replay,
+so replays on one host run at once; without, it is moved to the path under the host's
+lock for as long as the replays run, one at a time.
 
 The client holds every task's future. When the client goes away (SIGKILL, a lost
 network) the scheduler releases its futures and a running task here is cancelled: a
@@ -19,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
 import tempfile
 import threading
 import weakref
@@ -36,14 +41,18 @@ from fuzzer.execute.local import BuildSpec, LocalExecutor
 from fuzzer.execute.logs import log_tail, note
 from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.source_archive import tar_tree, unpack_once
+from fuzzer.execute.replay_slots import entering
+from fuzzer.execute.step_files import FileCache, StepFile, build_tree, read_checked
 from fuzzer.execute.step_replay import ReplayOutcome, StepCall, StepReplayer, Variation
 from fuzzer.execute.workspace import Workspace
+from fuzzer.tools import unshare
 
 ARCHIVE_WAIT_S = 600  # fetching the source archive from the scheduler; it is there before any build
 ATTEMPTS_TOPIC = "buildfuzz-attempts"  # every start of a build task: which worker took it
 WATCH_S = 0.5  # how often a running build checks that its client still wants it
 LIVE_STATES = frozenset({"executing", "long-running", "resumed"})  # a task still wanted, as a worker sees it
 KEPT = ".buildfuzz-kept"  # beside the campaign's path: each worker's last tree
+FILES = "buildfuzz-files"  # in a worker's local directory: the files step replays were sent, by digest
 
 _EXECUTORS: dict[BuildSpec, LocalExecutor] = {}  # this worker process's, one per campaign it builds for
 
@@ -204,17 +213,15 @@ class Place:
             return False
 
     @contextlib.contextmanager
-    def checked_out(self, run_id: str) -> Iterator[Path]:
-        """Run `run_id`'s tree back at the path (replays need it there), then keep it again."""
+    def lent(self, tree: Path) -> Iterator[Path]:
+        """`tree` at the path (a replay without a mount namespace needs it there), then back."""
         with self.locked():
-            if not self.holds(run_id):
-                raise FileNotFoundError(f"the tree of run {run_id} is no longer on this worker")
             _remove(self.path)
-            os.rename(self.tree, self.path)
+            os.rename(tree, self.path)
             try:
                 yield self.path
             finally:
-                os.rename(self.path, self.tree)
+                os.rename(self.path, tree)
 
     def forget(self) -> None:
         _remove(self.tree)
@@ -248,16 +255,19 @@ def tar_kept(site: Site, run_id: str) -> bytes | None:
 
 
 def forget(paths: list[str], digests: list[str], dask_worker=None) -> None:
-    """Remove this worker's kept trees of these build paths and its unpacked copies of
-    these archives (run on every worker when the client is done)."""
+    """Remove this worker's kept trees of these build paths, its unpacked copies of these
+    archives and the files step replays were sent (run on every worker when the client is
+    done)."""
     for digest in digests:
         _remove(_sources(dask_worker.local_directory) / digest)
+    _remove(_files(dask_worker).root)
     for spec in [spec for spec in _EXECUTORS if str(spec.workspace.path) in paths]:
         _EXECUTORS.pop(spec).close()
     for path in paths:
         place = Place(path, dask_worker.id)
         place.forget()
-        for empty in (place.slot, place.slot.parent, place.slot.parent.parent):
+        # the path itself too: a replay's namespace made it as its mount point
+        for empty in (place.slot, place.slot.parent, place.slot.parent.parent, place.path):
             with contextlib.suppress(OSError):
                 empty.rmdir()
 
@@ -265,37 +275,76 @@ def forget(paths: list[str], digests: list[str], dask_worker=None) -> None:
 # ---------------------------------------------------------------- step replays
 
 
-class StepActor:
-    """Replays of one step on this worker, in the tree a traced run left here (a Dask
-    actor: it keeps the replayer, its backups and its guard between calls)."""
+def missing_files(digests: list[str]) -> list[str]:
+    """Of these digests, those this worker's file cache lacks (a pinned task)."""
+    return _files(get_worker()).missing(digests)
 
-    def __init__(self, site: Site, run_id: str, call: StepCall, cpus: tuple[int, ...]):
+
+def read_file(site: Site, run_id: str, path: str, digest: str) -> bytes | None:
+    """One file of `run_id`'s tree, if it still holds `digest` (a pinned task, on the worker
+    that built it; its result goes straight to the worker that replays)."""
+    place = Place(site.path, get_worker().id)
+    return read_checked(place.tree / path, digest) if place.holds(run_id) else None
+
+
+def _files(worker) -> FileCache:
+    return FileCache(Path(worker.local_directory) / FILES)
+
+
+class StepActor:
+    """Replays of one step on this worker, in a tree of the files it looked at (a Dask
+    actor: it keeps the replayer, its backups and its guard between calls). `sent`: the
+    bytes of the files this worker's cache lacked, by digest (None: the traced tree is
+    gone from the worker that built it)."""
+
+    def __init__(self, site: Site, call: StepCall, cpus: tuple[int, ...], files: tuple[StepFile, ...],
+                 sent: dict[str, bytes | None]):
         worker = get_worker()
-        self._worker, self._key, self._run_id = worker, thread_state.key, run_id
-        self._place = Place(site.path, worker.id)
+        self._worker, self._key = worker, thread_state.key
+        cache = _files(worker)
+        for digest, data in sent.items():
+            if data is None:
+                raise FileNotFoundError("the traced tree is no longer on the worker that built it")
+            cache.put(digest, data)
+        scratch = Path(tempfile.mkdtemp(prefix="buildfuzz-replays-", dir=worker.local_directory))
+        self._tree = scratch / "tree"
+        build_tree(self._tree, files, cache)
         self._guard = Guard()
-        logs = Path(tempfile.mkdtemp(prefix="buildfuzz-replays-", dir=worker.local_directory))
-        self._end = weakref.finalize(self, _end_session, self._guard, logs)
-        with self._place.checked_out(run_id) as tree:
-            self._replayer = StepReplayer(self._guard, tree, call, cpus, logs)
+        self._end = weakref.finalize(self, _end_session, self._guard, scratch)
+        isolation = unshare.isolation()
+        self._place = None if isolation else Place(site.path, worker.id)
+        enter = entering(isolation, self._tree, Path(site.path), call) if isolation else None
+        with self._at_path() as tree:
+            self._replayer = StepReplayer(self._guard, tree, call, cpus, scratch / "logs", enter)
 
     def replay_each(self, variations: list[Variation], times: int) -> dict[str, ReplayOutcome]:
-        with self._place.checked_out(self._run_id), Watch(self._wanted, self._guard):
+        with self._at_path(), Watch(self._wanted, self._guard):
             return self._replayer.replay_each(variations, times)
 
     def close(self) -> None:
-        self._end()
+        try:
+            with self._at_path():
+                self._replayer.close()  # what the replays wrote outside the tree is removed
+        finally:
+            self._end()
+
+    def _at_path(self) -> contextlib.AbstractContextManager[Path]:
+        """Where the replays find the step's tree: mounted at the path in their own
+        namespace, or moved there for as long as they run."""
+        return self._place.lent(self._tree) if self._place else contextlib.nullcontext(self._tree)
 
     def _wanted(self) -> bool:
         return self._key in self._worker.state.actors
 
 
-def _end_session(guard: Guard, logs: Path) -> None:
-    """The guard ends any replay; the logs directory holds the replayer's backups too."""
+def _end_session(guard: Guard, scratch: Path) -> None:
+    """The guard ends any replay; the scratch directory holds the step's tree and the
+    replayer's backups."""
     guard.close()
-    shutil.rmtree(logs, ignore_errors=True)
+    _remove(scratch)
 
 
 def worker_facts() -> dict:
-    """What the client checks before it sends a build here (run on every worker)."""
-    return {"cpus": sorted(os.sched_getaffinity(0))}
+    """What the client checks before it sends a build or a step replay here (run on every
+    worker): its CPUs, and why replays cannot have mount namespaces ('' when they can)."""
+    return {"cpus": sorted(os.sched_getaffinity(0)), "no_namespaces": unshare.unavailable()}

@@ -5,15 +5,22 @@ the campaign's path in the replay's own mount namespace (fuzzer/tools/unshare.py
 A step replayed in slot k sees the campaign's path, as it did in the traced build, while
 its files live in `<path>.replays/<k>`; a replay restores and compares files in its own
 copy, so two steps replayed at once never see each other's outputs. The copy is the whole
-tree, made once per slot (sending only the files a step read, content-addressed, to a Dask
-worker is not built). Without mount namespaces there is one slot, the tree itself, at the
-campaign's path, and `serial_reason` says why.
+tree, made the first time the slot is used, in the thread that uses it (the first replays
+start after one copy, not N in a row, and an audit of two steps copies two trees).
+
+There are SLOTS_PER_REPLAY slots per replay wanted at once, and as many CPU turns as
+replays wanted: a replay holds a turn only while its process runs. A step's replays are
+spread over at least SPREAD_S (second-resolution clocks must tick), so a short step's
+slot mostly waits; that wait is another slot's turn, not an idle CPU. Without mount
+namespaces there is one slot, the tree itself, at the campaign's path, and
+`serial_reason` says why.
 """
 
 from __future__ import annotations
 
 import queue
 import shutil
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
@@ -29,6 +36,10 @@ from fuzzer.tools import unshare
 Item = TypeVar("Item")
 Slot = TypeVar("Slot")
 Result = TypeVar("Result")
+
+# a step shorter than SPREAD_S / REPLAYS waits between its replays: twice the slots keep the
+# CPUs busy down to steps of half that (bench/bench_audit.py measures it), at a tree copy each
+SLOTS_PER_REPLAY = 2
 
 
 def replays_at_once(config) -> int:
@@ -59,25 +70,33 @@ def in_slots(items: Sequence[Item], slots: Sequence[Slot], work: Callable[[Item,
         return list(pool.map(in_a_free_slot, items))
 
 
+def entering(isolation: unshare.Isolation, tree: Path, path: Path, call: StepCall) -> Wrapper:
+    """How a replay of `call` runs in `tree` mounted at `path`, in a mount namespace of its own."""
+    cwd = str(path / call.cwd)
+    env_program = shutil.which("env") or "/usr/bin/env"
+    # the namespace's entry starts at the path's root; env -C moves to the step's directory
+    # without touching the environment (a shell's cd would export PWD and OLDPWD)
+    return lambda argv: isolation.wrap([env_program, "-C", cwd, "--", *argv], tree, path, call.env)
+
+
 def replay_slots(executor: Executor, record: RunRecord, wanted: int, logs: Path) -> "Slots":
-    """Slots on this machine for a local executor's tree; else its step session, one at a time."""
+    """Slots on this machine for a local executor's tree; else its step session's."""
     if isinstance(executor, LocalExecutor):
         return ReplaySlots(executor.spec.workspace.path, wanted, logs)
     return SessionSlots(executor.step_session(record))
 
 
 class SessionSlots:
-    """One slot: the executor's own step session (a Dask worker, which holds the tree)."""
-
-    count = 1
-    serial_reason = ("the traced tree is on a build worker, whose step session replays one step at a time "
-                     "(sending a step only the files it read is not built)")
+    """The executor's own step session's slots (a Dask cluster's: each replay on a worker,
+    sent the files its step looked at)."""
 
     def __init__(self, session):
         self.session = session
+        self.count, self.serial_reason = session.count, session.serial_reason
+        self.at_once = self.count
 
     def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
-        return self.session.replayer(call, cpus)
+        return self.session.replayer(call, cpus, slot)
 
     def __enter__(self) -> "SessionSlots":
         return self
@@ -91,10 +110,21 @@ class ReplaySlots:
         self.tree, self.logs = tree, logs
         self.isolation = unshare.isolation() if wanted > 1 else None
         self.serial_reason = "" if wanted <= 1 or self.isolation else unshare.unavailable()
-        self.count = wanted if self.isolation else 1
+        self.at_once = wanted if self.isolation else 1  # replays whose processes run at once
+        self.count = self.at_once * SLOTS_PER_REPLAY if self.isolation else 1
+        self._turns = threading.BoundedSemaphore(wanted) if self.isolation else None
         self._root = tree.with_name(tree.name + ".replays")
-        self._trees = [self._copy(k) for k in range(self.count)] if self.isolation else [tree]
-        self._guards = [Guard() for _ in range(self.count)]
+        self._trees: list[Path | None] = [None] * self.count
+        self._guards: list[Guard | None] = [None] * self.count
+
+    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
+        """A replayer in `slot`, which one thread at a time uses (`in_slots` sees to it)."""
+        logs = self.logs / f"slot-{slot}"
+        if self._guards[slot] is None:
+            self._trees[slot] = self._copy(slot) if self.isolation else self.tree
+            self._guards[slot] = Guard()
+        return StepReplayer(self._guards[slot], self._trees[slot], call, cpus, logs, self._enter(slot, call),
+                            self._turns)
 
     def _copy(self, k: int) -> Path:
         dest = self._root / str(k)
@@ -102,24 +132,14 @@ class ReplaySlots:
         shutil.copytree(self.tree, dest, symlinks=True)
         return dest
 
-    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
-        logs = self.logs / f"slot-{slot}"
-        return StepReplayer(self._guards[slot], self._trees[slot], call, cpus, logs, self._enter(slot, call))
-
     def _enter(self, slot: int, call: StepCall) -> Wrapper | None:
-        if self.isolation is None:
-            return None
-        isolation, tree, path = self.isolation, self._trees[slot], self.tree
-        cwd = str(path / call.cwd)
-        env_program = shutil.which("env") or "/usr/bin/env"
-        # the namespace's entry starts at the path's root; env -C moves to the step's directory
-        # without touching the environment (a shell's cd would export PWD and OLDPWD)
-        return lambda argv: isolation.wrap([env_program, "-C", cwd, "--", *argv], tree, path, call.env)
+        return entering(self.isolation, self._trees[slot], self.tree, call) if self.isolation else None
 
     def close(self) -> None:
         """End every replay, remove the copies."""
         for guard in self._guards:
-            guard.close()
+            if guard is not None:
+                guard.close()
         if self.isolation is not None:
             Workspace(source=self.tree, path=self._root).remove()
 

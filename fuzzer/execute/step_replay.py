@@ -101,17 +101,23 @@ class StepCall:
     restored: tuple[str, ...]  # every file it wrote or deleted, relative to the tree (or absolute)
     compared: tuple[str, ...]  # the outputs whose bytes are compared across replays
     what: str = "step"  # what the call runs ("step", "process"): names its replay logs
+    # what it read or found by a probe, and the directories it listed (relative to the tree,
+    # or absolute): all a replay away from the traced tree is given of it (step_files.py)
+    looked_at: tuple[str, ...] = ()
+    listed: tuple[str, ...] = ()
 
 
 class StepReplayer:
     """Replays one step; a context manager, because it backs up the files it restores."""
 
     def __init__(self, guard: Guard, tree: Path, call: StepCall, cpus: tuple[int, ...], logs: Path,
-                 enter: Wrapper | None = None):
+                 enter: Wrapper | None = None, turns: contextlib.AbstractContextManager | None = None):
         """`enter`: how a replay gets to `tree` when it is not at the campaign's path (a
-        parallel replay's own mount namespace, fuzzer/execute/replay_slots.py)."""
+        parallel replay's own mount namespace, fuzzer/execute/replay_slots.py); `turns`:
+        held while each replay runs (the CPUs replays share with other slots' replays)."""
         self.guard, self.tree, self.call, self.cpus, self.logs = guard, tree, call, cpus, logs
         self.enter = enter
+        self.turns = turns or contextlib.nullcontext()
         logs.mkdir(parents=True, exist_ok=True)
         self._backup = Path(tempfile.mkdtemp(prefix="step-outputs-", dir=logs))
         self._runs = 0
@@ -182,7 +188,7 @@ class StepReplayer:
         env = {**self.call.env, **dict(variation.env)}
         self._runs += 1
         log = self.logs / f"{self.call.what}-{self._runs:03d}-{_slug(variation.name)}.log"
-        with _moved(self.tree, variation.moved):
+        with self.turns, _moved(self.tree, variation.moved):
             try:
                 self.guard.start(argv, cwd=str(self.tree / self.call.cwd), env=env,
                                  cpus=variation.cpus or self.cpus, log_path=str(log))

@@ -64,7 +64,7 @@ def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audit
     rows += [AuditedStep(u.identity, u.step.command, u.step.cwd, [], "not-replayable", f"not replayable: {u.reason}")
              for u in plan.unreplayable]
     summary = _summary(share, len(plan.chosen) + len(plan.deferred) + len(plan.unreplayable), rows,
-                       left, why_left, slots.count, wall_s)
+                       left, why_left, slots.at_once, wall_s)
     serial = f"step replays ran one at a time: {slots.serial_reason}" if slots.serial_reason else ""
     return AuditOutcome(summary, tuple(culprits), (serial,) if serial and summary.audited else (), budget)
 

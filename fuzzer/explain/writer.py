@@ -66,6 +66,9 @@ class ReplayTargets:
             exit_code=step.exit_code,  # type: ignore[union-attr]
             restored=tuple(sorted(touched)),
             compared=tuple(candidate.outputs) or tuple(sorted(step.outputs)),  # type: ignore[union-attr]
+            looked_at=tuple(sorted({*step.reads,  # type: ignore[union-attr]
+                                    *(p for p, probe in step.probes.items() if probe.found)})),  # type: ignore[union-attr]
+            listed=tuple(sorted(step.lists)),  # type: ignore[union-attr]
         )
 
     def _process_call(self, writer: Writer) -> StepCall:
@@ -79,6 +82,9 @@ class ReplayTargets:
             restored=tuple(sorted(touched)),
             compared=writer.wrote,
             what="process",
+            looked_at=tuple(sorted({a.path for p in writer.members for a in p.accesses
+                                    if a.kind in ("read", "probe") and a.found})),
+            listed=tuple(sorted({a.path for p in writer.members for a in p.accesses if a.kind == "list"})),
         )
 
     def annotate(self, culprit: Culprit, candidate: RootCandidate) -> Culprit:

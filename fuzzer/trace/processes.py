@@ -26,6 +26,7 @@ OPENAT2_FLAGS = re.compile(r"flags=([A-Z_0-9|]+)")
 PATH_CACHE_LIMIT = 200_000
 MOVED = ".at-"  # the build-path axis shows the workspace at WORKSPACE.at-VALUE
 STDOUT_FDS = ("1", "2")
+MAKES = ("make", "gmake")
 
 
 class ProcessTracker:
@@ -318,9 +319,12 @@ class ProcessTracker:
         self._record(proc, "write", new, call.time, origin=old)
 
     def on_dup(self, proc: LiveProcess, call: Syscall) -> None:
-        """dup2/dup3 onto fd 0: whether standard input is now a pipe (`gen | sort`)."""
+        """dup2/dup3 onto fd 0: whether standard input is now a pipe (`gen | sort`). Not the
+        pipe GNU make gives every parallel job but one, in the job's fork before its exec:
+        make closed its writing end, so it reads as empty, as a replay's /dev/null does."""
         if len(call.args) >= 2 and call.ok and call.args[1].partition("<")[0] == "0":
-            proc.stdin_pipe = call.args[0].partition("<")[2].startswith(("pipe:", "socket:"))
+            piped = call.args[0].partition("<")[2].startswith(("pipe:", "socket:"))
+            proc.stdin_pipe = piped and not _a_fork_of_make(proc)
 
     def on_connect(self, proc: LiveProcess, call: Syscall) -> None:
         if len(call.args) >= 2 and proc.network is None and (call.ok or call.errno == "EINPROGRESS"):
@@ -343,6 +347,10 @@ class ProcessTracker:
     def on_exit_group(self, proc: LiveProcess, call: Syscall) -> None:
         if call.args and call.args[0].lstrip("-").isdigit():
             proc.exit_group_code = int(call.args[0])
+
+
+def _a_fork_of_make(proc: LiveProcess) -> bool:
+    return not proc.execs and bool(proc.argv) and os.path.basename(proc.argv[0]) in MAKES
 
 
 HANDLERS = {
