@@ -80,11 +80,6 @@ def to_data(obj: object) -> Any:
     return json.loads(encode(obj))
 
 
-def schema(kind: type) -> dict:
-    """The JSON Schema of `kind`, from the same type that decodes it."""
-    return msgspec.json.schema(kind, schema_hook=lambda t: {"type": "string"} if t is Path else None)
-
-
 def read_table(table: dict, kind: type[T], where: str) -> T:
     """A TOML table (tomllib's dict) as `kind`, or a UsageError naming `where`, the key,
     what it must be and what it was."""
