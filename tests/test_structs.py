@@ -3,6 +3,8 @@ round trips, and the JSON older stores hold still read (fuzzer/structs.py)."""
 
 import json
 import re
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import buildfuzz
+from conftest import ROOT, buildfuzz
 from fuzzer import structs
 from fuzzer.compare.inside import Inside
 from fuzzer.config import FuzzConfig, StoredConfig, UsageError, stored_settings
@@ -154,3 +156,10 @@ def test_a_settings_file_that_does_not_fit_is_one_line_and_exit_2(tmp_path):
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert f"{Path(tmp_path) / 'buildfuzz.toml'}': parallel must be a whole number, got '2'" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["buildfuzz.toml"]
+
+
+def test_the_store_json_bench_runs_its_smoke_mode():
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_store_json.py"), "--smoke"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"1000 entries .* ratio +\d", done.stdout)
