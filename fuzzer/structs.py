@@ -63,10 +63,9 @@ def decode(data: bytes | str, kind: type[T]) -> T:
     """`data` checked and converted to `kind`; raises msgspec.ValidationError if it does not fit."""
     try:
         return _decoder(kind).decode(data)
-    except msgspec.DecodeError as e:
-        if isinstance(e, msgspec.ValidationError):
-            raise
-        # msgspec reads no lone surrogate escape ("\udcff"); the json module does
+    except msgspec.ValidationError:
+        raise
+    except msgspec.DecodeError:  # msgspec reads no lone surrogate escape ("\udcff"); the json module does
         return convert(json.loads(data), kind)
 
 
