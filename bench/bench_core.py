@@ -38,6 +38,7 @@ from typing import Callable
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from fuzzer import structs  # noqa: E402
 from fuzzer.campaign import run_campaign  # noqa: E402
 from fuzzer.config import FuzzConfig, available_cpus  # noqa: E402
 from fuzzer.execute.guard import Guard  # noqa: E402
@@ -400,7 +401,7 @@ def detect_buildfuzz(scenario: Scenario, seed: int, tmp: Path) -> Trial:
     if report.verdict != "unreproducible":
         return Trial(None, elapsed)
     last = report.runs[-1]
-    p = Perturbation.from_json(last.perturbation)
+    p = structs.convert(last.perturbation, Perturbation)
     result = "failed" if last.status != "ok" else f"group {last.group}"
     return Trial(len(report.runs), elapsed, f"#{len(report.runs)} {p.describe()} → {result}")
 

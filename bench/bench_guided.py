@@ -32,6 +32,7 @@ from bench_core import REPO, Trial, detect_baseline, identical_plan, machine_fac
 
 from fuzzer.campaign import run_campaign
 from fuzzer.config import FuzzConfig
+from fuzzer import structs
 from fuzzer.plan import Perturbation
 from fuzzer.scenarios import find_scenarios
 
@@ -54,7 +55,7 @@ def detect(scenario, seed: int, axes: tuple[str, ...] | None, tmp: Path, stop: b
     if report.verdict != "unreproducible":
         return Trial(None, elapsed), []
     first = next(r for r in report.runs if r.group not in ("A", None) or r.status != "ok")
-    p = Perturbation.from_json(first.perturbation)
+    p = structs.convert(first.perturbation, Perturbation)
     return Trial(first.index + 1, elapsed, f"#{first.index + 1} {p.describe()}"), [(store, r) for r in replays]
 
 

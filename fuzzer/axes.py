@@ -31,6 +31,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
+import msgspec
+
 from fuzzer.execute import hold
 from fuzzer.execute.parallelism import command_argv, parallel_env, render_command
 from fuzzer.errors import UsageError
@@ -143,8 +145,8 @@ def _disordered(value: str, tree: Path) -> Iterator[None]:
 def _reset_field(name: str):
     def reset(p: Perturbation, reference: Perturbation) -> Perturbation:
         if name == "jitter":
-            return replace(p, jitter=0.0, seed=0)
-        return replace(p, **{name: getattr(reference, name)})
+            return msgspec.structs.replace(p, jitter=0.0, seed=0)
+        return msgspec.structs.replace(p, **{name: getattr(reference, name)})
 
     return reset
 

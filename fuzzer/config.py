@@ -9,6 +9,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from fuzzer import axes as axis_table
 from fuzzer.errors import UsageError
 from fuzzer.escaping import shown  # also the name other modules import it by
@@ -61,42 +63,37 @@ class FuzzConfig:
     output_dirs: tuple[Path, ...] = ()  # --output: directories outside the tree the build writes into
     known: frozenset[str] = frozenset()  # finding ids that do not fail CI (--baseline; fuzzer/memory.py)
 
-    def to_json(self) -> dict:
-        """What a resumed campaign must share with the original to continue it."""
-        return {
-            "runs": self.runs,
-            "artifacts": list(self.artifacts),
-            "ignore": list(self.ignore),
-            "default_ignore": self.default_ignore,
-            "jobs": list(self.jobs),
-            "axes": list(self.axes),
-            "timeout": self.timeout,
-            "in_place": self.in_place,
-            "clean": self.clean,
-            "parallel": self.parallel,
-            "output": [str(p) for p in self.output_dirs],
-        }
 
 
-def stored_config(source: str, command: str, seed: int, store: Path, data: dict) -> FuzzConfig:
-    """The config a stored campaign ran with (inverse of `FuzzConfig.to_json`)."""
-    return FuzzConfig(
-        source=Path(source),
-        command=command,
-        store=store,
-        seed=seed,
-        runs=data["runs"],
-        artifacts=tuple(data["artifacts"]),
-        ignore=tuple(data["ignore"]),
-        default_ignore=data["default_ignore"],
-        jobs=tuple(data["jobs"]),
-        axes=tuple(data["axes"]),
-        timeout=data["timeout"],
-        in_place=data["in_place"],
-        clean=data["clean"],
-        parallel=data.get("parallel", 1),  # stores from before --parallel
-        output_dirs=tuple(Path(p) for p in data.get("output", ())),  # stores from before --output
-    )
+class StoredConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What a resumed campaign must share with the original to continue it (the store's
+    `campaigns.config`), and what else its runs depended on: the build path and the CPUs.
+    Field names are FuzzConfig's; `output_dirs` is stored as `output`."""
+
+    runs: int
+    artifacts: tuple[str, ...]
+    ignore: tuple[str, ...]
+    default_ignore: bool
+    jobs: tuple[int, int]
+    axes: tuple[str, ...]
+    timeout: float | None
+    in_place: bool
+    clean: str | None
+    parallel: int = 1  # stores from before --parallel
+    output_dirs: tuple[Path, ...] = msgspec.field(default=(), name="output")  # stores from before --output
+    workspace: str | None = None  # stores from before the build path was recorded
+    cpus: tuple[int, ...] | None = None  # stores from before the CPUs were recorded
+
+    def config(self, source: str, command: str, seed: int, store: Path) -> FuzzConfig:
+        """The config a stored campaign ran with."""
+        shared = {name: getattr(self, name) for name in self.__struct_fields__ if name in FuzzConfig.__dataclass_fields__}
+        return FuzzConfig(source=Path(source), command=command, store=store, seed=seed, **shared)
+
+
+def stored_settings(config: FuzzConfig, workspace: str, cpus: tuple[int, ...]) -> StoredConfig:
+    """What the store records of `config`, with the build path and the CPUs its runs use."""
+    settings = msgspec.convert(config, StoredConfig, from_attributes=True)
+    return msgspec.structs.replace(settings, workspace=workspace, cpus=cpus)
 
 
 def max_jobs() -> int:
@@ -291,12 +288,6 @@ def _check_source(source: Path) -> None:
         raise UsageError(f"source directory {shown(source)} cannot be used: {e.strerror}") from None
     if not is_dir:
         raise UsageError(f"source directory {shown(source)} does not exist or is not a directory")
-
-
-def shown_toml(value: object) -> str:
-    """A settings file's value as its author wrote it, shortened: `5`, `"abc"`, `[5]`, `true`."""
-    text = str(value).lower() if isinstance(value, bool) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def parse_duration(text: str) -> float:

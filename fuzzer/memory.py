@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Callable, Iterator
 
-from fuzzer import axes, findings, rates
+from fuzzer import axes, findings, rates, structs
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, STILL, Identity
 from fuzzer.plan import Perturbation, Planned, Reason, Space, reference
 from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE, Finding
@@ -112,7 +112,7 @@ def _outcomes(report: dict) -> tuple[list[Perturbation], set[Perturbation]]:
     did, and those that matched it."""
     try:
         reference_group = report["runs"][0]["group"]
-        runs = [(Perturbation.from_json(r["perturbation"]), r["status"] == "ok" and r["group"] == reference_group)
+        runs = [(structs.convert(r["perturbation"], Perturbation), r["status"] == "ok" and r["group"] == reference_group)
                 for r in report["runs"] if r["index"] > 0]
     except (KeyError, IndexError, TypeError, ValueError):
         return [], set()  # a report from another buildfuzz teaches nothing: the schedule explores as usual
@@ -219,11 +219,12 @@ def scope(artifacts: tuple[str, ...], ignore: tuple[str, ...], default_ignore: b
 
 def _finding(row: FindingRow, known: bool, count: "rates.Count | None",
              pooled: tuple[int, int, int] | None) -> Finding:
-    rate = count.to_json() if count else {}
+    rate = structs.to_data(count.rate()) if count else {}
     total = {}
     if pooled and pooled[1] > 0:
         seen, builds, campaigns = pooled
-        total = rates.Count(seen, builds).to_json(campaigns=campaigns, text=rates.pooled_text(seen, builds, campaigns))
+        total = structs.to_data(rates.Count(seen, builds).rate(rates.pooled_text(seen, builds, campaigns),
+                                                                campaigns=campaigns))
     return Finding(row.id, row.kind, row.what, row.status, row.first_campaign, _when(row.first_seen),
                    row.last_campaign, _when(row.last_seen), known, rate, total)
 

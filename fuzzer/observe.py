@@ -15,10 +15,10 @@ import hashlib
 import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import Iterable, Iterator
 
+import msgspec
 import pathspec
 
 ALGORITHM = "sha256"
@@ -40,8 +40,10 @@ DEFAULT_IGNORE = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(msgspec.Struct, frozen=True, array_like=True, forbid_unknown_fields=True):
+    """Stored as the list [kind, digest, executable, size, mtime_ns] (array_like): a
+    manifest holds one per file, and names repeated per entry would double its size."""
+
     kind: str  # "file", "symlink", or one of SPECIAL_KINDS
     digest: str  # content digest, the link target for a symlink, the type (and number) of a special file
     executable: bool = False
@@ -51,17 +53,12 @@ class Entry:
     def identity(self) -> tuple[str, str, bool]:
         return (self.kind, self.digest, self.executable)
 
-    def to_json(self) -> list:
-        return [self.kind, self.digest, self.executable, self.size, self.mtime_ns]
 
-    @classmethod
-    def from_json(cls, data: list) -> "Entry":
-        return cls(*data)
+Entries = dict[str, Entry]  # a manifest as stored: path → entry (fuzzer.structs encodes and decodes it)
 
 
-@dataclass(frozen=True)
-class Manifest:
-    entries: Mapping[str, Entry]
+class Manifest(msgspec.Struct, frozen=True):
+    entries: Entries
 
     def digest(self) -> str:
         """One digest over every entry's identity: equal manifests, equal digests."""
@@ -91,13 +88,6 @@ class Manifest:
     def joined(self, other: "Manifest") -> "Manifest":
         """Both manifests' entries (their paths never overlap: the tree's are relative)."""
         return Manifest({**self.entries, **other.entries})
-
-    def to_json(self) -> dict:
-        return {path: entry.to_json() for path, entry in self.entries.items()}
-
-    @classmethod
-    def from_json(cls, data: dict) -> "Manifest":
-        return cls({path: Entry.from_json(value) for path, value in data.items()})
 
 
 def matches_any(path: str, globs: Iterable[str]) -> bool:

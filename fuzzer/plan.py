@@ -16,49 +16,48 @@ import enum
 import itertools
 import math
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Iterable, Iterator
+
+import msgspec
 
 HEAVY_JITTER = 0.8
 MAX_CPU = 1 << 16  # far above any real CPU number; bounds the set a CPU range expands to
 
 
-@dataclass(frozen=True)
-class Perturbation:
+class Perturbation(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
     """One build's variation. `seed` drives the jitter engine's choices; `variations`
     holds the order and environment axes that differ from the reference (fuzzer.axes),
-    as sorted (name, value) pairs."""
+    as sorted (name, value) pairs.
+
+    Its JSON (the store's, the report's `runs[].perturbation`) always has jobs, cpus,
+    jitter and seed, and `variations` only when one differs: omit_defaults leaves out only
+    an empty dict from its default factory, and never a value made by the float and int
+    factories."""
 
     jobs: int
     cpus: tuple[int, ...]
-    jitter: float = 0.0
-    seed: int = 0
-    variations: tuple[tuple[str, str], ...] = ()
+    jitter: float = msgspec.field(default_factory=float)
+    seed: int = msgspec.field(default_factory=int)
+    varied: dict[str, str] = msgspec.field(default_factory=dict, name="variations")  # never changed once made
+
+    def __hash__(self) -> int:  # a dict field has no hash of its own; perturbations fill sets
+        return hash((self.jobs, self.cpus, self.jitter, self.seed, self.variations))
+
+    @property
+    def variations(self) -> tuple[tuple[str, str], ...]:
+        return tuple(sorted(self.varied.items()))
 
     def with_variation(self, name: str, value: str) -> "Perturbation":
         """This perturbation with axis `name` at `value` ("" = as in the reference)."""
-        kept = {k: v for k, v in self.variations if k != name}
+        kept = {k: v for k, v in self.varied.items() if k != name}
         if value:
             kept[name] = value
-        return replace(self, variations=tuple(sorted(kept.items())))
+        return msgspec.structs.replace(self, varied=dict(sorted(kept.items())))
 
     @property
     def ncpus(self) -> int:
         return len(self.cpus)
-
-    def to_json(self) -> dict:
-        data = {"jobs": self.jobs, "cpus": list(self.cpus), "jitter": self.jitter, "seed": self.seed}
-        return {**data, "variations": dict(self.variations)} if self.variations else data
-
-    @classmethod
-    def from_json(cls, data: dict) -> "Perturbation":
-        return cls(
-            jobs=int(data["jobs"]),
-            cpus=tuple(int(c) for c in data["cpus"]),
-            jitter=float(data.get("jitter", 0.0)),
-            seed=int(data.get("seed", 0)),
-            variations=tuple(sorted((str(k), str(v)) for k, v in data.get("variations", {}).items())),
-        )
 
     def describe(self) -> str:
         jitter = f"jitter={self.jitter:.2f}/seed={self.seed}" if self.jitter else "no jitter"
@@ -66,8 +65,7 @@ class Perturbation:
         return f"jobs={self.jobs} cpus={format_cpus(self.cpus)} {jitter}{varied}"
 
 
-@dataclass(frozen=True)
-class Space:
+class Space(msgspec.Struct, frozen=True):
     """What may vary. `cpus` is every CPU the fuzzer may use (its own affinity)."""
 
     jobs: tuple[int, int]

@@ -17,7 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from fuzzer import findings
+import msgspec
+
+from fuzzer import findings, structs
 from fuzzer.plan import Reason
 from fuzzer.report.model import REPRODUCIBLE, ArtifactFinding, Culprit, Hazard, Report, RunSummary
 from fuzzer.stats import CONFIDENCE, interval, percent_above_tenth, rate_text, upper_bound_zero
@@ -27,15 +29,31 @@ CHOSEN = frozenset({Reason.REMEMBERED.value, Reason.TARGET.value, Reason.CONTROL
 CAMPAIGN_RUN = re.compile(r"run (\d+)")  # how a hazard's evidence names a build of the campaign
 
 
+class Rate(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A count with the exact interval it earns: a finding's `rate` and `pooled`, and the
+    report's `confidence`. UNSET fields are left out of the JSON."""
+
+    seen: int
+    builds: int
+    low: float
+    high: float
+    confidence: float
+    method: str
+    text: str
+    upper_bound: float | None | msgspec.UnsetType = msgspec.UNSET  # the verdict's confidence only
+    campaigns: int | msgspec.UnsetType = msgspec.UNSET  # pooled counts only
+
+
 @dataclass(frozen=True)
 class Count:
     seen: int
     builds: int
 
-    def to_json(self, **more) -> dict:
+    def rate(self, text: str = "", method: str = METHOD, **more) -> Rate:
+        """The count's Rate; `text` defaults to "k of n builds (95% interval ...)"."""
         low, high = interval(self.seen, self.builds)
-        return {"seen": self.seen, "builds": self.builds, "low": round(low, 6), "high": round(high, 6),
-                "confidence": CONFIDENCE, "method": METHOD, "text": rate_text(self.seen, self.builds), **more}
+        return Rate(self.seen, self.builds, round(low, 6), round(high, 6), CONFIDENCE, method,
+                    text or rate_text(self.seen, self.builds), **more)
 
 
 @dataclass(frozen=True)
@@ -117,8 +135,9 @@ def verdict_confidence(report: Report) -> dict:
         text = (f"0 of {count.builds} builds diverged: the chance of a divergence per build is below "
                 f"{percent_above_tenth(bound)} at {CONFIDENCE:.0%} (exact bound "
                 f"1 - {1 - CONFIDENCE:.2f}^(1/{count.builds})){aside}")
-        return count.to_json(upper_bound=round(bound, 6), text=text, method="exact one-sided bound for 0 of n")
-    return count.to_json(upper_bound=None, text=f"{rate_text(count.seen, count.builds)} diverged from the reference{aside}")
+        return structs.to_data(count.rate(text, "exact one-sided bound for 0 of n", upper_bound=round(bound, 6)))
+    return structs.to_data(count.rate(f"{rate_text(count.seen, count.builds)} diverged from the reference{aside}",
+                                      upper_bound=None))
 
 
 def pooled_text(seen: int, builds: int, campaigns: int) -> str:

@@ -16,34 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+import msgspec
+
 from fuzzer import axes as axis_table
 from fuzzer.campaign import run_campaign
-from fuzzer.config import (MAX_RUNS, MIN_SUCCESSFUL, FuzzConfig, UsageError, max_jobs, parse_check_steps, shown,
-                           shown_toml)
+from fuzzer.config import FuzzConfig, UsageError, parse_check_steps, shown
 from fuzzer.report.model import Report
 from fuzzer.scenario_culprits import every_culprit
+from fuzzer.scenario_file import Expect, ScenarioFile
 from fuzzer.scenario_inside import inside_checks
+from fuzzer.structs import read_table
 
 DEFAULT_RUNS = 8
-KINDS = ("intrinsic", "race", "order", "parallelism-level")
-VERDICTS = ("reproducible", "unreproducible")
-
-
-@dataclass(frozen=True)
-class Expect:
-    verdict: str
-    artifacts: tuple[str, ...] = ()
-    culprit: str | None = None
-    kind: str | None = None
-    axis: str | None = None
-    stabilized_by: str | tuple[str, ...] | None = None  # one of the culprit's stabilisers, or its exact joint set
-    hazards: int | None = None  # at most this many
-    failures: bool | None = None
-    writer: str | None = None  # substring of the top culprit's writer process (inside its step)
-    members: tuple[str, ...] = ()  # members that must be named as differing in content (a path or its tail)
-    metadata_only: tuple[str, ...] = ()  # artifacts whose variants must differ only in metadata
-    metadata_stabilized_by: str | None = None  # what must make those metadata-only artifacts identical
-    culprits: tuple[dict, ...] = ()  # every culprit, each {culprit, kind, stabilized_by}; no other one
 
 
 @dataclass(frozen=True)
@@ -122,159 +106,12 @@ def load_scenario(directory: Path) -> Scenario:
         raise UsageError(f"{shown(path)}: not UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start})") from None
     except (tomllib.TOMLDecodeError, ValueError) as e:  # ValueError: an integer too long to read
         raise UsageError(f"{shown(path)}: not valid TOML: {e}") from None
-    try:
-        top = _fields(data, TOP, "")
-        expect = _fields(top["expect"], EXPECT, "expect.")
-        run = _fields(top.get("run", {}), RUN, "run.")
-    except _Bad as e:
-        raise UsageError(f"{shown(path)}: {e}") from None
-    return Scenario(
-        name=directory.name,
-        path=directory,
-        description=top.get("description", ""),
-        command=top["command"],
-        expect=Expect(**expect),
-        runs=run.get("runs"),
-        artifacts=run.get("artifacts", ()),
-        ignore=run.get("ignore", ()),
-        jobs=run.get("jobs"),
-        default_ignore=run.get("default_ignore", True),
-        vary=run.get("vary", ()),
-        localize_budget=run.get("localize_budget"),
-        check_steps=run.get("check_steps"),
-    )
-
-
-class _Bad(Exception):
-    """One problem with one key of a scenario file."""
-
-
-def _fields(table: dict, schema: dict, prefix: str) -> dict:
-    """`table` checked against `schema` (key → (required, reader)); the values as read."""
-    unknown = sorted(set(table) - set(schema))
-    if unknown:
-        raise _Bad(f"unknown key {shown(prefix + unknown[0])}; known keys: {', '.join(prefix + k for k in schema)}")
-    values = {}
-    for key, value in table.items():
-        try:
-            values[key] = schema[key][1](value)
-        except _Bad as e:
-            raise _Bad(f"{prefix + key} {e}, got {shown_toml(value)}") from None
-    missing = [key for key, (required, _) in schema.items() if required and key not in table]
-    if missing:
-        raise _Bad(f"missing key {prefix + missing[0]!r}")
-    return values
-
-
-def _is_text(value: object) -> bool:
-    # a NUL ("\u0000" in TOML) cannot reach a command line or a file name
-    return isinstance(value, str) and bool(value.strip()) and "\0" not in value
-
-
-def _text(value: object) -> str:
-    if not _is_text(value):
-        raise _Bad("must be a non-empty string without NUL characters")
-    return value
-
-
-def _texts(value: object) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(_is_text(v) for v in value):
-        raise _Bad('must be a list of non-empty strings, e.g. ["bin/x"]')
-    return tuple(value)
-
-
-def _one_or_joint(value: object) -> str | tuple[str, ...]:
-    """A string: one stabiliser among the culprit's; a list: its exact joint set."""
-    if isinstance(value, list) and value:
-        return _texts(value)
-    if isinstance(value, str):
-        return _text(value)
-    raise _Bad('must be a string or a non-empty list of strings, e.g. ["ASLR", "PYTHONHASHSEED"]')
-
-
-def _choice(*choices: str):
-    def read(value: object) -> str:
-        if value not in choices:
-            raise _Bad(f"must be one of {', '.join(choices)}")
-        return value
-    return read
-
-
-def _whole(lo: int, hi: int):
-    def read(value: object) -> int:
-        # TOML booleans are Python ints: `runs = true` is not a count
-        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-            raise _Bad(f"must be a whole number from {lo} to {hi}")
-        return value
-    return read
-
-
-def _flag(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise _Bad("must be true or false")
-    return value
-
-
-def _job_range(value: object) -> tuple[int, int]:
-    read = _whole(1, max_jobs())
-    if not isinstance(value, list) or len(value) != 2:
-        raise _Bad(f"must be [LO, HI] with 1 <= LO <= HI <= {max_jobs()}")
-    lo, hi = read(value[0]), read(value[1])
+    scenario = read_table(data, ScenarioFile, shown(path))
+    lo, hi = scenario.run.jobs or (1, 1)
     if lo > hi:
-        raise _Bad("must be [LO, HI] with LO <= HI")
-    return lo, hi
-
-
-def _vary(value: object) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value or not all(v in axis_table.OPT_IN for v in value):
-        raise _Bad(f"must be a list of axes among {', '.join(axis_table.OPT_IN)}, e.g. [\"buildpath\"]")
-    return tuple(value)
-
-
-def _culprits(value: object) -> tuple[dict, ...]:
-    if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
-        raise _Bad('must be a list of tables, e.g. [{culprit = "gen.py", kind = "intrinsic"}]')
-    keys = {"culprit": (True, _text), "kind": (False, _choice(*KINDS)), "stabilized_by": (False, _one_or_joint)}
-    return tuple(_fields(v, keys, "culprits.") for v in value)
-
-
-def _table(value: object) -> dict:
-    if not isinstance(value, dict):
-        raise _Bad("must be a table ([section])")
-    return value
-
-
-TOP = {  # key → (required, reader)
-    "description": (False, _text),
-    "command": (True, _text),
-    "expect": (True, _table),
-    "run": (False, _table),
-}
-EXPECT = {
-    "verdict": (True, _choice(*VERDICTS)),
-    "artifacts": (False, _texts),
-    "culprit": (False, _text),
-    "kind": (False, _choice(*KINDS)),
-    "axis": (False, _choice("jobs", "cpus")),
-    "stabilized_by": (False, _one_or_joint),
-    "hazards": (False, _whole(0, 1_000_000)),
-    "failures": (False, _flag),
-    "writer": (False, _text),
-    "members": (False, _texts),
-    "metadata_only": (False, _texts),
-    "metadata_stabilized_by": (False, _text),
-    "culprits": (False, _culprits),
-}
-RUN = {
-    "runs": (False, _whole(MIN_SUCCESSFUL, MAX_RUNS)),
-    "artifacts": (False, _texts),
-    "ignore": (False, _texts),
-    "jobs": (False, _job_range),
-    "default_ignore": (False, _flag),
-    "vary": (False, _vary),
-    "localize_budget": (False, _whole(1, 86_400)),
-    "check_steps": (False, _text),  # read as --check-steps is, when the campaign starts
-}
+        raise UsageError(f"{shown(path)}: run.jobs must be [LO, HI] with LO <= HI, got [{lo}, {hi}]")
+    return Scenario(directory.name, directory, scenario.description, scenario.command, scenario.expect,
+                    **msgspec.structs.asdict(scenario.run))
 
 
 def check_scenarios(

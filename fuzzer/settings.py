@@ -14,15 +14,20 @@ environment its `auto_envvar_prefix`, and
 
 from __future__ import annotations
 
+import functools
 import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import click
+import msgspec
 from click.core import ParameterSource
+from msgspec import Meta
 
-from fuzzer.config import UsageError, shown, shown_toml
+from fuzzer.config import UsageError, shown
+from fuzzer.structs import read_table, shown_toml
 
 ENV_PREFIX = "BUILDFUZZ"
 FILE_NAMES = ("buildfuzz.toml", "pyproject.toml")
@@ -76,14 +81,40 @@ def read_settings(ctx: click.Context) -> SettingsFile:
     path, where, table = tables[0]
     keys = file_keys(ctx.command)
     for key in table:
-        _check_key(keys, key, where)
-    return SettingsFile(where, {keys[key].name: _value(ctx, keys[key], key, value, path.parent, where)
-                                for key, value in table.items()})
+        _explain_misplaced(keys, key, where)
+    given = read_table(table, file_type(ctx.command), shown(where))
+    return SettingsFile(where, {keys[key].name: _value(ctx, keys[key], key, getattr(given, keys[key].name),
+                                                       path.parent, where) for key in table})
 
 
 def file_keys(command: click.Command) -> dict[str, click.Parameter]:
     """Key → parameter, for every parameter the file may set."""
     return {_key(param): param for param in command.params if param.name not in NOT_IN_FILE}
+
+
+@functools.lru_cache(maxsize=None)
+def file_type(command: click.Command) -> type[msgspec.Struct]:
+    """The file's table as a struct: a field per key, typed as TOML writes the value (msgspec
+    refuses any other key, and `runs = 3.5` or `runs = true` for a count)."""
+    return msgspec.defstruct("Settings", [(param.name, _toml_type(param) | msgspec.UnsetType,
+                                           msgspec.field(default=msgspec.UNSET, name=key))
+                                          for key, param in sorted(file_keys(command).items())],
+                             forbid_unknown_fields=True, frozen=True)
+
+
+def _toml_type(param: click.Parameter) -> object:
+    if param.nargs == -1:  # the build command: one shell command line, or its words
+        return Annotated[str | tuple[str, ...], Meta(description='must be a string or a list of strings, '
+                                                                 'e.g. "make -j{jobs}"')]
+    if param.multiple:
+        return Annotated[tuple[str, ...], Meta(description='must be a list of strings, e.g. ["out/*.so"]')]
+    if getattr(param, "is_flag", False):
+        return Annotated[bool, Meta(description="must be true or false")]
+    if isinstance(param.type, click.types.IntParamType):
+        return Annotated[int, Meta(description="must be a whole number")]
+    if isinstance(param.type, click.types.FloatParamType):
+        return Annotated[float, Meta(description="must be a number")]
+    return Annotated[str, Meta(description="must be a string")]
 
 
 def _key(param: click.Parameter) -> str:
@@ -136,61 +167,34 @@ def _table(candidate: tuple[Path, str]) -> tuple[Path, str, dict]:
     return path, where, data
 
 
-def _check_key(keys: dict[str, click.Parameter], key: str, where: str) -> None:
-    if key in keys:
-        return
+def _explain_misplaced(keys: dict[str, click.Parameter], key: str, where: str) -> None:
+    """Two unknown keys deserve more than msgspec's refusal: one set elsewhere, one misspelt."""
     if key in NOT_IN_FILE:
         raise UsageError(f"{shown(where)}: key {shown(key)} is set by --{key} or BUILDFUZZ_{key.upper()}, "
                          "not in the file found there")
-    hint = f" (did you mean {key.replace('_', '-')!r}?)" if key.replace("_", "-") in keys else ""
-    raise UsageError(f"{shown(where)}: unknown key {shown(key)}{hint}; known keys: {', '.join(sorted(keys))}")
+    if key not in keys and key.replace("_", "-") in keys:
+        raise UsageError(f"{shown(where)}: unknown key {shown(key)} (did you mean {key.replace('_', '-')!r}?); "
+                         f"known keys: {', '.join(sorted(keys))}")
 
 
 def _value(ctx: click.Context, param: click.Parameter, key: str, value: object, base: Path, where: str):
     """One file value, as the option would have given it, or a one-line error naming the key."""
     try:
         return _converted(ctx, param, value, base)
-    except (click.BadParameter, TypeError) as e:
-        problem = e.message if isinstance(e, click.BadParameter) else str(e)
-        raise UsageError(f"{shown(where)}: {key} {problem}, got {shown_toml(value)}") from None
+    except click.BadParameter as e:
+        raise UsageError(f"{shown(where)}: {key} {e.message}, got {shown_toml(value)}") from None
 
 
 def _converted(ctx: click.Context, param: click.Parameter, value: object, base: Path):
-    if param.nargs == -1:  # the build command: one shell command line, or its words
-        if isinstance(value, str):
-            return (value,)
-        return _strings(value, 'must be a string or a list of strings, e.g. "make -j{jobs}"')
-    if param.multiple:
-        values = _strings(value, 'must be a list of strings, e.g. ["out/*.so"]')
-        if isinstance(param.type, click.Path):  # --output: relative to the file, as single paths are
-            return tuple(param.type.convert(str(base / v), param, ctx) for v in values)
-        return values
-    if getattr(param, "is_flag", False):
-        if not isinstance(value, bool):
-            raise TypeError("must be true or false")
+    if param.nargs == -1:
+        return (value,) if isinstance(value, str) else value
+    if param.multiple and isinstance(param.type, click.Path):  # --output: relative to the file, as single paths are
+        return tuple(param.type.convert(str(base / v), param, ctx) for v in value)
+    if param.multiple or getattr(param, "is_flag", False):
         return value
-    _check_toml_type(param.type, value)
-    if isinstance(param.type, click.Path) and isinstance(value, str) and value:
+    if isinstance(param.type, click.Path) and value:
         value = str(base / value)  # relative to the file, wherever buildfuzz runs from
     return param.type_cast_value(ctx, value)
-
-
-def _strings(value: object, problem: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise TypeError(problem)
-    return tuple(value)
-
-
-def _check_toml_type(kind: click.ParamType, value: object) -> None:
-    """TOML has types: `runs = 3.5` or `runs = true` is a mistake, not 3 or 1."""
-    if isinstance(kind, click.types.IntParamType):
-        wanted, ok = "a whole number", isinstance(value, int) and not isinstance(value, bool)
-    elif isinstance(kind, click.types.FloatParamType):
-        wanted, ok = "a number", isinstance(value, (int, float)) and not isinstance(value, bool)
-    else:
-        wanted, ok = "a string", isinstance(value, str)
-    if not ok:
-        raise TypeError(f"must be {wanted}")
 
 
 def _named_variable(error: click.BadParameter, probe: click.Context) -> Exception:

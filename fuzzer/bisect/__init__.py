@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from fuzzer import structs
 from fuzzer.bisect import check
 from fuzzer.bisect.reproducer import Reproducer
 from fuzzer.bisect.search import Bisection, Judged, bisect, steps_needed
@@ -47,7 +48,7 @@ class Plan:
     def key(self) -> str:
         """One bisection's identity: the same question asked again resumes it."""
         words = [self.good, self.bad, self.reproducer.finding, self.reproducer.command,
-                 self.reproducer.perturbation.to_json(), self.tries]
+                 structs.to_data(self.reproducer.perturbation), self.tries]
         return hashlib.sha256(json.dumps(words).encode()).hexdigest()[:16]
 
     def cost(self) -> str:

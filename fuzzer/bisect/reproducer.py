@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzzer import findings, rates
+from fuzzer import findings, rates, structs
 from fuzzer.config import UsageError, available_cpus
 from fuzzer.escaping import shown
 from fuzzer.execute.run import RunRecord
@@ -57,7 +57,7 @@ def from_finding(store: Store, finding_id: str) -> Reproducer:
         report = Report.from_json(data)
         runs = _showing_runs(findings.with_ids(report), finding_id, kind)
         if runs:
-            perturbation = Perturbation.from_json(report.runs[min(runs)].perturbation)
+            perturbation = structs.convert(report.runs[min(runs)].perturbation, Perturbation)
             rate, rate_from = _measured(store.pooled_counts(source, command).get(finding_id))
             return Reproducer(command, Path(source), perturbation, finding_id, kind, _what(kind, what), rate, rate_from)
     raise UsageError(f"finding {finding_id} has no stored run that showed it: nothing to replay at each commit")
@@ -74,7 +74,7 @@ def any_divergence(store: Store | None, source: Path, command: str | None, seed:
         if telling and (command is None or command == stored_command):
             counted = report.confidence
             rate, rate_from = _measured((counted["seen"], counted["builds"], 1) if counted else None)
-            return Reproducer(stored_command, source, Perturbation.from_json(telling[0].perturbation),
+            return Reproducer(stored_command, source, structs.convert(telling[0].perturbation, Perturbation),
                               rate=rate, rate_from=rate_from)
     if command is None:
         raise UsageError("no build command: give one after -- (buildfuzz bisect --good A --bad B -- make -j{jobs}), "

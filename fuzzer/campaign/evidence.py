@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fuzzer import structs
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.compare.diff import readable_diff
 from fuzzer.compare.inside import Inside, look_inside
@@ -91,13 +92,13 @@ class Evidence:
             return Diff(pair, text if deep else "")
         pair, (a, b), inside = self._telling_pair(runs, artifact, pair, files)
         if not deep:
-            return Diff(pair, "", inside=InsideSummary(**inside.to_json()))
+            return Diff(pair, "", inside=InsideSummary(**structs.to_data(inside)))
         labels = (f"run {pair[0]}/{artifact.path}", f"run {pair[1]}/{artifact.path}")
         reports = diffoscope.write_reports(a, b, artifact.path, (f"run{pair[0]}", f"run{pair[1]}"), self.dir / "diffs",
                                            timeout)
         notes = [*inside.notes, *([reports.note] if reports.note else [])]
         return Diff(pair, readable_diff(a, b, inside, labels), reports.files,
-                    InsideSummary(**{**inside.to_json(), "notes": notes}))
+                    InsideSummary(**{**structs.to_data(inside), "notes": notes}))
 
 
     def _telling_pair(self, runs: list[RunRecord], artifact: DivergentArtifact, pair: tuple[int, int],

@@ -3,11 +3,13 @@ runs were made with), or a stored one to replay or re-localize."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+import msgspec
+
+from fuzzer import structs
 from fuzzer.campaign.state import Campaign
-from fuzzer.config import FuzzConfig, UsageError, available_cpus, stored_config
+from fuzzer.config import FuzzConfig, StoredConfig, UsageError, available_cpus, stored_settings
 from fuzzer.execute.local import BuildSpec
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace, output_dirs
@@ -26,10 +28,8 @@ SETTING_NAMES = {  # stored setting → how the user sets it
 
 def open_campaign(config: FuzzConfig, store: Store) -> Campaign:
     """A new campaign, or with --resume the latest one of this source and command."""
-    # what runs besides the options: the build path, and the CPUs the schedule draws CPU sets from;
-    # normalised through JSON, to compare with what the store gives back
-    settings = json.loads(json.dumps({**config.to_json(), "workspace": str(_workspace_path(config)),
-                                      "cpus": available_cpus()}))
+    # as JSON gives it back, to compare with what the store holds
+    settings = structs.to_data(stored_settings(config, str(_workspace_path(config)), available_cpus()))
     previous = _resumable(config, store) if config.resume else None
     if previous is None:
         cid = store.new_campaign(str(config.source.resolve()), config.command, config.seed, settings)
@@ -45,12 +45,19 @@ def open_stored(store_path: Path, campaign_id: int | None) -> Campaign:
     store = Store(store_path, exclusive=True)
     try:
         row = store.require_campaign(campaign_id)
-        config = stored_config(row.source, row.command, row.seed, store_path, row.config)
+        config = _stored(row).config(row.source, row.command, row.seed, store_path)
         _check_rebuildable(row, config)
         return _campaign(config, store, row.id, row.seed, store.runs(row.id))
     except BaseException:
         store.close()
         raise
+
+
+def _stored(row: CampaignRow) -> StoredConfig:
+    try:
+        return structs.convert(row.config, StoredConfig)
+    except msgspec.ValidationError as e:
+        raise UsageError(f"campaign {row.id}'s stored settings cannot be read: {e}") from None
 
 
 def _check_rebuildable(row: CampaignRow, config: FuzzConfig) -> None:

@@ -15,6 +15,8 @@ import io
 from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
+import msgspec
+
 MAX_DEPTH = 4  # .deb → data.tar.xz → usr/lib/x.a → x.o is three levels
 MAX_UNPACKED = 1 << 30  # bytes read out of archives per comparison: both sides, all members together
 MAX_MEMBER = 256 << 20  # one member read into memory; larger ones are compared by digest only
@@ -27,13 +29,13 @@ class Unsafe(Exception):
     """An input that must not be read further: its message is the one-line note."""
 
 
-@dataclass(frozen=True)
-class Inside:
-    """What differs between two variants, as far as the comparators could see."""
+class Inside(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What differs between two variants, as far as the comparators could see (the JSON
+    report's `inside`, in this order)."""
 
     format: str  # zip | tar | tar.xz | ar | gzip | elf | pyc | text | bytes ...
     summary: str  # one line: "44 members identical in content; only zip entry timestamps differ"
-    content_differs: bool = True  # False: every member (or the code) is identical in content
+    metadata_only: bool = False  # True: every member (or the code) is identical in content
     members: tuple[str, ...] = ()  # members whose content differs, nested ones as outer/inner
     identical: int = 0  # members identical in content
     metadata: tuple[str, ...] = ()  # what else differs: "zip entry timestamps", "member order", ...
@@ -41,13 +43,8 @@ class Inside:
     notes: tuple[str, ...] = ()  # why something was compared as bytes
 
     @property
-    def metadata_only(self) -> bool:
-        return not self.content_differs
-
-    def to_json(self) -> dict:
-        return {"format": self.format, "summary": self.summary, "metadata_only": self.metadata_only,
-                "members": list(self.members), "identical": self.identical, "metadata": list(self.metadata),
-                "details": list(self.details), "notes": list(self.notes)}
+    def content_differs(self) -> bool:
+        return not self.metadata_only
 
 
 @dataclass
@@ -105,7 +102,7 @@ def compare_streams(a: BinaryIO, b: BinaryIO, ctx: Context) -> Inside:
 def as_bytes(a: BinaryIO, b: BinaryIO, ctx: Context, note: str = "") -> Inside:
     offset, sizes = first_difference(a, b)
     if offset is None:
-        return Inside("bytes", "identical bytes", content_differs=False)
+        return Inside("bytes", "identical bytes", metadata_only=True)
     summary = f"first difference at byte {offset} (sizes {sizes[0]} and {sizes[1]})"
     notes = (f"{ctx.name}: compared as bytes: {note}",) if note else ()
     return Inside("bytes", summary, notes=notes)
@@ -154,7 +151,8 @@ def _short(e: Exception, limit: int = 120) -> str:
 
 def only_metadata(fmt: str, same: str, metadata: tuple[str, ...] | list[str]) -> Inside:
     """Content identical; `metadata` says what differs instead."""
-    return Inside(fmt, f"{same}; only {', '.join(metadata)} {differ(metadata)}", False, metadata=tuple(metadata))
+    return Inside(fmt, f"{same}; only {', '.join(metadata)} {differ(metadata)}", metadata_only=True,
+                  metadata=tuple(metadata))
 
 
 def differ(things: tuple[str, ...] | list[str]) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from fuzzer import findings as finding_ids
-from fuzzer import rates
+from fuzzer import rates, structs
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
 from fuzzer.report.model import (ArtifactFinding, Culprit, Finding, Hazard, InsideSummary, MetadataStabilizer,
@@ -123,7 +123,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
 def _summary(record: RunRecord, label: Label, overlapped_with: list[int]) -> RunSummary:
     return RunSummary(
         index=record.index,
-        perturbation=record.perturbation.to_json(),
+        perturbation=structs.to_data(record.perturbation),
         status=record.status.value,
         exit_code=record.exit_code,
         wall_s=record.wall_s,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jinja2
 
-from fuzzer import axes, findings
+from fuzzer import axes, findings, structs
 from fuzzer.rates import described
 from fuzzer.escaping import is_long, program, visible
 from fuzzer.execute.logs import failure_lines
@@ -155,7 +155,7 @@ def _artifact(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> dict:
 
 
 def _run(run: RunSummary) -> dict:
-    perturbation = Perturbation.from_json(run.perturbation).describe() + (" (reference)" if run.index == 0 else "")
+    perturbation = structs.convert(run.perturbation, Perturbation).describe() + (" (reference)" if run.index == 0 else "")
     errors = failure_lines(run.log_tail) if run.status != "ok" else []
     return {"run": run, "perturbation": perturbation, "errors": errors}
 
@@ -174,7 +174,7 @@ def _chart(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> Chart:
 
     An axis explains the divergence when each of its columns has one bubble only.
     """
-    points = [(row, index, axes.facets(Perturbation.from_json(runs[index].perturbation)))
+    points = [(row, index, axes.facets(structs.convert(runs[index].perturbation, Perturbation)))
               for row, group in enumerate(artifact.groups) for index in group.runs if index in runs]
     rows = len(artifact.groups)
     labels = [{"x": LEFT - 10, "y": TOP + ROW * row + ROW / 2 + 4, "colour": _colour(row), "text": g.label}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from fuzzer import findings
+from fuzzer import findings, structs
 from fuzzer.escaping import one_line, quoted_commands_cut, visible
 from fuzzer.execute.logs import failure_summary
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, Identity
@@ -94,7 +94,7 @@ def _run_cases(report: Report) -> list[ET.Element]:
 def _failed_case(report: Report, identity: Identity | None, runs: list[RunSummary]) -> ET.Element:
     first = runs[0]
     message = first.status if first.exit_code is None else f"{first.status}, exit {first.exit_code}"
-    lines = [f"run {run.index}: {Perturbation.from_json(run.perturbation).describe()}"
+    lines = [f"run {run.index}: {structs.convert(run.perturbation, Perturbation).describe()}"
              + (f" (log: {run.log_path})" if run.log_path else "") for run in runs]
     lines += ["", "first error lines:", *failure_summary(first.log_tail), "", "log tail:", _tail(first.log_tail, LOG_LINES)]
     if identity is None:

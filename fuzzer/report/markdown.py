@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-from fuzzer import findings
+from fuzzer import findings, structs
 from fuzzer.escaping import markdown_inline as _esc
 from fuzzer.escaping import one_line, quoted_commands_cut, visible
 from fuzzer.execute.logs import failure_summary
@@ -123,7 +123,7 @@ def _failed_runs(report: Report) -> str:
         return ""
     rows = ["### Failed runs", "", "| Run | Perturbation | Status | Exit |", "|---|---|---|---|"]
     for run in failed:
-        perturbation = Perturbation.from_json(run.perturbation).describe()
+        perturbation = structs.convert(run.perturbation, Perturbation).describe()
         role = " (reference)" if run.index == 0 else ""
         code = "–" if run.exit_code is None else run.exit_code
         rows.append(f"| {run.index}{role} | {_esc(perturbation)} | {_esc(run.status)} | {code} |")

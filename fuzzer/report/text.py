@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuzzer import findings
+from fuzzer import findings, structs
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
 from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, Report
@@ -115,4 +115,4 @@ def _runs(indices: list[int]) -> str:
 
 
 def _perturbation(p: dict) -> str:
-    return Perturbation.from_json(p).describe()
+    return structs.convert(p, Perturbation).describe()

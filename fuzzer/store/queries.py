@@ -14,10 +14,11 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Iterator
 
+from fuzzer import structs
 from fuzzer.config import MAX_INT
 from fuzzer.execute.jitter import JitterEvent
 from fuzzer.execute.run import RunRecord, Status
-from fuzzer.observe import Manifest
+from fuzzer.observe import Entries, Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.store.migrations import StoreError, open_schema, transaction
 
@@ -165,12 +166,12 @@ class Store:
                 campaign,
                 record.index,
                 label,
-                json.dumps(record.perturbation.to_json()),
+                structs.encode(record.perturbation).decode(),  # TEXT, as the column says
                 record.status.value,
                 record.exit_code,
                 record.wall_s,
                 manifest.digest() if manifest else None,
-                zlib.compress(json.dumps(manifest.to_json()).encode()) if manifest else None,
+                zlib.compress(structs.encode(manifest.entries)) if manifest else None,
                 record.log_path,
                 record.log_tail,
                 json.dumps([vars_of(e) for e in record.jitter]),
@@ -210,13 +211,13 @@ class Store:
         """What the campaign replays first: each perturbation with the campaign it came from."""
         with transaction(self.db):
             self.db.execute("DELETE FROM remembered_runs WHERE campaign = ?", (campaign,))
-            rows = [(campaign, i, json.dumps(p.to_json()), origin) for i, (p, origin) in enumerate(chosen)]
+            rows = [(campaign, i, structs.encode(p).decode(), origin) for i, (p, origin) in enumerate(chosen)]
             self.db.executemany("INSERT INTO remembered_runs VALUES (?, ?, ?, ?)", rows)
 
     def remembered(self, campaign: int) -> list[tuple[Perturbation, int]]:
         rows = self.db.execute("SELECT perturbation, origin FROM remembered_runs WHERE campaign = ? ORDER BY position",
                                (campaign,))
-        return [(Perturbation.from_json(json.loads(p)), origin) for p, origin in rows]
+        return [(structs.decode(p, Perturbation), origin) for p, origin in rows]
 
     def findings(self, source: str, command: str) -> dict[str, FindingRow]:
         rows = self.db.execute(f"SELECT {FINDING_COLUMNS} FROM findings WHERE source = ? AND command = ?",
@@ -299,11 +300,11 @@ def _record(row: tuple) -> RunRecord:
     idx, perturbation, status, exit_code, wall_s, manifest, log_path, log_tail, jitter, trace_path, stragglers, reason = row
     return RunRecord(
         index=idx,
-        perturbation=Perturbation.from_json(json.loads(perturbation)),
+        perturbation=structs.decode(perturbation, Perturbation),
         status=Status(status),
         exit_code=exit_code,
         wall_s=wall_s,
-        manifest=Manifest.from_json(json.loads(zlib.decompress(manifest))) if manifest else None,
+        manifest=Manifest(structs.decode(zlib.decompress(manifest), Entries)) if manifest else None,
         log_path=log_path,
         log_tail=log_tail,
         jitter=tuple(JitterEvent(**e) for e in json.loads(jitter)),

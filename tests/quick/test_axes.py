@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzer import axes
+from fuzzer import axes, structs
 from fuzzer.compare import compare
 from fuzzer.execute.local import BuildSpec, LocalExecutor
 from fuzzer.execute.run import RunRequest
@@ -59,7 +59,7 @@ def test_launch_applies_each_axis():
 def test_a_reference_value_is_no_variation():
     p = Perturbation(2, (0, 1)).with_variation("tz", "UTC")
     assert p.with_variation("tz", axes.REFERENCE).variations == ()
-    assert Perturbation.from_json(p.to_json()) == p
+    assert structs.decode(structs.encode(p), Perturbation) == p
     assert "tz=UTC" in p.describe()
 
 

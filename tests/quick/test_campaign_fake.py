@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fuzzer import structs
 from fuzzer.campaign import state as campaign_state
 from fuzzer.campaign import open_stored, run_campaign
 from fuzzer.config import FuzzConfig
@@ -57,7 +58,7 @@ def test_a_divergence_is_found_and_runs_are_reported_in_index_order(tmp_path):
     assert [r.index for r in report.runs] == list(range(8))
     assert [a.path for a in report.divergent_artifacts] == ["out.txt"]
     for run in report.runs:
-        one_cpu = len(Perturbation.from_json(run.perturbation).cpus) == 1
+        one_cpu = len(structs.convert(run.perturbation, Perturbation).cpus) == 1
         assert run.group == ("B" if one_cpu else "A")
     store = Store(tmp_path / "store")
     try:

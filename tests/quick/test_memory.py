@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzer import findings, memory
+from fuzzer import findings, memory, structs
 from fuzzer.campaign import run_campaign, stored
 from fuzzer.config import FuzzConfig, UsageError
 from fuzzer.execute.fake import FakeExecutor
@@ -220,7 +220,7 @@ def test_a_resumed_campaign_replays_the_plan_it_started_with(tmp_path):
     campaign(tmp_path, interrupted_at(3, one_cpu_differs), seed=5)
     resumed, _ = campaign(tmp_path, one_cpu_differs, seed=5, resume=True)
     assert [r.perturbation for r in resumed.report.runs] == [r.perturbation for r in whole.report.runs]
-    assert Perturbation.from_json(whole.report.runs[1].perturbation) in remembered(tmp_path, 2)
+    assert structs.convert(whole.report.runs[1].perturbation, Perturbation) in remembered(tmp_path, 2)
 
 
 def test_remembered_runs_are_few_distinct_and_latest_first(tmp_path):
@@ -229,7 +229,7 @@ def test_remembered_runs_are_few_distinct_and_latest_first(tmp_path):
     campaign(tmp_path, all_same, seed=5, runs=20)
     chosen = remembered(tmp_path, 3)
     assert len(chosen) == memory.REMEMBERED and len(set(chosen)) == len(chosen)
-    latest = list(dict.fromkeys(Perturbation.from_json(r["perturbation"]) for r in _stored_report(tmp_path, 2)["runs"]
+    latest = list(dict.fromkeys(structs.convert(r["perturbation"], Perturbation) for r in _stored_report(tmp_path, 2)["runs"]
                                 if r["group"] != "A"))
     assert latest and chosen[:len(latest)] == latest[:memory.REMEMBERED]  # campaign 2's first, in run order
     assert remembered(tmp_path, 1) == []  # nothing before the first campaign

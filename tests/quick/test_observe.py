@@ -3,7 +3,8 @@ import os
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzer.observe import Entry, Manifest, hash_file, matches_any, take_manifest
+from fuzzer import structs
+from fuzzer.observe import Entries, Entry, Manifest, hash_file, matches_any, take_manifest
 
 names = st.text(alphabet="abcxyz._-", min_size=1, max_size=8).filter(lambda n: n not in (".", ".."))
 trees = st.dictionaries(st.lists(names, min_size=1, max_size=3).map("/".join), st.binary(max_size=300), max_size=12)
@@ -31,7 +32,7 @@ def test_manifest_lists_every_file_with_its_digest(tmp_path_factory, tree):
     assert set(manifest.entries) == set(written)
     for rel in written:
         assert manifest.entries[rel].digest == hash_file(str(root / rel))
-    assert Manifest.from_json(manifest.to_json()) == manifest
+    assert Manifest(structs.decode(structs.encode(manifest.entries), Entries)) == manifest
 
 
 def test_symlinks_are_recorded_not_followed(tmp_path):

@@ -14,7 +14,8 @@ from contextlib import closing
 import pytest
 
 from conftest import buildfuzz
-from fuzzer.config import FuzzConfig
+from fuzzer import structs
+from fuzzer.config import FuzzConfig, available_cpus, stored_settings
 from fuzzer.execute.run import RunRecord, Status
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
@@ -43,7 +44,8 @@ def make_store(root, source, finished=True) -> int:
     """A store holding one campaign of two runs, as `buildfuzz run` leaves it."""
     config = FuzzConfig(source=source, command="sh -c 'echo x > out'", store=root, runs=2)
     store = Store(root, create=True, exclusive=True)
-    cid = store.new_campaign(str(source), config.command, 1, config.to_json())
+    cid = store.new_campaign(str(source), config.command, 1, structs.to_data(stored_settings(
+        config, str(root.resolve() / "workspace" / source.resolve().name), available_cpus())))
     for index in range(2):
         store.save_run(cid, record(index))
     if finished:

@@ -8,8 +8,10 @@ import bz2
 import gzip
 import lzma
 import struct
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import BinaryIO, Callable
+
+import msgspec
 
 from fuzzer.compare.formats.members import read_member
 from fuzzer.compare.inside import MAX_MEMBER, Context, Inside, Unsafe, compare_bytes, only_metadata
@@ -56,9 +58,9 @@ class Compression:
         fmt = self.NAME if inner.format in ("bytes", "text") else f"{inner.format}.{self.NAME}"
         metadata = (*changed, *inner.metadata)
         if inner.content_differs or not changed:
-            return replace(inner, format=fmt, metadata=metadata)
-        return replace(only_metadata(fmt, inner.summary.split("; only ")[0], metadata), identical=inner.identical,
-                       details=inner.details, notes=inner.notes)
+            return msgspec.structs.replace(inner, format=fmt, metadata=metadata)
+        header_only = only_metadata(fmt, inner.summary.split("; only ")[0], metadata)
+        return msgspec.structs.replace(header_only, identical=inner.identical, details=inner.details, notes=inner.notes)
 
     def _unpack(self, stream: BinaryIO, ctx: Context) -> bytes:
         packed = stream.seek(0, 2)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import hashlib
 import posixpath
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import BinaryIO, Iterable
+
+import msgspec
 
 from fuzzer.compare.inside import (CHUNK, MAX_MEMBER, MAX_RATIO, Context, Inside, Unsafe, compare_bytes, differ, listed,
                                    only_metadata)
@@ -114,6 +116,6 @@ def _result(fmt: str, differing: list[str], identical: int, metadata: list[str],
         summary = f"{count} in content ({listed(differing)}); {same}"
         if metadata:
             summary += f"; also {', '.join(metadata)} {differ(metadata)}"
-        return Inside(fmt, summary, True, tuple(differing), identical, tuple(metadata), tuple(details), notes)
-    return replace(only_metadata(fmt, same, metadata or ["archive layout or compressed bytes"]), identical=identical,
-                   details=tuple(details), notes=notes)
+        return Inside(fmt, summary, False, tuple(differing), identical, tuple(metadata), tuple(details), notes)
+    layout = only_metadata(fmt, same, metadata or ["archive layout or compressed bytes"])
+    return msgspec.structs.replace(layout, identical=identical, details=tuple(details), notes=notes)
