@@ -117,8 +117,12 @@ class Campaign:
         config = self.config
         return Selection(config.artifacts, config.ignore + (DEFAULT_IGNORE if config.default_ignore else ()))
 
-    def select(self, manifest: Manifest) -> Manifest:
-        return self.selection.compared(manifest)
+    def select(self, manifest: Manifest, settle: bool = True) -> Manifest:
+        """The compared files; `settle`: a .buildinfo or .changes differing from the
+        reference's only as it does in every build counts as the reference's (evidence.settled)."""
+        selected = self.selection.compared(manifest)
+        reference = self.runs[0].manifest if self.runs and self.runs[0].index == 0 else None
+        return self.evidence.settled(selected, reference) if settle and reference is not None else selected
 
     def select_ignored(self, manifest: Manifest) -> Manifest:
         return self.selection.everything(manifest)

@@ -9,7 +9,7 @@ from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, Report
 from fuzzer.report.audit_text import audit_lines
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
-from fuzzer.report.packages import packages_line
+from fuzzer.report.packages import packages_line, set_aside_line
 
 DIFF_LINES = 20
 FINDINGS_SHOWN = 10  # per memory section; the JSON report lists them all
@@ -17,7 +17,9 @@ HEADLINES = {REFERENCE_FAILED: "REFERENCE BUILD FAILED", INCONCLUSIVE: "INCONCLU
 
 
 def render(report: Report) -> str:
-    lines = [_verdict(report)] + ([report.confidence["text"]] if report.confidence else []) + [""]
+    aside = set_aside_line(report.packages)
+    lines = [_verdict(report)] + ([report.confidence["text"]] if report.confidence else []) \
+        + ([f"packages: {aside}"] if aside else []) + [""]
     if report.divergent_artifacts:
         lines.append(f"divergent artifacts ({len(report.divergent_artifacts)} of {report.artifacts_checked} checked):")
         for artifact in report.divergent_artifacts:
