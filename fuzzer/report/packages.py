@@ -16,7 +16,7 @@ from typing import Callable
 
 from fuzzer.compare.package_metadata import described
 from fuzzer.observe import Manifest, hash_file
-from fuzzer.report.model import PackageFile
+from fuzzer.report.model import ArtifactFinding, PackageFile
 
 PACKAGE_NAME = re.compile(
     r"\.(deb|udeb|ddeb|dsc|buildinfo|changes|whl|egg|tar|tgz|tbz2|txz|zip|jar|rpm|apk|gem|nupkg|crate)$"
@@ -48,12 +48,13 @@ def package_files(reference: Manifest | None, selected: list[Manifest], source: 
 
 def packages_line(packages: list[PackageFile]) -> str:
     """One line for the text report: every package named, with its verdict."""
-    shown = [f"{p.path} ({p.size:,} bytes, sha256 {p.digest[:12]}, {_verdict(p)})" for p in packages[:SHOWN_IN_TEXT]]
+    shown = [f"{p.path} ({p.size:,} bytes, sha256 {p.digest[:12]}, {package_verdict(p)})" for p in packages[:SHOWN_IN_TEXT]]
     more = f" and {len(packages) - SHOWN_IN_TEXT} more" if len(packages) > SHOWN_IN_TEXT else ""
     return f"packages compared: {', '.join(shown)}{more}"
 
 
-def _verdict(p: PackageFile) -> str:
+def package_verdict(p: PackageFile) -> str:
+    """"identical in 4 runs", "4 variants in 4 runs: only Build-Date, as in every build"."""
     if p.variants == 1:
         return f"identical in {p.runs} runs"
     usual = f": only {described(p.expected)}, as in every build" if p.expected else ""
@@ -79,6 +80,16 @@ def _kinds(packages: list[PackageFile]) -> str:
     suffixes = {p.path.rsplit(".", 1)[-1] for p in packages}
     kind = f".{suffixes.pop()} file" if len(suffixes) == 1 else "package file"
     return f"the {kind}" if len(packages) == 1 else f"the {len(packages)} {kind}s"
+
+
+def inside_lines(artifact: ArtifactFinding) -> list[str]:
+    """What the comparators saw inside a divergent artifact, member by member, and the
+    metadata stabiliser's test: the same lines in every report format."""
+    if artifact.inside is None:
+        return []
+    tested = artifact.metadata_stabilizer
+    return [f"{artifact.inside.format}: {artifact.inside.summary}"] + ([tested.evidence] if tested and tested.evidence
+                                                                       else [])
 
 
 def _from_source(source: Path, path: str, digest: str) -> bool:
