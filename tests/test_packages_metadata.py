@@ -125,7 +125,7 @@ def test_the_packages_say_in_one_line_what_was_set_aside():
                 PackageFile("../hello_2.10-3_amd64.changes", 1800, "cd" * 32, 4, 4, [BUILDINFO_CHECKSUMS]),
                 PackageFile("../h.deb", 53172, "ef" * 32, 1, 4), PackageFile("../h-dbgsym.deb", 9000, "12" * 32, 1, 4)]
     assert set_aside_line(packages) == (
-        "the 2 .deb files identical in all 4 runs; ../hello_2.10-3_amd64.buildinfo differs only in Build-Date, as it always does; "
+        "the 2 .deb files are identical in all 4 runs; ../hello_2.10-3_amd64.buildinfo differs only in Build-Date, as it always does; "
         "../hello_2.10-3_amd64.changes differs only in the .buildinfo's checksums, as it always does")
     assert "4 variants in 4 runs: only Build-Date, as in every build" in packages_line(packages)
     assert set_aside_line(packages[2:]) == ""

@@ -69,7 +69,8 @@ def set_aside_line(packages: list[PackageFile]) -> str:
         return ""
     others = [p for p in packages if not p.expected]
     identical = [p for p in others if p.variants == 1]
-    parts = [f"{_kinds(identical)} identical in all {identical[0].runs} runs"] if identical else []
+    verb = "is" if len(identical) == 1 else "are"
+    parts = [f"{_kinds(identical)} {verb} identical in all {identical[0].runs} runs"] if identical else []
     parts += [f"{p.path} has {p.variants} variants in {p.runs} runs" for p in others if p.variants > 1]
     parts += [f"{p.path} differs only in {described(p.expected)}, as it always does" for p in aside]
     return "; ".join(parts)
