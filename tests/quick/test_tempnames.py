@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from fuzzer import findings
 from fuzzer.explain.classify import Context, classify
-from fuzzer.explain.noise import noise_between
 from fuzzer.report.model import Culprit, Hazard, RunSummary
 from fuzzer.trace.graph import find_roots
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
