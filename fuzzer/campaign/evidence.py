@@ -76,10 +76,13 @@ class Evidence:
         does in every build given the reference's entry: the verdict, the run groups and the
         localization then see the packages alone. A variant not kept (a localization build's)
         is settled when every judged variant of its path was."""
+        records = sorted((p for p in manifest.entries if is_package_metadata(p)), key=lambda p: p.endswith(".changes"))
+        if not records:
+            return manifest
         entries, changed = dict(manifest.entries), False
-        for path in sorted(manifest.entries, key=lambda p: p.endswith(".changes")):  # .buildinfo first
+        for path in records:  # .buildinfo first: a .changes is settled only with the .buildinfo it lists
             ours, theirs = manifest.entries[path], reference.entries.get(path)
-            if not is_package_metadata(path) or theirs is None or ours.identity() == theirs.identity():
+            if theirs is None or ours.identity() == theirs.identity():
                 continue
             found = self._expected(path, ours, theirs)
             if found and all(p in entries and p in reference.entries and entries[p].identity()
