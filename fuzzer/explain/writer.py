@@ -27,11 +27,11 @@ from typing import Callable
 from fuzzer.compare.listing import file_members
 from fuzzer.execute.local import build_env
 from fuzzer.execute.step_replay import StepCall
+from fuzzer.observe import Manifest
 from fuzzer.report.model import Culprit, WriterProcess
+from fuzzer.report.packages import is_package
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace
-from fuzzer.observe import Manifest
-from fuzzer.report.packages import is_package
 from fuzzer.trace.writers import EMPTY, Writer, content_source, copies, writer_of
 
 MEMBERS_SHOWN = 3
