@@ -154,7 +154,8 @@ class Campaign:
         return self.digests[record.index]
 
     def differs_from_reference(self, record: RunRecord) -> bool:
-        return self.selection.differs(record, self.runs[0])
+        """A failed run, or one whose compared files (upload records settled) differ from the reference's."""
+        return not record.ok or self.select(record.manifest).digest() != self.select(self.runs[0].manifest).digest()
 
     def diverged(self) -> bool:
         return len(self.groups) > 1 or (bool(self.runs) and self.runs[0].ok and not all(r.ok for r in self.runs))
