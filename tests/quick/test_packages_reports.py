@@ -6,7 +6,6 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from fuzzer.plan import Perturbation
 from fuzzer.report import html, junit, markdown, text
 from fuzzer.report.model import (ArtifactFinding, InsideSummary, MetadataStabilizer, PackageFile, Report, RunSummary,
                                  VariantSummary)
@@ -16,7 +15,7 @@ TESTED = "the control build differed and both builds with SOURCE_DATE_EPOCH=1700
 
 
 def _report() -> Report:
-    run = lambda i: RunSummary(i, Perturbation(1 + i, (0,)).to_json(), "ok", 0, 1.0, f"d{i}", "AB"[i > 0])
+    run = lambda i: RunSummary(i, {"jobs": 1 + i, "cpus": [0]}, "ok", 0, 1.0, f"d{i}", "AB"[i > 0])
     inside = InsideSummary("zip", SUMMARY, True, identical=11, metadata=["zip entry timestamps"])
     artifact = ArtifactFinding("dist/x-1.0-py3-none-any.whl", 2,
                                [VariantSummary("A", "ab" * 32, [0]), VariantSummary("B", "cd" * 32, [1, 2])],
