@@ -12,15 +12,17 @@ from fuzzer import structs
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.compare.diff import readable_diff
 from fuzzer.compare.inside import Inside, look_inside
+from fuzzer.compare.package_metadata import Expected, expected_difference, is_package_metadata
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunRecord
-from fuzzer.observe import Manifest
+from fuzzer.observe import Entry, Manifest
 from fuzzer.report.build import Diff
 from fuzzer.report.model import InsideSummary
 from fuzzer.tools import diffoscope
 
 BLOB_LIMIT = 64 << 20  # variants larger than this are not kept for diffs
 VARIANTS_KEPT = 3  # per path: enough to diff; an intrinsic build must not fill the disk overnight
+PACKAGE_METADATA_LIMIT = 1 << 20  # every variant of a .buildinfo or .changes (a few KB) is kept: each is judged
 DIFFED_ARTIFACTS = 5  # diffs are for reading; the first few divergent artifacts suffice
 LOOKED_INSIDE = 50  # the comparators take milliseconds an artifact: enough to reach the deliverables
 
@@ -30,6 +32,9 @@ class Evidence:
     dir: Path  # the campaign's directory in the store
     tree_name: str = "tree"  # the workspace's own name
     kept: dict[str, int] = field(default_factory=dict)  # path → variants kept as blobs in this invocation
+    # (path, digest) → what that variant of a .buildinfo/.changes differs from the reference's in,
+    # when only what differs in every build (compare/package_metadata.py); None: something else
+    expected: dict[tuple[str, str], Expected | None] = field(default_factory=dict)
 
     @property
     def reference_tree(self) -> Path:
@@ -61,9 +66,55 @@ class Evidence:
             if entry.kind != "file" or entry.size > BLOB_LIMIT:
                 continue
             blob = self.blob(entry.digest)
-            if not blob.exists() and self.kept.get(path, 0) < VARIANTS_KEPT:
+            judged = is_package_metadata(path) and entry.size <= PACKAGE_METADATA_LIMIT
+            if not blob.exists() and (self.kept.get(path, 0) < VARIANTS_KEPT or judged):
                 if executor.fetch(record, path, blob):
                     self.kept[path] = self.kept.get(path, 0) + 1
+
+    def settled(self, manifest: Manifest, reference: Manifest) -> Manifest:
+        """`manifest` with each .buildinfo or .changes that differs from `reference`'s only as it
+        does in every build given the reference's entry: the verdict, the run groups and the
+        localization then see the packages alone. A variant not kept (a localization build's)
+        is settled when every judged variant of its path was."""
+        records = sorted((p for p in manifest.entries if is_package_metadata(p)), key=lambda p: p.endswith(".changes"))
+        if not records:
+            return manifest
+        entries, changed = dict(manifest.entries), False
+        for path in records:  # .buildinfo first: a .changes is settled only with the .buildinfo it lists
+            ours, theirs = manifest.entries[path], reference.entries.get(path)
+            if theirs is None or ours.identity() == theirs.identity():
+                continue
+            found = self._expected(path, ours, theirs)
+            if found and all(p in entries and p in reference.entries and entries[p].identity()
+                             == reference.entries[p].identity() for p in found.needs):
+                entries[path], changed = theirs, True
+        return Manifest(entries) if changed else manifest
+
+    def _expected(self, path: str, ours: Entry, theirs: Entry) -> Expected | None:
+        key = (path, ours.digest)
+        if key not in self.expected:
+            variant, original = self._read(self.blob(ours.digest)), self._reference_bytes(path, theirs)
+            if variant is None or original is None:
+                judged = [found for (p, _), found in self.expected.items() if p == path]
+                return judged[0] if judged and all(judged) else None  # not cached: its blob may come
+            self.expected[key] = expected_difference(path, original, variant)
+        return self.expected[key]
+
+    def expected_of(self, path: str) -> tuple[str, ...]:
+        """What the variants of `path` that were set aside differ in (() when none was)."""
+        return tuple(dict.fromkeys(part for (p, _), found in sorted(self.expected.items()) if p == path and found
+                                   for part in found.parts))
+
+    def _reference_bytes(self, path: str, entry: Entry) -> bytes | None:
+        kept = self.blob(entry.digest) if path.startswith("/") else Path(os.path.normpath(self.reference_tree / path))
+        return self._read(kept)
+
+    @staticmethod
+    def _read(path: Path) -> bytes | None:
+        try:
+            return path.read_bytes() if path.stat().st_size <= PACKAGE_METADATA_LIMIT else None
+        except OSError:
+            return None
 
     def variant_file(self, record: RunRecord, path: str) -> Path | None:
         """Where the campaign kept `record`'s copy of `path`: the reference tree or a blob."""

@@ -119,9 +119,10 @@ def _stop_before(campaign: Campaign, index: int | None) -> str:
 
 def _finish_run(campaign: Campaign, executor: Executor, events: Events, record: RunRecord) -> bool:
     """Store the run, keep its evidence, tell the user; False when the campaign must stop."""
+    # kept first: a .buildinfo's variant is judged from its kept copy when the run's digest is taken
+    campaign.evidence.keep(executor, record, campaign.runs[0].manifest if campaign.runs else record.manifest)
     campaign.add_run(record)
     campaign.store.save_run(campaign.id, record)
-    campaign.evidence.keep(executor, record, campaign.runs[0].manifest)
     events.run_finished(record, campaign.group_of(record), confidence.planned(campaign.config))
     if record.index == 0 and not record.ok:
         campaign.exit_reason = "reference build failed"

@@ -36,8 +36,9 @@ def report(campaign: Campaign, comparison: Comparison | None, localization: Loca
 
 def _packages(campaign: Campaign) -> list[PackageFile]:
     built = [r for r in campaign.runs if r.ok and r.manifest is not None]
-    reference = campaign.select(campaign.runs[0].manifest) if built and built[0].index == 0 else None
-    return package_files(reference, [campaign.select(r.manifest) for r in built], campaign.config.source)
+    reference = campaign.select(campaign.runs[0].manifest, settle=False) if built and built[0].index == 0 else None
+    return package_files(reference, [campaign.select(r.manifest, settle=False) for r in built], campaign.config.source,
+                         campaign.evidence.expected_of)
 
 
 def _label(campaign: Campaign, record) -> Label:

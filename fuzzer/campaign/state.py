@@ -117,8 +117,12 @@ class Campaign:
         config = self.config
         return Selection(config.artifacts, config.ignore + (DEFAULT_IGNORE if config.default_ignore else ()))
 
-    def select(self, manifest: Manifest) -> Manifest:
-        return self.selection.compared(manifest)
+    def select(self, manifest: Manifest, settle: bool = True) -> Manifest:
+        """The compared files; `settle`: a .buildinfo or .changes differing from the
+        reference's only as it does in every build counts as the reference's (evidence.settled)."""
+        selected = self.selection.compared(manifest)
+        reference = self.runs[0].manifest if self.runs and self.runs[0].index == 0 else None
+        return self.evidence.settled(selected, reference) if settle and reference is not None else selected
 
     def select_ignored(self, manifest: Manifest) -> Manifest:
         return self.selection.everything(manifest)
@@ -150,7 +154,8 @@ class Campaign:
         return self.digests[record.index]
 
     def differs_from_reference(self, record: RunRecord) -> bool:
-        return self.selection.differs(record, self.runs[0])
+        """A failed run, or one whose compared files (upload records settled) differ from the reference's."""
+        return not record.ok or self.select(record.manifest).digest() != self.select(self.runs[0].manifest).digest()
 
     def diverged(self) -> bool:
         return len(self.groups) > 1 or (bool(self.runs) and self.runs[0].ok and not all(r.ok for r in self.runs))

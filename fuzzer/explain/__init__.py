@@ -28,7 +28,8 @@ from fuzzer.explain.noise import known_noise
 from fuzzer.execute.replay_slots import in_slots, replay_slots
 from fuzzer.execute.step_replay import StepReplayer
 from fuzzer.explain.traced import trace_pair
-from fuzzer.explain.writer import ReplayTargets
+from fuzzer.explain.writer import ReplayTargets, provenance
+from fuzzer.observe import Manifest
 from fuzzer.report.model import AuditSummary, Culprit, Hazard
 from fuzzer.tools import strace
 from fuzzer.trace import declared
@@ -85,7 +86,9 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence) ->
     # before any replay rewrites the traced tree
     noise = known_noise(builds.runs, evidence, executor, pair.reference, roots)
     ranked = ranking.rank(roots, builds.selection.artifacts, set(noise))
-    targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs)
+    made = provenance(reference_trace, pair.reference.manifest or Manifest({}), pair.divergent.manifest or Manifest({}),
+                      [p for r in roots for p in r.outputs], lambda path, dest: executor.fetch(pair.reference, path, dest))
+    targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs, made)
     with replay_slots(executor, pair.reference, builds.replays_at_once, builds.logs / "replays") as slots:
         context = Context(pair.reference, pair.divergent, _replayer_factory(slots, 0, pair, targets),
                           tuple(found), budget, {roots[i].step.key: n for i, n in noise.items()},

@@ -6,8 +6,8 @@ every time. The step that writes it is intrinsic, but nothing a release engineer
 on. It is recognised from the two variants themselves: each kind of noise is replaced by a
 placeholder, and when the variants become equal, those kinds were all that differed.
 Only logs and caches are judged so (a date inside a library is a real finding, fixed by
-SOURCE_DATE_EPOCH), and Debian's `.buildinfo` and `.changes`, which differ in their dates
-(and the `.changes` in the `.buildinfo`'s checksums) in every build. The variants are those
+SOURCE_DATE_EPOCH; Debian's `.buildinfo` and `.changes` are set aside before, by
+fuzzer/compare/package_metadata.py, when they differ only as in every build). The variants are those
 at hand before any replay: run 0's tree, the traced reference's (through the executor), and
 the variants kept from the campaign's runs.
 """
@@ -38,12 +38,6 @@ DATES = NameKind("dates", ((
 # Each kind: what the report calls it, and how its values are found and blanked; the
 # random names are those every other stage blanks too (fuzzer/trace/tempnames.py).
 KINDS: tuple[NameKind, ...] = (*tempnames.KINDS, DATES)
-# Debian's package metadata differs in every build by design: a .buildinfo records its
-# Build-Date, and the .changes lists the .buildinfo's checksums and size (Checksums-*,
-# Files: ` <digest> <size> [<section> <priority>] <name>.buildinfo`).
-PACKAGE_METADATA = (".buildinfo", ".changes")
-BUILDINFO_CHECKSUMS = NameKind("checksums of the .buildinfo", (
-    (r"(?m)^ [0-9a-f]{32,128} \d+ ((?:\S+ \S+ )?\S+\.buildinfo)$", r" <digest> <size> \1"),))
 
 
 @dataclass(frozen=True)
@@ -57,9 +51,7 @@ class Noise:
 
     def evidence(self) -> str:
         a, b = self.example
-        usual = (" (a Debian package's .buildinfo and .changes differ so in every build)"
-                 if any(p.endswith(PACKAGE_METADATA) for p in self.path.split(", ")) else "")
-        return f"the variants of {self.path} differ only in {self.describe()} (e.g. {a} vs {b}){usual}"
+        return f"the variants of {self.path} differ only in {self.describe()} (e.g. {a} vs {b})"
 
 
 def noise_between(path: str, a: bytes, b: bytes) -> Noise | None:
@@ -68,7 +60,7 @@ def noise_between(path: str, a: bytes, b: bytes) -> Noise | None:
     if a == b or b"\0" in a or b"\0" in b or max(len(a), len(b)) > MAX_BYTES:
         return None
     kinds, example = [], None
-    for kind in KINDS + ((BUILDINFO_CHECKSUMS,) if path.endswith(".changes") else ()):
+    for kind in KINDS:
         found_a, found_b = kind.found(a), kind.found(b)
         if found_a != found_b:
             kinds.append(kind.name)
@@ -93,19 +85,13 @@ def known_noise(runs, evidence, executor, traced_reference, roots: list[RootCand
     evidence.dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="variants-", dir=evidence.dir) as scratch:
         for i, root in enumerate(roots):
-            if not root.outputs or not all(_judged(p) for p in (*root.outputs, *root.explains)):
+            if not root.outputs or not all(is_bookkeeping(p) for p in (*root.outputs, *root.explains)):
                 continue
             noises = [_noise_in(runs, evidence, executor, traced_reference, path, Path(scratch))
                       for path in root.outputs]
             if all(noises):
                 found[i] = _merged(noises)
     return found
-
-
-def _judged(path: str) -> bool:
-    """Logs and caches, and Debian's package metadata: where such noise is no finding (a date
-    inside a library is one)."""
-    return is_bookkeeping(path) or path.endswith(PACKAGE_METADATA)
 
 
 def _noise_in(runs, evidence, executor, traced_reference, path: str, scratch: Path) -> Noise | None:

@@ -8,18 +8,96 @@ wheel builder under pip). When that process can be replayed alone, it is: its fi
 argv, its cwd and its environment as traced, every file its subtree wrote or deleted put
 back first, and only the files it produced compared. The culprit keeps naming the step
 (`command`, `argv`) and gains `writer_process`; the evidence says which was replayed.
+
+An archive's bytes are its members': a differing member of a package (`usr/lib/libfoo.so`
+in a `.deb`'s `data.tar.xz`) leads to the file the traced build wrote with the same sha256
+(`debian/tmp/usr/lib/libfoo.so`, or the build-tree file it was installed from), and the
+culprit is that file's writer, not the `dpkg-deb` that packed it (`Provenance`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import posixpath
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
 
+from fuzzer.compare.listing import file_members
 from fuzzer.execute.local import build_env
 from fuzzer.execute.step_replay import StepCall
+from fuzzer.observe import Manifest
 from fuzzer.report.model import Culprit, WriterProcess
+from fuzzer.report.packages import is_package
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace
-from fuzzer.trace.writers import Writer, writer_of
+from fuzzer.trace.writers import EMPTY, Writer, content_source, copies, writer_of
+
+MEMBERS_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What the reference trace's bytes were made from, beyond its renames and copies."""
+
+    made_from: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # archive → ((member, file), ...)
+    copied: dict[str, tuple[str, int]] = field(default_factory=dict)  # trace.writers.copies
+
+    def sources(self, archive: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(source for _, source in self.made_from.get(archive, ())))
+
+    def line(self, archive: str) -> str:
+        pairs = self.made_from.get(archive, ())
+        shown = "; ".join(f"member {member} has the bytes of {source}" for member, source in pairs[:MEMBERS_SHOWN])
+        more = f"; and {len(pairs) - MEMBERS_SHOWN} more" if len(pairs) > MEMBERS_SHOWN else ""
+        return f"{archive}: {shown}{more} (same sha256 in the traced build)" if pairs else ""
+
+
+def provenance(trace: BuildTrace, reference: Manifest, divergent: Manifest, outputs: list[str],
+               fetch: Callable[[str, Path], bool]) -> Provenance:
+    """`reference`, `divergent`: the traced pair's manifests; `outputs`: the roots' outputs,
+    whose archives (packages and static libraries) are looked inside; `fetch(path, dest)`
+    copies the traced reference's file, before any replay rewrites the tree."""
+    digests = {path: e.digest for path, e in reference.entries.items() if e.kind == "file"}
+    by_digest: dict[str, list[str]] = defaultdict(list)
+    for path, digest in digests.items():
+        if digest != EMPTY and not _archive(path):
+            by_digest[digest].append(path)
+    made_from = {}
+    with tempfile.TemporaryDirectory(prefix="buildfuzz-members-") as scratch:
+        for archive in dict.fromkeys(p for p in outputs if _archive(p) and p in digests):
+            copy = Path(scratch) / "archive"
+            copy.unlink(missing_ok=True)
+            if fetch(archive, copy):
+                pairs = _differing_members(trace, file_members(str(copy)), by_digest, reference, divergent)
+                if pairs:
+                    made_from[archive] = pairs
+    return Provenance(made_from, copies(trace, digests))
+
+
+def _archive(path: str) -> bool:
+    return is_package(path) or path.endswith(".a")
+
+
+def _differing_members(trace: BuildTrace, members: dict[str, str], by_digest: dict[str, list[str]],
+                       reference: Manifest, divergent: Manifest) -> tuple[tuple[str, str], ...]:
+    """(member, the file it was made from) for the members whose file differs in the
+    divergent traced build: the file the build wrote with the member's bytes, the one whose
+    path ends most like the member's name when several have them."""
+    found = []
+    for member, digest in members.items():
+        files = [p for p in by_digest.get(digest, ()) if content_source(trace, p) is not None
+                 and (divergent.entries.get(p) is None or divergent.entries[p].identity() != reference.entries[p].identity())]
+        if files:
+            found.append((member, max(files, key=lambda p: (_common_suffix(p, member), p))))
+    return tuple(found)
+
+
+def _common_suffix(path: str, member: str) -> int:
+    """How many trailing path components the two names share."""
+    a, b = path.split("/")[::-1], posixpath.normpath(member).split("/")[::-1]
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
 @dataclass(frozen=True)
@@ -36,8 +114,9 @@ class ReplayTarget:
 class ReplayTargets:
     """One target per root candidate, in the trace of the tree replays run on."""
 
-    def __init__(self, reference: BuildTrace, divergent: BuildTrace, jobs: int):
-        self.reference, self.divergent, self.jobs = reference, divergent, jobs
+    def __init__(self, reference: BuildTrace, divergent: BuildTrace, jobs: int, made: Provenance = Provenance()):
+        """`made`: what the reference trace's archives and plain copies were made from."""
+        self.reference, self.divergent, self.jobs, self.made = reference, divergent, jobs, made
         self._targets: dict[int, ReplayTarget] = {}
 
     def of(self, candidate: RootCandidate) -> ReplayTarget:
@@ -50,7 +129,9 @@ class ReplayTargets:
         step = candidate.ref or candidate.div
         trace = self.reference if candidate.ref is not None else self.divergent
         paths = tuple(dict.fromkeys((*candidate.outputs, *candidate.explains)))
-        writer = writer_of(trace, step, paths) if step.members else None  # type: ignore[union-attr]
+        made = self.made if trace is self.reference else Provenance()
+        made_from = {p: made.sources(p) for p in paths if made.sources(p)}
+        writer = writer_of(trace, step, paths, made_from, made.copied) if step.members else None  # type: ignore[union-attr]
         if writer is None or writer.is_step:
             return ReplayTarget(self._step_call(candidate), candidate.duration, writer)
         return ReplayTarget(self._process_call(writer), writer.duration, writer)
@@ -98,9 +179,12 @@ class ReplayTargets:
             cwd=writer.process.cwd, identity=writer.identity, wrote=list(writer.wrote),
             replayed=target.replays_process, not_replayable=writer.not_replayable(),
         )
-        line = _writer_line(writer, target, candidate)
+        # an archive the writer did not write itself: its members' files led to the writer
+        lines = [line for p in candidate.outputs if candidate.ref is not None and p not in writer.wrote
+                 and (line := self.made.line(p))]
+        lines.append(_writer_line(writer, target, candidate))
         return replace(culprit, writer_process=described, writer=culprit.writer or described.argv,
-                       evidence=f"{culprit.evidence}\n{line}")
+                       evidence="\n".join([culprit.evidence, *lines]))
 
 
 def _writer_line(writer: Writer, target: ReplayTarget, candidate: RootCandidate) -> str:

@@ -22,6 +22,7 @@ from fuzzer.escaping import is_long, program, visible
 from fuzzer.execute.logs import failure_lines
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
+from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
 
 DETAILED_ARTIFACTS = 20  # a broken generated header can make hundreds diverge; the rest get a row
 KINDS = {"intrinsic", "race", "order", "parallelism-level"}
@@ -108,6 +109,8 @@ def render(report: Report) -> str:
         rest=report.divergent_artifacts[DETAILED_ARTIFACTS:],
         hazards=[{"hazard": h, "reader": folded(h.reader), "writer": folded(h.writer)} for h in report.hazards],
         runs=[_run(r) for r in report.runs],
+        packages=[(p, f"{p.size:,} bytes", package_verdict(p)) for p in report.packages],
+        set_aside=set_aside_line(report.packages),
     )
     # control characters and lone surrogates (undecodable file names) shown as escapes
     return visible(page)
@@ -151,7 +154,8 @@ def _artifact(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> dict:
     # diffoscope's page goes in a sandboxed srcdoc frame: it keeps its styles, runs no script;
     # its favicon link is dropped, which the page's CSP (inherited) would refuse, noisily
     diffoscope = FAVICON.sub("", _diffoscope_page(artifact))
-    return {"artifact": artifact, "chart": _chart(artifact, runs), "diffoscope": diffoscope}
+    return {"artifact": artifact, "chart": _chart(artifact, runs), "diffoscope": diffoscope,
+            "inside": inside_lines(artifact)}
 
 
 def _run(run: RunSummary) -> dict:

@@ -20,6 +20,7 @@ from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA,
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
 from fuzzer.report.model import ArtifactFinding, Culprit, Finding, Hazard, Report, RunSummary
+from fuzzer.report.packages import inside_lines, packages_line, set_aside_line
 
 DIFF_LINES = 40
 LOG_LINES = 30
@@ -68,14 +69,16 @@ def _artifact_cases(report: Report) -> list[ET.Element]:
 
 
 def _artifact_case(report: Report, artifact: ArtifactFinding) -> ET.Element:
-    lines = [f"{g.label}: {g.digest} in runs {', '.join(map(str, g.runs))}" for g in artifact.groups]
+    lines = inside_lines(artifact) + [f"{g.label}: {g.digest} in runs {', '.join(map(str, g.runs))}"
+                                      for g in artifact.groups]
     lines += [f"separated by {line}" for line in artifact.separated_by]
     if artifact.same_conditions:
         lines.append("differs between runs with identical perturbation: not parallelism alone")
     if artifact.diff:
         runs = " and ".join(map(str, artifact.diff_runs))
         lines += ["", f"diff (runs {runs}):", _tail(artifact.diff, DIFF_LINES, head=True)]
-    message = f"{artifact.variants} variants"
+    message = f"{artifact.variants} variants" + (f"; {artifact.inside.format}: {artifact.inside.summary}"
+                                                  if artifact.inside else "")
     if artifact.axes:
         message += f", separated by {', '.join(artifact.axes)}"
     return _finding_case(report, findings.of_artifact(artifact), message, "divergent-artifact", lines)
@@ -176,6 +179,10 @@ def _summary(report: Report) -> str:
              f"artifacts compared: {report.artifacts_checked}"]
     if report.confidence:
         lines.append(f"confidence: {report.confidence['text']}")
+    if aside := set_aside_line(report.packages):
+        lines.append(f"packages: {aside}")
+    if report.packages:
+        lines.append(packages_line(report.packages))
     if report.reproduce:
         lines.append(f"replay: {report.reproduce}")
     if report.minimal_reproducer:

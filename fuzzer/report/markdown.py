@@ -17,6 +17,7 @@ from fuzzer.execute.logs import failure_summary
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
 from fuzzer.report.model import ArtifactFinding, Culprit, Report
+from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
 
 DIFF_LINES = 40
 LOG_LINES = 20
@@ -28,8 +29,8 @@ EXCERPT_CHARS = 4000
 
 
 def render(report: Report) -> str:
-    sections = [_headline(report), _memory(report), _rates(report), _artifacts(report), _culprits(report),
-                _failed_runs(report), _hazards(report), _notes(report), _reproduce(report)]
+    sections = [_headline(report), _memory(report), _rates(report), _artifacts(report), _packages(report),
+                _culprits(report), _failed_runs(report), _hazards(report), _notes(report), _reproduce(report)]
     # control characters and lone surrogates (undecodable file names) shown as escapes
     return visible("\n\n".join(s for s in sections if s) + "\n")
 
@@ -42,8 +43,10 @@ def _headline(report: Report) -> str:
     if report.exit_reason:
         facts.append(_esc(report.exit_reason))
     bound = f"\n\n{_esc(report.confidence['text'])}" if report.confidence else ""
+    aside = set_aside_line(report.packages)
     return (f"## buildfuzz: {icon} {_esc(report.verdict)}\n\n"
-            f"{' · '.join(facts)}{bound}\n\nCommand: {_esc(report.command)}")
+            f"{' · '.join(facts)}{bound}\n\nCommand: {_esc(report.command)}"
+            + (f"\n\nPackages: {_esc(aside)}" if aside else ""))
 
 
 def _memory(report: Report) -> str:
@@ -76,8 +79,20 @@ def _artifacts(report: Report) -> str:
         rows.append(f"| {_esc(artifact.path)} | {artifact.variants} | {_separation(artifact)} |")
     if len(report.divergent_artifacts) > ARTIFACT_ROWS:
         rows += ["", f"… and {len(report.divergent_artifacts) - ARTIFACT_ROWS} more in the JSON report."]
+    inside = [f"- {_esc(a.path)}: " + "; ".join(_esc(line) for line in lines)
+              for a in report.divergent_artifacts[:ARTIFACT_ROWS] if (lines := inside_lines(a))]
     diffs = [_diff(a) for a in report.divergent_artifacts if a.diff]
-    return "\n".join(rows + [""] + diffs).rstrip()
+    return "\n".join(rows + ([""] + ["Inside, member by member:", ""] + inside if inside else []) + [""] + diffs).rstrip()
+
+
+def _packages(report: Report) -> str:
+    """The package files compared: what the verdict vouches for, by name."""
+    if not report.packages:
+        return ""
+    rows = ["### Packages compared", "", "| Package | Size | sha256 | Across runs |", "|---|---|---|---|"]
+    rows += [f"| {_esc(p.path)} | {p.size:,} bytes | `{p.digest[:16]}` | {_esc(package_verdict(p))} |"
+             for p in report.packages]
+    return "\n".join(rows)
 
 
 def _separation(artifact: ArtifactFinding) -> str:

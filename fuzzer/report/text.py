@@ -9,7 +9,7 @@ from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, Report
 from fuzzer.report.audit_text import audit_lines
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
-from fuzzer.report.packages import packages_line
+from fuzzer.report.packages import inside_lines, packages_line, set_aside_line
 
 DIFF_LINES = 20
 FINDINGS_SHOWN = 10  # per memory section; the JSON report lists them all
@@ -17,12 +17,14 @@ HEADLINES = {REFERENCE_FAILED: "REFERENCE BUILD FAILED", INCONCLUSIVE: "INCONCLU
 
 
 def render(report: Report) -> str:
-    lines = [_verdict(report)] + ([report.confidence["text"]] if report.confidence else []) + [""]
+    aside = set_aside_line(report.packages)
+    lines = [_verdict(report)] + ([report.confidence["text"]] if report.confidence else []) \
+        + ([f"packages: {aside}"] if aside else []) + [""]
     if report.divergent_artifacts:
         lines.append(f"divergent artifacts ({len(report.divergent_artifacts)} of {report.artifacts_checked} checked):")
         for artifact in report.divergent_artifacts:
             lines.append(f"  {artifact.path}: {artifact.variants} variants")
-            lines += _inside(artifact)
+            lines += [f"    {line}" for line in inside_lines(artifact)]
             for group in artifact.groups:
                 lines.append(f"    {group.label}: runs {_runs(group.runs)}")
             for line in artifact.separated_by[:2]:
@@ -70,15 +72,6 @@ def render(report: Report) -> str:
         lines += ["", f"replay: {report.reproduce}"]
     # names, commands, diffs and log tails come from the build: one inert line each
     return "\n".join(map(safe_line, lines))
-
-
-def _inside(artifact) -> list[str]:
-    """What the comparators saw inside, and the metadata stabiliser's test, if any."""
-    if artifact.inside is None:
-        return []
-    lines = [f"    {artifact.inside.format}: {artifact.inside.summary}"]
-    tested = artifact.metadata_stabilizer
-    return lines + ([f"    {tested.evidence}"] if tested and tested.evidence else [])
 
 
 def _memory(report: Report) -> list[str]:

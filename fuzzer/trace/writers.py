@@ -3,8 +3,11 @@
 A build often makes a file in one place and moves or copies it where it is compared:
 `setup.py bdist_wheel` writes the wheel under /tmp and pip copies it into dist/;
 `gen > x.tmp && mv x.tmp x`; `install -m644 build/x.so debian/tmp/...`. The trace records
-each rename, link and copy (copy_file_range, sendfile) as a write with an origin, so the
-bytes of a file lead back, hop by hop, to the process that produced them.
+each rename, link and copy (copy_file_range, sendfile) as a write with an origin; a copy by
+plain reads and writes (`cat a > b`, a script's copy) is one when the process read a file
+with the very bytes it wrote (`copies`, by the build's own digests). So the bytes of a file
+lead back, hop by hop, to the process that produced them. An archive's differing members
+lead back the same way to the files they were made from (`made_from`, given by the caller).
 
 The writer of a step's differing output is the smallest process that produced it and can
 be replayed alone (autom4te under autoreconf, one recipe line under debian/rules). A
@@ -20,6 +23,7 @@ from __future__ import annotations
 import functools
 import os
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fuzzer.trace.process_model import Process
@@ -28,6 +32,8 @@ from fuzzer.trace.tempnames import normalised
 
 MAX_HOPS = 64  # renames and copies followed from one file (a cycle ends here too)
 SHOWN_REASONS = 3
+EMPTY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # sha256 of no bytes: no evidence of a copy
+Copies = Mapping[str, tuple[str, int]]  # written file → (the file read with its bytes, the process that copied)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +108,7 @@ def _index(trace: BuildTrace) -> _Index:
     return _Index(dict(events), dict(children))
 
 
-def content_source(trace: BuildTrace, path: str) -> Source | None:
+def content_source(trace: BuildTrace, path: str, copies: Copies = {}) -> Source | None:
     """Follow renames, links and copies back from the last write of `path` to the write
     that produced its bytes. None: nothing traced wrote it."""
     index = _index(trace)
@@ -110,13 +116,36 @@ def content_source(trace: BuildTrace, path: str) -> Source | None:
     for _ in range(MAX_HOPS):
         if event is None:
             return None
-        if event.origin is None or event.origin == path:
+        origin = event.origin or _copied(copies, path, event)
+        if origin is None or origin == path:
             return Source(path, trace.processes[event.process], event.time)
-        earlier = _last_write(index, event.origin, event.time)
+        earlier = _last_write(index, origin, event.time)
         if earlier is None:  # copied from a file nothing traced wrote (a source file)
             return Source(path, trace.processes[event.process], event.time)
-        path, event = event.origin, earlier
+        path, event = origin, earlier
     return None
+
+
+def _copied(copies: Copies, path: str, event: Event) -> str | None:
+    source, process = copies.get(path, (None, -1))
+    return source if process == event.process else None
+
+
+def copies(trace: BuildTrace, digests: Mapping[str, str]) -> dict[str, tuple[str, int]]:
+    """Files a process wrote, by plain writes, with the bytes of a file it had read before
+    (`digests`: path → sha256, the traced build's manifest): written file → (that file,
+    the process)."""
+    found = {}
+    for proc in trace.processes:
+        read: dict[str, tuple[str, float]] = {}
+        for a in proc.accesses:
+            if a.kind == "read" and digests.get(a.path, EMPTY) != EMPTY:
+                read.setdefault(digests[a.path], (a.path, a.time))
+        for a in proc.accesses:
+            source, time = read.get(digests.get(a.path, EMPTY), (None, 0.0)) if a.kind == "write" else (None, 0.0)
+            if source is not None and source != a.path and a.origin is None and time <= a.last:
+                found[a.path] = (source, proc.index)
+    return found
 
 
 def delivered_from(trace: BuildTrace, path: str) -> str | None:
@@ -144,12 +173,15 @@ def copied_input(trace: BuildTrace, step: Step, path: str) -> str | None:
     return origin if any(w is not step for w in trace.writers(origin)) else None
 
 
-def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...]) -> Writer:
+def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...], made_from: Mapping[str, tuple[str, ...]] = {},
+              copied: Copies = {}) -> Writer:
     """The smallest replayable process of `step` (a step of `trace`, with its processes)
     that produced the bytes of `paths` (files the step wrote, or files copied from them);
-    the step's root when none smaller is."""
+    the step's root when none smaller is. An archive of `made_from` stands for the files its
+    differing members were made from, when the step wrote those (its packer did not make them)."""
     mine, root = set(step.members), step.members[0]
-    sources = [s for s in (content_source(trace, p) for p in paths) if s is not None and s.process.index in mine]
+    found = lambda p: [s for s in [content_source(trace, p, copied)] if s is not None and s.process.index in mine]
+    sources = [s for p in paths for s in ([s for m in made_from.get(p, ()) for s in found(m)] or found(p))]
     if not sources:
         return _writer(trace, step, root, (), ())
     unit = _common_ancestor(trace, [s.process.index for s in sources], root)

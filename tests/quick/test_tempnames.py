@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from fuzzer import findings
 from fuzzer.explain.classify import Context, classify
-from fuzzer.explain.noise import noise_between
 from fuzzer.report.model import Culprit, Hazard, RunSummary
 from fuzzer.trace.graph import find_roots
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
@@ -127,90 +126,3 @@ def test_finding_ids_do_not_follow_temporary_names(scratch_a, scratch_b, target_
 def test_finding_ids_still_tell_different_things_apart():
     culprit = lambda command: Culprit(command=command, argv=[], cwd=".", outputs=[], kind="race")
     assert findings.of_culprit(culprit("cc -c a.c")) != findings.of_culprit(culprit("cc -c b.c"))
-
-
-# --- Debian's package metadata -------------------------------------------------------
-
-BUILDINFO = """Format: 1.0
-Source: hello
-Binary: hello
-Architecture: amd64
-Version: 2.10-3
-Checksums-Sha256:
- 0b2e6b8a1e3f7f8d5fd7c3f7b4d7c6b3a0e1e2d9b7a8f9e0c1d2e3f4a5b6c7d8 53104 hello_2.10-3_amd64.deb
-Build-Origin: Debian
-Build-Architecture: amd64
-Build-Date: {date}
-Build-Path: /build/hello-2.10
-"""
-
-
-CHANGES = """Format: 1.8
-Date: Sun, 14 Jan 2024 10:00:00 +0000
-Source: hello
-Checksums-Sha1:
- 5e1c309dae7f45e0f39b1bf3ac3cd9db12e7d689 53104 hello_2.10-3_amd64.deb
- {sha1} {size} hello_2.10-3_amd64.buildinfo
-Checksums-Sha256:
- 0b2e6b8a1e3f7f8d5fd7c3f7b4d7c6b3a0e1e2d9b7a8f9e0c1d2e3f4a5b6c7d8 53104 hello_2.10-3_amd64.deb
- {sha256} {size} hello_2.10-3_amd64.buildinfo
-Files:
- 9a1bd43e15bd6de9ca5e2b2e32e0b6c2 53104 devel optional hello_2.10-3_amd64.deb
- {md5} {size} devel optional hello_2.10-3_amd64.buildinfo
-"""
-
-
-def changes(seed: str, size: int, deb: str = "9a1bd43e15bd6de9ca5e2b2e32e0b6c2") -> bytes:
-    import hashlib
-
-    digest = lambda name: hashlib.new(name, seed.encode()).hexdigest()
-    text = CHANGES.format(sha1=digest("sha1"), sha256=digest("sha256"), md5=digest("md5"), size=size)
-    return text.replace("9a1bd43e15bd6de9ca5e2b2e32e0b6c2", deb).encode()
-
-
-def test_a_buildinfo_differing_in_its_build_date_is_known_noise():
-    a = BUILDINFO.format(date="Tue, 01 Dec 2026 10:54:54 +0000").encode()
-    b = BUILDINFO.format(date="Tue, 01 Dec 2026 10:55:31 +0000").encode()
-    found = noise_between("../hello_2.10-3_amd64.buildinfo", a, b)
-    assert found is not None and found.kinds == ("dates",) and "every build" in found.evidence()
-    # a .deb checksum that differs is a finding, not noise
-    assert noise_between("../hello_2.10-3_amd64.buildinfo", a, b.replace(b"0b2e6b8a", b"ffffffff")) is None
-
-
-def test_a_changes_differing_in_the_buildinfo_checksums_is_known_noise():
-    found = noise_between("../hello_2.10-3_amd64.changes", changes("one", 5612), changes("two", 5613))
-    assert found is not None and found.kinds == ("checksums of the .buildinfo",)
-    assert noise_between("../hello_2.10-3_amd64.changes", changes("one", 5612),
-                         changes("two", 5612, deb="0" * 32)) is None  # the .deb's checksum: a real difference
-    assert noise_between("build.log", changes("one", 5612), changes("two", 5612)) is None  # only in a .changes
-
-
-CMAKE_ERROR_LOG = """Performing C SOURCE FILE Test HAVE_NO_SUCH_FLAG failed with the following output:
-Change Dir: /ws/build/CMakeFiles/CMakeScratch/TryCompile-{scratch}
-
-Run Build Command(s):/usr/bin/ninja cmTC_{target} && [1/2] Building C object CMakeFiles/cmTC_{target}.dir/src.c.o
-FAILED: CMakeFiles/cmTC_{target}.dir/src.c.o
-/usr/bin/cc -DHAVE_NO_SUCH_FLAG  -fno-such-flag -o CMakeFiles/cmTC_{target}.dir/src.c.o -c /ws/build/CMakeFiles/CMakeScratch/TryCompile-{scratch}/src.c
-cc: error: unrecognized command-line option '-fno-such-flag'
-Result: {result}
-"""
-
-
-@settings(max_examples=60, deadline=None)
-@given(random6, random6, hex5, hex5)
-def test_cmake_logs_differing_only_in_check_names_are_noise_and_a_result_is_not(scratch_a, scratch_b, target_a,
-                                                                                 target_b):
-    log = lambda scratch, target, result="1": CMAKE_ERROR_LOG.format(scratch=scratch, target=target,
-                                                                     result=result).encode()
-    a, b = log(scratch_a, target_a), log(scratch_b, target_b)
-    found = noise_between("build/CMakeFiles/CMakeError.log", a, b)
-    assert (found is None) == (a == b)
-    assert found is None or found.kinds == ("names of temporary files",)
-    assert noise_between("build/CMakeFiles/CMakeError.log", a, log(scratch_b, target_b, "0")) is None
-
-
-def test_inputs_under_other_temporary_names_are_paired_not_one_run_only():
-    a = {"build/CMakeFiles/CMakeScratch/TryCompile-I1rsuL/src.c", "config.h", "only-a.h"}
-    b = {"build/CMakeFiles/CMakeScratch/TryCompile-HFYb0B/src.c", "config.h", "only-b.h"}
-    assert renamed(a, b) == {"build/CMakeFiles/CMakeScratch/TryCompile-I1rsuL/src.c",
-                             "build/CMakeFiles/CMakeScratch/TryCompile-HFYb0B/src.c"}

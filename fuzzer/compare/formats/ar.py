@@ -23,10 +23,10 @@ def sniff(name: str, head: bytes) -> bool:
 
 
 def compare(a: BinaryIO, b: BinaryIO, ctx: Context) -> Inside:
-    return compare_members(NAME, _members(a, ctx), _members(b, ctx), ctx)
+    return compare_members(NAME, members(a, ctx), members(b, ctx), ctx)
 
 
-def _members(stream: BinaryIO, ctx: Context) -> list[Member]:
+def members(stream: BinaryIO, ctx: Context) -> list[Member]:
     stream.seek(len(MAGIC))
     members, long_names = [], b""
     while header := stream.read(HEADER):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import hashlib
 import lzma
 import struct
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from typing import BinaryIO, Callable
 
 import msgspec
 
-from fuzzer.compare.formats.members import read_member
+from fuzzer.compare.formats.members import Member, read_member
 from fuzzer.compare.inside import MAX_MEMBER, Context, Inside, Unsafe, compare_bytes, only_metadata
 
 FNAME, FEXTRA = 0x08, 0x04
@@ -61,6 +62,11 @@ class Compression:
             return msgspec.structs.replace(inner, format=fmt, metadata=metadata)
         header_only = only_metadata(fmt, inner.summary.split("; only ")[0], metadata)
         return msgspec.structs.replace(header_only, identical=inner.identical, details=inner.details, notes=inner.notes)
+
+    def members(self, stream: BinaryIO, ctx: Context) -> list[Member]:
+        """The one stream inside, unnamed: `data.tar.xz`'s members are the tar's."""
+        data = self._unpack(stream, ctx)
+        return [Member("", "file", hashlib.sha256(data).hexdigest(), data)]
 
     def _unpack(self, stream: BinaryIO, ctx: Context) -> bytes:
         packed = stream.seek(0, 2)

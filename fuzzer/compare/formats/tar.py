@@ -23,6 +23,11 @@ def compare(a: BinaryIO, b: BinaryIO, ctx: Context) -> Inside:
         return compare_members(NAME, _members(ta, ctx), _members(tb, ctx), ctx)
 
 
+def members(stream: BinaryIO, ctx: Context) -> list[Member]:
+    with tarfile.open(fileobj=stream, mode="r:") as archive:
+        return _members(archive, ctx)
+
+
 def _members(archive: tarfile.TarFile, ctx: Context) -> list[Member]:
     return [_member(archive, info, ctx) for info in archive]
 

@@ -24,6 +24,11 @@ def compare(a: BinaryIO, b: BinaryIO, ctx: Context) -> Inside:
         return compare_members(NAME, _members(za, ctx), _members(zb, ctx), ctx, header)
 
 
+def members(stream: BinaryIO, ctx: Context) -> list[Member]:
+    with zipfile.ZipFile(stream) as archive:
+        return _members(archive, ctx)
+
+
 def _members(archive: zipfile.ZipFile, ctx: Context) -> list[Member]:
     return [_member(archive, info, ctx) for info in archive.infolist()]
 

@@ -1,0 +1,18 @@
+#!/usr/bin/env python3
+"""Writes foo.map (the path given): 64 labels numbered while iterating a set of label objects hashed by
+their address, as PeachPy numbered its local labels: the numbering follows memory
+addresses (ASLR), not the build's schedule."""
+
+import sys
+
+
+class Label:
+    def __hash__(self):
+        return id(self) >> 4
+
+
+labels = [Label() for _ in range(64)]
+for n, label in enumerate(set(labels)):
+    label.name = f"blit__local{n}"
+with open(sys.argv[1], "w") as out:
+    out.write("".join(f"{i} {label.name}\n" for i, label in enumerate(labels)))
