@@ -115,7 +115,8 @@ class Campaign:
     @property
     def selection(self) -> Selection:
         config = self.config
-        return Selection(config.artifacts, config.ignore + (DEFAULT_IGNORE if config.default_ignore else ()))
+        return Selection(config.artifacts, config.ignore + (DEFAULT_IGNORE if config.default_ignore else ()),
+                         self.evidence.settled)
 
     def select(self, manifest: Manifest, settle: bool = True) -> Manifest:
         """The compared files; `settle`: a .buildinfo or .changes differing from the
@@ -155,7 +156,7 @@ class Campaign:
 
     def differs_from_reference(self, record: RunRecord) -> bool:
         """A failed run, or one whose compared files (upload records settled) differ from the reference's."""
-        return not record.ok or self.select(record.manifest).digest() != self.select(self.runs[0].manifest).digest()
+        return self.selection.differs(record, self.runs[0])
 
     def diverged(self) -> bool:
         return len(self.groups) > 1 or (bool(self.runs) and self.runs[0].ok and not all(r.ok for r in self.runs))
