@@ -71,6 +71,8 @@ class LiveProcess:
     exit_code: int | None = None
     exit_group_code: int | None = None
     signal: str | None = None
-    accesses: dict[tuple[str, str, bool], Access] = field(default_factory=dict)
+    # (kind, path, found) → [first time, last time, origin]: updated in place, frozen into
+    # Access records when the process ends
+    accesses: dict[tuple[str, str, bool], list] = field(default_factory=dict)
     stdin_pipe: bool = False
     network: str | None = None
