@@ -305,8 +305,8 @@ def main() -> int:
     synthetic_above = args.synthetic_above if args.synthetic_above is not None else synthetic_above
     with tempfile.TemporaryDirectory(prefix="bench-trace-") as tmp_dir:
         tmp = Path(tmp_dir)
-        print(f"analysis (targets: {', '.join(f'{n} steps <= {s:.0f} s' + (f' and <= {m} MiB' if m else '') for n, (s, m) in TARGETS.items())};"
-              f" trace not timed; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f})")
+        targets = ", ".join(f"{n} steps <= {s:.0f} s" + (f" and <= {m} MiB" if m else "") for n, (s, m) in TARGETS.items())
+        print(f"analysis (targets: {targets}; trace not timed; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f})")
         print(
             f"{'N':>7} {'source':>9} {'steps':>7} {'procs':>7} {'trace_s':>8} {'MiB':>8} {'load_s':>7} {'hazard':>7}"
             f" {'roots':>7} {'roots/2':>7} {'wall_s':>7} {'cpu_s':>7} {'rss_MiB':>8} {'hazards':>7}"
