@@ -1,17 +1,13 @@
-"""Trace analysis at scale: the fast paths give what the general ones give, and the scale
-benches run (their numbers are in bench/, never asserted here)."""
+"""Trace analysis at scale: the fast paths give what the general ones give (the scale
+benches' smoke runs are in tests/slow/test_trace_scale_benches.py)."""
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
 from fuzzer.trace.parse import parse_lines, split_args
 from fuzzer.trace.processes import track_processes
 
@@ -85,27 +81,3 @@ def test_a_process_frozen_at_exit_keeps_its_accesses_and_a_reused_pid_is_a_new_p
     assert [(a.kind, a.path) for a in second.accesses] == [("write", "b")]
     assert (first.exit_code, second.exit_code, make.exit_code) == (0, 1, 0)
     assert first.parent == second.parent == make.index
-
-
-@pytest.mark.slow
-def test_bench_trace_smoke_analyses_a_traced_and_a_synthetic_build():
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_trace.py"), "--smoke"], capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    table = [line.split() for line in done.stdout.splitlines() if re.match(r"\s*\d+\s+(traced|synthetic)\s", line)]
-    rows = {row[1]: row for row in table}
-    # N source steps procs ... hazards (no verdict: no target at these sizes). The copies are
-    # distinct steps of one chain each, so no step races another.
-    assert rows["traced"][2] == "100" and rows["synthetic"][2] == "300"
-    assert rows["traced"][-1] == rows["synthetic"][-1] == "0"
-    assert "traced/untraced wall" in done.stdout
-
-
-@pytest.mark.slow
-def test_bench_scale_smoke_localizes_both_trees():
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_scale.py"), "--smoke"], capture_output=True,
-                          text=True, timeout=600, cwd=ROOT / "bench")
-    assert done.returncode == 0, done.stderr
-    assert re.search(r"200 files\s+unreproducible", done.stdout)
-    assert re.search(r"4 MiB artifact\s+unreproducible", done.stdout)
-    assert "intrinsic: date" in done.stdout
