@@ -169,6 +169,11 @@ def split_args(text: str) -> tuple[str, ...] | None:
         if len(tokens) % 2 and tokens.count(",") == len(tokens) // 2:  # run, comma, run...
             return tuple(map(str.strip, tokens[::2]))
         return _flat(tokens)
+    return split_tokens(tokens)
+
+
+def split_tokens(tokens: list[str]) -> tuple[str, ...] | None:
+    """Arguments from tokens (each a run or a single character); None if unbalanced."""
     parts, current, depth = [], [], 0
     for token in tokens:
         if len(token) == 1:

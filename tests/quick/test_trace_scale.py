@@ -8,37 +8,16 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzer.trace.parse import parse_lines, split_args
+from fuzzer.trace.parse import parse_lines, split_args, split_tokens
 from fuzzer.trace.processes import track_processes
 
+# One token per string, annotation, comment, run of plain text or single character: the
+# splitter's general loop over these is the reference its runs and flat fast path must match.
 TOKEN = re.compile(r'"(?:[^"\\]|\\.)*+"(?:\.\.\.)?|<[^<>]*+>|/\*.*?\*/|[^",<\[\]{}()/]++|.', re.DOTALL)
 
 
 def split_token_by_token(text: str) -> tuple[str, ...] | None:
-    """The splitter as it was before runs: one loop turn per string, annotation, comment,
-    run of plain text or single character. The fast one must agree with it everywhere."""
-    if not text:
-        return ()
-    parts, current, depth = [], [], 0
-    for token in TOKEN.findall(text):
-        if len(token) == 1:
-            if token == "," and depth == 0:
-                parts.append("".join(current).strip())
-                current = []
-                continue
-            if token in "[{(":
-                depth += 1
-            elif token in "]})":
-                depth -= 1
-                if depth < 0:
-                    return None
-            elif token in ('"', "<"):
-                return None
-        current.append(token)
-    if depth:
-        return None
-    parts.append("".join(current).strip())
-    return tuple(parts)
+    return split_tokens(TOKEN.findall(text)) if text else ()
 
 
 pieces = st.sampled_from(['"a,b"', '"x\\"y"', '"cut"...', "<", ">", "</p, q>", "/* 2, vars */", "/", "*", ",", ", ",
