@@ -15,12 +15,11 @@ import os
 import re
 from collections.abc import Iterable
 
-from fuzzer.trace.process_model import Access, Process, LiveProcess
+from fuzzer.trace.process_model import Access, Process, LiveProcess, opened_as
 from fuzzer.trace.parse import Exit, Record, Syscall, decode_array, decode_string, fd_path, is_truncated
 
 IGNORED_ROOTS = ("/proc", "/sys", "/dev")
 NOT_FOUND = frozenset({"ENOENT", "ENOTDIR"})
-WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 OPENAT2_FLAGS = re.compile(r"flags=([A-Z_0-9|]+)")
 PATH_CACHE_LIMIT = 200_000
 MOVED = ".at-"  # the build-path axis shows the workspace at WORKSPACE.at-VALUE
@@ -185,7 +184,7 @@ class ProcessTracker:
     def _open(self, proc: LiveProcess, call: Syscall, path: str | None, flags: str) -> None:
         if not call.ok:
             return self._probe_failure(proc, call, path)
-        for kind in _opened_as(flags):
+        for kind in opened_as(flags):
             self._record(proc, kind, path, call.time)
 
     def on_open(self, proc: LiveProcess, call: Syscall) -> None:
@@ -380,18 +379,6 @@ HANDLERS = {
     **dict.fromkeys(("dup2", "dup3"), ProcessTracker.on_dup),
     "connect": ProcessTracker.on_connect,
 }
-
-
-@functools.lru_cache(maxsize=1024)
-def _opened_as(flags: str) -> tuple[str, ...]:
-    """The accesses a successful open with these flags makes (a build uses a few flag sets)."""
-    if "O_DIRECTORY" in flags:
-        return ("probe",)
-    if any(flag in flags for flag in WRITE_FLAGS):
-        if "O_RDWR" in flags and "O_TRUNC" not in flags:
-            return ("read", "write")  # updated in place: old content counts
-        return ("write",)
-    return ("read",)
 
 
 def track_processes(records: Iterable[Record], workspace: str, parent: bool = False) -> list[Process]:
