@@ -3,6 +3,7 @@
     python bench/bench_scale.py              # both
     python bench/bench_scale.py --only files --files 20000
     python bench/bench_scale.py --only big --size-mib 2048
+    python bench/bench_scale.py --smoke      # 200 files and a 4 MiB artifact (seconds)
 
 Each build below has one intrinsic step (it embeds the time), so every campaign diverges
 and localizes. Per tree, one campaign of 3 runs: one build's time (the reference), the
@@ -32,6 +33,7 @@ bundle.tar:
 stamp.txt:
 \tdate +%s%N > stamp.txt
 """
+SMOKE_FILES, SMOKE_MIB = 200, 4
 BIG_MAKEFILE = """\
 all: big.bin
 big.bin:
@@ -78,7 +80,10 @@ def main() -> int:
     parser.add_argument("--only", choices=("files", "big"))
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--size-mib", type=int, default=2048)
+    parser.add_argument("--smoke", action="store_true", help="both trees, small (seconds): the bench still runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.files, args.size_mib = SMOKE_FILES, SMOKE_MIB
     machine_facts()
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-scale-", dir=os.environ.get("TMPDIR")) as tmp:

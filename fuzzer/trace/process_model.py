@@ -16,7 +16,10 @@ Access kinds:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+
+WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +74,20 @@ class LiveProcess:
     exit_code: int | None = None
     exit_group_code: int | None = None
     signal: str | None = None
-    accesses: dict[tuple[str, str, bool], Access] = field(default_factory=dict)
+    # (kind, path, found) → [first time, last time, origin]: updated in place, frozen into
+    # Access records when the process ends
+    accesses: dict[tuple[str, str, bool], list] = field(default_factory=dict)
     stdin_pipe: bool = False
     network: str | None = None
+
+
+@functools.lru_cache(maxsize=1024)
+def opened_as(flags: str) -> tuple[str, ...]:
+    """The accesses a successful open with these flags makes (a build uses a few flag sets)."""
+    if "O_DIRECTORY" in flags:
+        return ("probe",)
+    if any(flag in flags for flag in WRITE_FLAGS):
+        if "O_RDWR" in flags and "O_TRUNC" not in flags:
+            return ("read", "write")  # updated in place: old content counts
+        return ("write",)
+    return ("read",)

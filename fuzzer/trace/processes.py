@@ -14,14 +14,12 @@ import functools
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import replace
 
-from fuzzer.trace.process_model import Access, Process, LiveProcess
+from fuzzer.trace.process_model import Access, Process, LiveProcess, opened_as
 from fuzzer.trace.parse import Exit, Record, Syscall, decode_array, decode_string, fd_path, is_truncated
 
 IGNORED_ROOTS = ("/proc", "/sys", "/dev")
 NOT_FOUND = frozenset({"ENOENT", "ENOTDIR"})
-WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 OPENAT2_FLAGS = re.compile(r"flags=([A-Z_0-9|]+)")
 PATH_CACHE_LIMIT = 200_000
 MOVED = ".at-"  # the build-path axis shows the workspace at WORKSPACE.at-VALUE
@@ -42,6 +40,7 @@ class ProcessTracker:
         self.workspace = self.roots[0]
         self.moved = re.compile("(" + "|".join(map(re.escape, self.roots)) + ")" + re.escape(MOVED) + r"[^/\s:=]*")
         self.procs: list[LiveProcess] = []
+        self.frozen: dict[int, Process] = {}  # index → the process, frozen when it exited
         self.live: dict[int, LiveProcess] = {}
         self.thread_leader: dict[int, int] = {}
         self.orphans: dict[int, list[Record]] = {}
@@ -57,7 +56,8 @@ class ProcessTracker:
                 self.orphans.setdefault(record.pid, []).append(record)
                 return
             proc = self._new(pid, None, (), self.workspace, record.time)
-        proc.end = max(proc.end, record.time)
+        if record.time > proc.end:
+            proc.end = record.time
         if isinstance(record, Exit):
             self._exit(proc, record)
         else:
@@ -73,7 +73,7 @@ class ProcessTracker:
             self._new(pid, None, (), None, records[0].time)
             for record in records:
                 self.feed(record)
-        return [self._freeze(proc) for proc in self.procs]
+        return [self.frozen.get(proc.index) or self._freeze(proc) for proc in self.procs]
 
     def _new(self, pid: int, parent: LiveProcess | None, argv: tuple[str, ...], cwd: str | None, start: float) -> LiveProcess:
         proc = LiveProcess(len(self.procs), pid, parent.index if parent else None, argv, cwd, start, cwd, start)
@@ -88,6 +88,9 @@ class ProcessTracker:
             return
         proc.exit_code, proc.signal = record.code, record.signal
         del self.live[proc.pid]
+        # nothing changes an exited process: freeze it now, and its working set goes
+        self.frozen[proc.index] = self._freeze(proc)
+        proc.accesses.clear()
 
     def _freeze(self, proc: LiveProcess) -> Process:
         code = proc.exit_code if proc.exit_code is not None or proc.signal else proc.exit_group_code
@@ -102,7 +105,10 @@ class ProcessTracker:
             end=proc.end,
             exit_code=code,
             signal=proc.signal,
-            accesses=tuple(proc.accesses.values()),
+            accesses=tuple(
+                Access(kind, path, first, last, found, origin)
+                for (kind, path, found), (first, last, origin) in proc.accesses.items()
+            ),
             ppid=self.procs[proc.parent].pid if proc.parent is not None else None,
             env=proc.env,
             stdin_pipe=proc.stdin_pipe,
@@ -159,11 +165,12 @@ class ProcessTracker:
         if path is None:
             return
         key = (kind, path, found)
-        old = proc.accesses.get(key)
-        if old is None:
-            proc.accesses[key] = Access(kind, path, time, time, found, origin)
-        elif time > old.last:
-            proc.accesses[key] = replace(old, last=time, origin=origin or old.origin)
+        seen = proc.accesses.get(key)
+        if seen is None:
+            proc.accesses[key] = [time, time, origin]
+        elif time > seen[1]:
+            seen[1] = time
+            seen[2] = origin or seen[2]
 
     def _probe_failure(self, proc: LiveProcess, call: Syscall, path: str | None) -> None:
         """A failed call still tells whether the path existed."""
@@ -176,15 +183,9 @@ class ProcessTracker:
 
     def _open(self, proc: LiveProcess, call: Syscall, path: str | None, flags: str) -> None:
         if not call.ok:
-            self._probe_failure(proc, call, path)
-        elif "O_DIRECTORY" in flags:
-            self._record(proc, "probe", path, call.time)
-        elif any(flag in flags for flag in WRITE_FLAGS):
-            if "O_RDWR" in flags and "O_TRUNC" not in flags:
-                self._record(proc, "read", path, call.time)  # updated in place: old content counts
-            self._record(proc, "write", path, call.time)
-        else:
-            self._record(proc, "read", path, call.time)
+            return self._probe_failure(proc, call, path)
+        for kind in opened_as(flags):
+            self._record(proc, kind, path, call.time)
 
     def on_open(self, proc: LiveProcess, call: Syscall) -> None:
         if len(call.args) >= 2:

@@ -12,9 +12,11 @@ same command and cwd started before it, temporary names blanked (fuzzer/trace/te
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from fuzzer.trace.parse import parse_trace
@@ -108,7 +110,21 @@ class BuildTrace:
 
 def load_trace(trace_path: str | os.PathLike, workspace: str, parent: bool = False) -> BuildTrace:
     """`parent`: the workspace's parent is buildfuzz's, its files named `../NAME` as manifests name them."""
-    return build_trace(track_processes(parse_trace(trace_path), workspace, parent), workspace)
+    with _collector_paused():
+        return build_trace(track_processes(parse_trace(trace_path), workspace, parent), workspace)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Loading a trace makes millions of objects and no reference cycles: the cyclic
+    collector would only walk the growing heap again and again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def build_trace(processes: list[Process], workspace: str) -> BuildTrace:
