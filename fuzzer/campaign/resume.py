@@ -96,9 +96,9 @@ def _refuse_other_hashes(cid: int, runs: list[RunRecord]) -> None:
     buildfuzz) would differ from them in every file. Their report stays readable (`explain`)."""
     other = next((r.manifest.algorithm for r in runs if r.manifest and r.manifest.algorithm != ALGORITHM), None)
     if other is not None:
-        raise UsageError(f"campaign {cid} was hashed with {other} by an older buildfuzz, which builds now cannot "
-                         f"be compared with ({ALGORITHM}): `buildfuzz explain` still shows its report; "
-                         "start a new campaign (without --resume) to build again")
+        raise UsageError(f"campaign {cid}'s runs were hashed with {other} by an older buildfuzz: builds hashed now "
+                         f"({ALGORITHM}) cannot be compared with them; `buildfuzz explain` still shows its report, "
+                         "a new campaign (without --resume) builds again")
 
 
 def _shown(key: str, value) -> str:
