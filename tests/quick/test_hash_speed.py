@@ -15,7 +15,8 @@ import xxhash
 from hypothesis import given, settings, strategies as st
 
 from conftest import buildfuzz
-from fuzzer.config import FuzzConfig
+from fuzzer import structs
+from fuzzer.config import FuzzConfig, available_cpus, stored_settings
 from fuzzer.execute.run import RunRecord, Status
 from fuzzer.observe import ALGORITHM, SMALL_FILE, Entry, Manifest, hash_file, take_manifest
 from fuzzer.plan import Perturbation
@@ -87,6 +88,8 @@ def older_store(root, source, finished: bool, command: str = "sh -c 'echo x > ou
     (every migration but the last), runs of 15 columns, manifests of sha256 digests."""
     root.mkdir()
     config = FuzzConfig(source=source, command=command, store=root, runs=3)
+    settings = structs.to_data(stored_settings(config, str(root.resolve() / "workspace" / source.resolve().name),
+                                               available_cpus()))
     manifest = {"out": ["file", hashlib.sha256(b"x\n").hexdigest(), False, 2, 0]}
     with closing(sqlite3.connect(root / DB_NAME)) as db, db:
         for migration in MIGRATIONS[:-1]:
@@ -94,9 +97,9 @@ def older_store(root, source, finished: bool, command: str = "sh -c 'echo x > ou
                 db.execute(statement)
         db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
         db.execute("INSERT INTO campaigns VALUES (1, 0, ?, ?, 7, ?, ?)",
-                   (str(source), config.command, json.dumps(config.to_json()), 1.0 if finished else None))
+                   (str(source), config.command, json.dumps(settings), 1.0 if finished else None))
         for index in range(2):
-            perturbation = json.dumps(Perturbation(1 + index, (0,), 0.0, 0).to_json())
+            perturbation = structs.encode(Perturbation(1 + index, (0,), 0.0, 0)).decode()
             db.execute("INSERT INTO runs VALUES (1, ?, '', ?, 'ok', 0, 0.5, 'd', ?, '/l.log', '', '[]', NULL, 0, '')",
                        (index, perturbation, zlib.compress(json.dumps(manifest).encode())))
         if finished:
