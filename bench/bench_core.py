@@ -3,12 +3,13 @@
     python bench/bench_core.py               # everything (a, b, c)
     python bench/bench_core.py --quick       # fewer reps and seeds, 200 MiB tree (< 3 min)
     python bench/bench_core.py --only b      # one benchmark (a, b or c; repeatable)
+    python bench/bench_core.py --smoke       # one rep of (a), a 16 MiB (b), (c) on jobs-output: CI
 
 (a) overhead  — one `LocalExecutor.run` (jobs=2, all CPUs, no jitter, no trace: fresh
     workspace copy + guard + manifest hashing) vs the bare `make -j2` in a fresh
     shutil.copytree copy of the same tree; the copy is timed in BOTH. Target <= 1.05.
-(b) hashing   — `take_manifest` vs `find | xargs -0 sha256sum` (and a parallel xargs)
-    on a generated tree of mixed file sizes, page cache warmed first. Target >= 0.9.
+(b) hashing   — bench_hash.py: `take_manifest` vs `cat` reading the same generated tree
+    of mixed file sizes, page cache warmed first. Target >= 0.8.
 (c) detection — builds until the first divergence or perturbed failure (the reference
     is build 1), buildfuzz's schedule vs identical rebuilds (nix --check / guix
     --rounds) and vs varying only the CPU count (reprotest num_cpus), per scenario.
@@ -30,13 +31,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+import bench_hash  # noqa: E402  (beside this file)
 
 from fuzzer import structs  # noqa: E402
 from fuzzer.campaign import run_campaign  # noqa: E402
@@ -45,16 +47,15 @@ from fuzzer.execute.guard import Guard  # noqa: E402
 from fuzzer.execute.local import BuildSpec, LocalExecutor
 from fuzzer.execute.run import RunRecord, RunRequest  # noqa: E402
 from fuzzer.execute.workspace import Workspace  # noqa: E402
-from fuzzer.observe import BUFFER, DEFAULT_IGNORE, WORKERS, Manifest, take_manifest  # noqa: E402
+from fuzzer.observe import ALGORITHM, DEFAULT_IGNORE, Manifest, take_manifest  # noqa: E402
 from fuzzer.plan import Perturbation, format_cpus  # noqa: E402
 from fuzzer.scenarios import Scenario, find_scenarios  # noqa: E402
 
 MiB = 1 << 20
-KiB = 1 << 10
 OVERHEAD_TARGET = 1.05
-HASH_TARGET = 0.9
 DETECT_TARGET = 4
 DETECT_CAP = 12
+SMOKE_SCENARIO = "hashseed"  # every rebuild differs: each method finds it by build 2, a short (c)
 PARALLELISM_KINDS = ("race", "order", "parallelism-level")
 
 
@@ -110,7 +111,7 @@ def machine_facts() -> None:
         ["make", tool_version(["make", "--version"])],
         ["gcc", tool_version(["gcc", "--version"])],
         ["sha256sum", tool_version(["sha256sum", "--version"])],
-        ["manifest threads", str(WORKERS)],
+        ["manifest digests", ALGORITHM],
     ], align="ll")
     print()
 
@@ -232,128 +233,19 @@ def bench_overhead(reps: int, tmp: Path) -> None:
 # ------------------------------------------------------------------ (b) hashing
 
 
-def generate_tree(root: Path, total: int, seed: int = 1) -> tuple[int, int, dict[str, tuple[int, int]]]:
-    """Mixed sizes: many small (1-64 KiB), some medium (1-16 MiB), a few large (100+ MiB)."""
-    import random
-
-    rng = random.Random(seed)
-    pool = os.urandom(32 * MiB)
-    large_total = max(int(0.3 * total), min(100 * MiB, total // 2))
-    n_large = max(1, large_total // (100 * MiB))
-    rest = total - large_total
-    buckets = {
-        "small 1-64 KiB": [],
-        "medium 1-16 MiB": [],
-        "large": [large_total // n_large] * n_large,
-    }
-    for name, lo, hi, budget in (("small 1-64 KiB", KiB, 64 * KiB, rest // 2),
-                                 ("medium 1-16 MiB", MiB, 16 * MiB, rest - rest // 2)):
-        used = 0
-        while used < budget:
-            size = min(rng.randint(lo, hi), max(lo, budget - used))
-            buckets[name].append(size)
-            used += size
-    count = nbytes = 0
-    summary: dict[str, tuple[int, int]] = {}
-    for name, sizes in buckets.items():
-        summary[name] = (len(sizes), sum(sizes))
-        for i, size in enumerate(sizes):
-            directory = root / name.split()[0] / f"d{i // 200:03d}"
-            directory.mkdir(parents=True, exist_ok=True)
-            with open(directory / f"f{i:05d}.bin", "wb") as f:
-                left = size
-                while left:
-                    n = min(left, 8 * MiB)
-                    start = rng.randrange(0, len(pool) - n + 1)
-                    f.write(pool[start:start + n])
-                    left -= n
-            count += 1
-            nbytes += size
-    return count, nbytes, summary
-
-
-def _blake3_manifest(root: Path) -> int:
-    """What take_manifest would cost with blake3 (same walk, same thread pool)."""
-    import blake3  # only called when importable
-
-    paths = [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs]
-
-    def one(path: str) -> str:
-        h = blake3.blake3()
-        with open(path, "rb", buffering=0) as f:
-            while chunk := f.read(BUFFER):
-                h.update(chunk)
-        return h.hexdigest()
-
-    with ThreadPoolExecutor(WORKERS) as pool:
-        return len(list(pool.map(one, paths, chunksize=16)))
-
-
-def _hash_sequential(root: Path) -> int:
-    """take_manifest's per-file hash (hashlib.file_digest) on one thread: per-core speed."""
-    import hashlib
-
-    n = 0
-    for d, _, fs in os.walk(root):
-        for name in fs:
-            with open(os.path.join(d, name), "rb", buffering=0) as f:
-                hashlib.file_digest(f, "sha256")
-            n += 1
-    return n
-
-
 def bench_hashing(size_mib: int, reps: int, tmp: Path) -> None:
     root = tmp / "b" / "tree"
     root.mkdir(parents=True)
-    started = time.perf_counter()
-    count, nbytes, summary = generate_tree(root, size_mib * MiB)
-    gen_s = time.perf_counter() - started
-    ncpus = len(available_cpus())
-    print(f"(b) hashing throughput: generated {count} files, {nbytes / MiB:.0f} MiB in {gen_s:.1f} s")
-    table(["bucket", "files", "MiB"], [[k, str(n), f"{b / MiB:.0f}"] for k, (n, b) in summary.items()])
-    print("    the page cache cannot be dropped here (no root); instead every method runs once untimed")
-    print("    first, which reads the whole tree into the (warm) cache: this measures hashing + walking,")
-    print(f"    not the disk. MB/s = 10^6 bytes per second; take_manifest uses {WORKERS} threads.")
-
-    quoted = subprocess.list2cmdline([str(root)])
-    methods: dict[str, Callable[[], object]] = {
-        "buildfuzz take_manifest": lambda: take_manifest(root),
-        "find | xargs -0 sha256sum": lambda: subprocess.run(
-            f"find {quoted} -type f -print0 | xargs -0 sha256sum > /dev/null", shell=True, check=True),
-        f"find | xargs -0 -P{ncpus} -n 32 sha256sum": lambda: subprocess.run(
-            f"find {quoted} -type f -print0 | xargs -0 -P{ncpus} -n 32 sha256sum > /dev/null", shell=True, check=True),
-        "hashlib.file_digest, 1 thread": lambda: _hash_sequential(root),
-    }
-    try:
-        import blake3  # noqa: F401
-        methods["blake3, same thread pool"] = lambda: _blake3_manifest(root)
-        blake3_note = "blake3 is installed: measured above with take_manifest's walk and thread pool"
-    except ImportError:
-        blake3_note = "blake3 is not installed (python -c 'import blake3' fails): not measured"
-
-    names = list(methods)
-    times: dict[str, list[float]] = {n: [] for n in names}
-    for name in names:  # warm-up: cache and binaries
-        methods[name]()
-    for rep in range(reps):
-        shift = rep % len(names)
-        for name in names[shift:] + names[:shift]:  # rotate the order each repetition
-            started = time.perf_counter()
-            methods[name]()
-            times[name].append(time.perf_counter() - started)
+    count, nbytes, buckets = bench_hash.generate_tree(root, size_mib * MiB)
+    print(f"(b) hashing throughput (bench_hash.py): {count} files, {nbytes / MiB:.0f} MiB, warm cache, "
+          f"{reps} repetition(s), order rotated")
+    measured, note = bench_hash.methods(root)
+    ratio = bench_hash.report(bench_hash.measure(measured, reps), nbytes)
     shutil.rmtree(root)
-
-    base = median(times["find | xargs -0 sha256sum"])
-    rows = []
-    for name in names:
-        m = median(times[name])
-        rows.append([name, f"{m:.3f}", f"{nbytes / 1e6 / m:.0f}", f"{base / m:.2f}", secs(times[name])])
-    print(f"    {reps} interleaved repetitions each (order rotated every repetition)")
-    table(["method", "median s", "MB/s", "vs sha256sum", "all reps (s)"], rows)
-    ratio = base / median(times["buildfuzz take_manifest"])
-    verdict = "ok" if ratio >= HASH_TARGET else "UNDER"
-    print(f"    ratio buildfuzz / sha256sum (throughput): {ratio:.2f}  (target >= {HASH_TARGET})  {verdict}")
-    print(f"    {blake3_note}")
+    if note:
+        print(f"    {note}")
+    verdict = "ok" if ratio >= bench_hash.TARGET else "UNDER"
+    print(f"    ratio take_manifest / cat (throughput): {ratio:.2f}  (target >= {bench_hash.TARGET})  {verdict}")
     print()
 
 
@@ -463,7 +355,7 @@ def summarize(trials: list[Trial]) -> tuple[str, str, str, str]:
     return med, worst, rate, ("-" if s != s else f"{s:.1f}")
 
 
-def bench_detection(seeds: list[int], tmp: Path) -> None:
+def bench_detection(seeds: list[int], tmp: Path, names: list[str] | None = None) -> None:
     scenarios_dir = REPO / "scenarios"
     present = sorted(p.name for p in scenarios_dir.iterdir() if p.is_dir()) if scenarios_dir.is_dir() else []
     scenarios: list[Scenario] = []
@@ -473,7 +365,7 @@ def bench_detection(seeds: list[int], tmp: Path) -> None:
             scenarios += find_scenarios([scenarios_dir / name])
         except Exception as e:  # mid-edit or not a scenario yet
             skipped.append(f"{name} ({type(e).__name__}: {str(e)[:80]})")
-    chosen = [s for s in scenarios if s.expect.verdict == "unreproducible"]
+    chosen = [s for s in scenarios if s.expect.verdict == "unreproducible" and (not names or s.name in names)]
     cpus = available_cpus()
     print(f"(c) detection efficiency: builds until the first divergence or perturbed failure")
     print(f"    (reference = build 1), cap {DETECT_CAP} builds, {len(seeds)} seed(s)/trial(s) ({seeds[0]}..{seeds[-1]})"
@@ -575,12 +467,17 @@ def main() -> int:
     parser.add_argument("--reps", type=int, help="repetitions for (a) (default 9, --quick 3)")
     parser.add_argument("--hash-reps", type=int, help="repetitions for (b) (default 3)")
     parser.add_argument("--seeds", type=int, help="campaign seeds 1..N for (c) (default 10, --quick 1)")
+    parser.add_argument("--scenario", action="append", help="(c) on this scenario only (repeatable)")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"one rep of (a), a 16 MiB tree for (b), (c) on {SMOKE_SCENARIO} with one seed: CI")
     args = parser.parse_args()
     only = set(args.only or ["a", "b", "c"])
-    reps = args.reps or (3 if args.quick else 9)
-    hash_reps = args.hash_reps or 3
-    size = args.size_mib or (200 if args.quick else 1024)
-    seeds = list(range(1, (args.seeds or (1 if args.quick else 10)) + 1))
+    brief = args.quick or args.smoke
+    reps = args.reps or (1 if args.smoke else 3 if args.quick else 9)
+    hash_reps = args.hash_reps or (1 if args.smoke else 3)
+    size = args.size_mib or (16 if args.smoke else 200 if args.quick else 1024)
+    seeds = list(range(1, (args.seeds or (1 if brief else 10)) + 1))
+    scenarios = args.scenario or ([SMOKE_SCENARIO] if args.smoke else None)
 
     started = time.perf_counter()
     machine_facts()
@@ -591,7 +488,7 @@ def main() -> int:
         if "b" in only:
             bench_hashing(size, hash_reps, tmp)
         if "c" in only:
-            bench_detection(seeds, tmp)
+            bench_detection(seeds, tmp, scenarios)
     print(f"total {time.perf_counter() - started:.0f} s; load average now "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0

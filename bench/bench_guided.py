@@ -3,6 +3,7 @@ against plain rebuilds, on race scenarios without sleeps. One run, side by side.
 
     python bench/bench_guided.py                      # 10 seeds
     python bench/bench_guided.py --seeds 1 2 3 --only near-miss-header
+    python bench/bench_guided.py --smoke              # (1) on mkdir-race with seed 1, (3) with 2 builds: CI
 
 (1) Builds to first detection (the reference counted as build 1, at most 12), per
     scenario over the seeds, for three ways of rebuilding:
@@ -39,6 +40,7 @@ from fuzzer.scenarios import find_scenarios
 RACES = ("near-miss-header", "parser-header-race", "mkdir-race", "multi-target-recipe", "same-object-two-flags")
 CAP = 12
 REPLAYS = 3
+SMOKE_SCENARIO = "mkdir-race"
 
 
 def detect(scenario, seed: int, axes: tuple[str, ...] | None, tmp: Path, stop: bool = True,
@@ -70,7 +72,7 @@ def replay_rate(store: Path, command: str) -> int:
 
 def bench_detection(scenarios, seeds: list[int], tmp: Path) -> None:
     print("\n(1) builds to first detection (reference = build 1; cap 12)")
-    rows, replays = [], []
+    rows = []
     cpus = tuple(sorted(os.sched_getaffinity(0)))
     for scenario in scenarios:
         guided, old, plain = [], [], []
@@ -81,6 +83,10 @@ def bench_detection(scenarios, seeds: list[int], tmp: Path) -> None:
         for label, trials in (("guided", guided), ("schedule", old), ("plain", plain)):
             rows.append([scenario.name, label, *summarize(trials)])
     table(["scenario", "rebuilding", "median", "worst", "found", "median s"], rows)
+
+
+def bench_confirmed(scenarios, seeds: list[int], tmp: Path) -> None:
+    replays = []
     print("\n(2) confirmed hazards (10-run campaigns, seeds 1-3): their replay command, 3 tries each")
     for scenario in scenarios:
         for seed in seeds[:3]:
@@ -119,12 +125,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="*", default=list(range(1, 11)))
     parser.add_argument("--only", action="append", default=[], help="scenario name (repeatable)")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"(1) on {SMOKE_SCENARIO} with seed 1, no (2), (3) with 2 builds a mechanism: CI")
     args = parser.parse_args()
     machine_facts()
-    scenarios = [s for s in find_scenarios([REPO / "scenarios"]) if s.name in (args.only or RACES)]
+    names = [SMOKE_SCENARIO] if args.smoke else args.only or RACES
+    scenarios = [s for s in find_scenarios([REPO / "scenarios"]) if s.name in names]
     with tempfile.TemporaryDirectory(prefix="bench-guided-") as tmp:
-        bench_detection(scenarios, args.seeds, Path(tmp))
-        bench_hold(Path(tmp))
+        bench_detection(scenarios, [1] if args.smoke else args.seeds, Path(tmp))
+        if not args.smoke:
+            bench_confirmed(scenarios, args.seeds, Path(tmp))
+        bench_hold(Path(tmp), 2 if args.smoke else 20)
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
     return 0
 

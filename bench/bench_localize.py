@@ -48,6 +48,7 @@ from fuzzer.scenarios import Scenario, load_scenario, score
 
 SHAPES = ("configure-tmpnames", "perl-hash-order", "timestamp", "joint-seed-slow")
 PADDED = ("configure-tmpnames", "joint-seed-slow")
+SMOKE_SHAPE = "timestamp"
 PAD_TARGET_S = 30.0  # one -j1 build, padded
 RUNS = 3  # intrinsic shapes diverge on the first rebuild: the reference and two more suffice
 BUDGET_S = 300.0  # (3): a campaign of padded builds under --budget 5m
@@ -87,10 +88,10 @@ def _noise_place(report: Report) -> str:
 HEADER = ["shape", "build s", "localize s", "ratio", "expected", "expectations", "noise", "left unexplained"]
 
 
-def bench_shapes(tmp: Path) -> None:
+def bench_shapes(tmp: Path, shapes: tuple[str, ...] = SHAPES) -> None:
     print("\n(1) each shape at its own size: localization / one build")
     rows = []
-    for name in SHAPES:
+    for name in shapes:
         scenario = load_scenario(REPO / "scenarios" / name)
         report, _ = campaign(scenario, scenario.path, tmp)
         rows.append(row(name, scenario, report, "-"))
@@ -164,12 +165,13 @@ def bench_budget(tmp: Path, compiles: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="(1) only")
+    parser.add_argument("--smoke", action="store_true", help=f"(1) on {SMOKE_SHAPE} only: CI")
     args = parser.parse_args()
     machine_facts()
     with tempfile.TemporaryDirectory(prefix="bench-localize-") as name:
         tmp = Path(name)
-        bench_shapes(tmp)
-        if not args.quick:
+        bench_shapes(tmp, (SMOKE_SHAPE,) if args.smoke else SHAPES)
+        if not (args.quick or args.smoke):
             per_compile = pad_seconds_per_compile(tmp)
             compiles = math.ceil(PAD_TARGET_S / per_compile)
             print(f"\none padding compile takes {per_compile:.2f} s here")

@@ -24,14 +24,16 @@ from bench_core import REPO, detect_buildfuzz, machine_facts, summarize, table
 from fuzzer.scenarios import check_scenario, find_scenarios
 
 NO_SLEEP_RACES = ("parser-header-race", "mkdir-race", "multi-target-recipe", "same-object-two-flags")
+SMOKE_CLEAN, SMOKE_RACE = "clean-c", "mkdir-race"  # a clean build (its hazards must be 0), a race for (2)
+SMOKE_RUNS = 4
 
 
-def bench_findings(scenarios, seeds: list[int]) -> None:
+def bench_findings(scenarios, seeds: list[int], runs: int | None = None) -> None:
     print("\n(1) findings per scenario and seed: expectations, hazards, localization / one build")
     rows = []
     for scenario in scenarios:
         for seed in seeds:
-            score = check_scenario(scenario, runs=None, seed=seed, progress=lambda _: None)
+            score = check_scenario(scenario, runs=runs, seed=seed, progress=lambda _: None)
             report = score.report
             if report is None:
                 rows.append([scenario.name, str(seed), "ERROR", "-", "-", score.error[:60]])
@@ -67,14 +69,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="*", default=[1, 2, 3])
     parser.add_argument("--only", action="append", default=[], help="scenario name (repeatable)")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"seed 1: (1) on {SMOKE_CLEAN} with {SMOKE_RUNS} runs, (2) on {SMOKE_RACE}: CI")
     args = parser.parse_args()
     machine_facts()
     scenarios = find_scenarios([REPO / "scenarios"])
     if args.only:
         scenarios = [s for s in scenarios if s.name in args.only]
     with tempfile.TemporaryDirectory(prefix="bench-trust-") as tmp:
-        bench_findings(scenarios, args.seeds)
-        bench_detection(scenarios, args.seeds, Path(tmp))
+        if args.smoke:
+            bench_findings([s for s in scenarios if s.name == SMOKE_CLEAN], [1], SMOKE_RUNS)
+            bench_detection([s for s in scenarios if s.name == SMOKE_RACE], [1], Path(tmp))
+        else:
+            bench_findings(scenarios, args.seeds)
+            bench_detection(scenarios, args.seeds, Path(tmp))
     print(f"\nload average at the end: {statistics.fmean(__import__('os').getloadavg()):.2f}")
     return 0
 

@@ -4,6 +4,7 @@
     python bench/real_builds.py --packages zlib --runs 10 --seed 2 --time-limit 900
     python bench/real_builds.py --packages hello         # GNU hello: autotools + gnulib, ~25 s a build
     python bench/real_builds.py --setup-apt              # first enable deb-src and apt-get update (root)
+    python bench/real_builds.py --smoke                  # no download: a generated zlib-shaped tree (CI)
 
 This is evaluation data, not a test: real builds show what the scenarios cannot (false
 hazards on clean multi-line recipes, configure logs, libtool). Nothing upstream is
@@ -11,7 +12,10 @@ stored in the repository. For each package the Debian source package is fetched 
 `apt-get source --download-only PKG` (if the newest version cannot be fetched, the
 older versions `apt-cache showsrc` lists are tried), unpacked with `dpkg-source -x`
 into a temporary directory, fuzzed by `buildfuzz run` with a temporary store, and
-deleted (`--keep` keeps the directory and prints where).
+deleted (`--keep` keeps the directory and prints where). `--smoke` touches no network:
+it runs the same pipeline (buildfuzz under a budget, the report read back and printed) on
+a tree generated in the temporary directory in zlib's shape (`./configure` writing a
+Makefile, `ar rc` + `ranlib`, a program linked against the library), 3 runs.
 
 Each package has a time bound (`--time-limit`, default 600 s): buildfuzz gets it as
 `--budget` (so the campaign plans its runs and its localization to end inside it), and
@@ -76,6 +80,28 @@ PACKAGES: dict[str, Package] = {
     ),
 }
 DEFAULT_PACKAGES = ("zlib", "libogg")
+SMOKE = Package("./configure && make -j{jobs}",
+                notes="generated, not downloaded: configure + Makefile, ar rc + ranlib, a program on the library")
+SMOKE_CONFIGURE = """#!/bin/sh
+# writes config.h and the Makefile, as zlib's configure does
+echo '#define GREETING "hello"' > config.h
+cat > Makefile <<'END'
+OBJS = a.o b.o
+all: prog
+libs.a: $(OBJS)
+\tar rc $@ $(OBJS)
+\tranlib $@
+prog: main.o libs.a
+\tgcc -o $@ main.o libs.a
+%.o: %.c config.h
+\tgcc -O2 -c $< -o $@
+END
+"""
+SMOKE_SOURCES = {
+    "a.c": '#include "config.h"\nconst char *a(void) { return GREETING; }\n',
+    "b.c": "int b(int x) { return x * 2; }\n",
+    "main.c": '#include <stdio.h>\nconst char *a(void);\nint b(int);\nint main(void) { printf("%s %d\\n", a(), b(21)); }\n',
+}
 
 
 # ------------------------------------------------------------------ apt
@@ -146,6 +172,26 @@ def unpack(dsc: Path, target: Path) -> None:
                        capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError("dpkg-source -x failed: " + r.stderr.strip()[-500:])
+
+
+def write_smoke_source(target: Path) -> None:
+    target.mkdir(parents=True)
+    (target / "configure").write_text(SMOKE_CONFIGURE)
+    (target / "configure").chmod(0o755)
+    for name, text in SMOKE_SOURCES.items():
+        (target / name).write_text(text)
+
+
+def fetch(name: str, work: Path, smoke: bool) -> str:
+    """The package's source tree into work/src; its version."""
+    if smoke:
+        write_smoke_source(work / "src")
+        return "generated"
+    (work / "dl").mkdir(parents=True)
+    dsc = download(name, work / "dl")
+    unpack(dsc, work / "src")
+    shutil.rmtree(work / "dl")
+    return dsc.stem.split("_", 1)[-1]
 
 
 # ------------------------------------------------------------------ buildfuzz
@@ -270,7 +316,11 @@ def main() -> int:
                     help=f"add deb-src to {SOURCES} and run apt-get update first (needs root)")
     ap.add_argument("--keep", action="store_true", help="keep the temp directory (sources, stores, reports)")
     ap.add_argument("--verbose", "-v", action="store_true", help="print buildfuzz's own summary too")
+    ap.add_argument("--smoke", action="store_true",
+                    help="no download: 3 runs on a generated zlib-shaped tree, 120 s limit (what CI runs)")
     args = ap.parse_args()
+    if args.smoke:
+        return run_packages({"smoke": SMOKE}, argparse.Namespace(**{**vars(args), "runs": 3, "time_limit": 120}))
 
     names = [n.strip() for n in args.packages.split(",") if n.strip()]
     unknown = [n for n in names if n not in PACKAGES]
@@ -286,7 +336,10 @@ def main() -> int:
         print(f"no deb-src apt source: add deb-src to the Types: line of {SOURCES} and run apt-get update "
               "(or pass --setup-apt)", file=sys.stderr)
         return 2
+    return run_packages({name: PACKAGES[name] for name in names}, args)
 
+
+def run_packages(packages: dict[str, Package], args: argparse.Namespace) -> int:
     print(f"machine: {len(os.sched_getaffinity(0))} CPUs in the affinity set, load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, Python {sys.version.split()[0]}")
     print(f"buildfuzz: runs={args.runs} seed={args.seed} jobs={args.jobs or 'default'} "
@@ -294,18 +347,13 @@ def main() -> int:
     top = Path(tempfile.mkdtemp(prefix="buildfuzz-real-"))
     outcomes = []
     try:
-        for name in names:
-            package = PACKAGES[name]
+        for name, package in packages.items():
             work = top / name
-            (work / "dl").mkdir(parents=True)
             outcome = Outcome(name)
             try:
-                dsc = download(name, work / "dl")
-                outcome.version = dsc.stem.split("_", 1)[-1]
-                unpack(dsc, work / "src")
-                shutil.rmtree(work / "dl")
+                version = fetch(name, work, args.smoke)
                 outcome = fuzz(name, package, work / "src", work, args)
-                outcome.version = dsc.stem.split("_", 1)[-1]
+                outcome.version = version
             except (RuntimeError, subprocess.SubprocessError, OSError) as e:
                 outcome.error = str(e)
             outcomes.append(outcome)

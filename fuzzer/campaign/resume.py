@@ -13,6 +13,7 @@ from fuzzer.config import FuzzConfig, StoredConfig, UsageError, available_cpus, 
 from fuzzer.execute.local import BuildSpec
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace, output_dirs
+from fuzzer.observe import ALGORITHM
 from fuzzer.plan import format_cpus
 from fuzzer.store import CampaignRow, Store
 
@@ -90,6 +91,16 @@ def _refuse_changed_settings(previous: CampaignRow, settings: dict) -> None:
                          "resume with its settings, or drop --resume to start a new campaign")
 
 
+def _refuse_other_hashes(cid: int, runs: list[RunRecord]) -> None:
+    """New builds are hashed with this buildfuzz's digests: runs hashed otherwise (by an older
+    buildfuzz) would differ from them in every file. Their report stays readable (`explain`)."""
+    other = next((r.manifest.algorithm for r in runs if r.manifest and r.manifest.algorithm != ALGORITHM), None)
+    if other is not None:
+        raise UsageError(f"campaign {cid}'s runs were hashed with {other} by an older buildfuzz: builds hashed now "
+                         f"({ALGORITHM}) cannot be compared with them; `buildfuzz explain` still shows its report, "
+                         "a new campaign (without --resume) builds again")
+
+
 def _shown(key: str, value) -> str:
     if key == "jobs":
         return f"{value[0]}-{value[1]}"
@@ -109,6 +120,7 @@ def _workspace_path(config: FuzzConfig) -> Path:
 
 
 def _campaign(config: FuzzConfig, store: Store, cid: int, seed: int, runs: list[RunRecord]) -> Campaign:
+    _refuse_other_hashes(cid, runs)
     workspace = Workspace(config.source.resolve(), _workspace_path(config), config.clean,
                           frozenset({config.store.resolve()}), parent_outputs=not config.in_place,
                           outputs=output_dirs(config.output_dirs))

@@ -5,27 +5,22 @@ upload records (`.deb`, `.udeb`, `.ddeb`, `.dsc`, `.buildinfo`, `.changes`), Pyt
 eggs and source archives, any tarball (`.tar`, `.tgz`, `.tar.*`), `.zip`, `.jar`, `.rpm`,
 `.apk`, `.gem`, `.nupkg`, `.crate`. A file the source tree already held with the same
 content (test data, a vendored tarball) is the source's, not the build's, and is not listed.
+Their digests are sha256 (fuzzer/observe.py hashes package files so): what users compare
+with published checksums.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Callable
 
 from fuzzer.compare.package_metadata import described
-from fuzzer.observe import Manifest, hash_file
+from fuzzer.observe import Manifest, hash_file, is_package
 from fuzzer.report.model import ArtifactFinding, PackageFile
 
-PACKAGE_NAME = re.compile(
-    r"\.(deb|udeb|ddeb|dsc|buildinfo|changes|whl|egg|tar|tgz|tbz2|txz|zip|jar|rpm|apk|gem|nupkg|crate)$"
-    r"|\.tar\.[A-Za-z0-9]+$")
+__all__ = ["is_package", "package_files", "packages_line"]
 SHOWN_IN_TEXT = 6
-
-
-def is_package(path: str) -> bool:
-    return PACKAGE_NAME.search(path.rsplit("/", 1)[-1]) is not None
 
 
 def package_files(reference: Manifest | None, selected: list[Manifest], source: Path,

@@ -120,6 +120,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
             PRIMARY KEY (source, command, step)
         )""",
     ),
+    (  # how each run's content digests were made (fuzzer.observe.ALGORITHM); runs stored before: sha256
+        "ALTER TABLE runs ADD COLUMN hashes TEXT NOT NULL DEFAULT 'sha256'",
+    ),
 ]
 VERSION = len(MIGRATIONS)
 

@@ -18,7 +18,7 @@ from fuzzer import structs
 from fuzzer.config import MAX_INT
 from fuzzer.execute.jitter import JitterEvent
 from fuzzer.execute.run import RunRecord, Status
-from fuzzer.observe import Entries, Manifest
+from fuzzer.observe import ALGORITHM, Entries, Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.store.migrations import StoreError, open_schema, transaction
 
@@ -161,7 +161,7 @@ class Store:
     def save_run(self, campaign: int, record: RunRecord, label: str = "") -> None:
         manifest = record.manifest
         self.db.execute(
-            "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 campaign,
                 record.index,
@@ -178,13 +178,14 @@ class Store:
                 record.trace_path,
                 record.stragglers,
                 record.reason,
+                manifest.algorithm if manifest else ALGORITHM,
             ),
         )
 
     def runs(self, campaign: int, label: str = "") -> list[RunRecord]:
         rows = self.db.execute(
             "SELECT idx, perturbation, status, exit_code, wall_s, manifest, log_path, log_tail, jitter,"
-            " trace_path, stragglers, reason FROM runs WHERE campaign = ? AND label = ? ORDER BY idx",
+            " trace_path, stragglers, reason, hashes FROM runs WHERE campaign = ? AND label = ? ORDER BY idx",
             (campaign, label),
         ).fetchall()
         return [_record(row) for row in rows]
@@ -297,14 +298,15 @@ def vars_of(event: JitterEvent) -> dict:
 
 
 def _record(row: tuple) -> RunRecord:
-    idx, perturbation, status, exit_code, wall_s, manifest, log_path, log_tail, jitter, trace_path, stragglers, reason = row
+    idx, perturbation, status, exit_code, wall_s, manifest, log_path, log_tail, jitter, trace_path, stragglers, reason, \
+        hashes = row
     return RunRecord(
         index=idx,
         perturbation=structs.decode(perturbation, Perturbation),
         status=Status(status),
         exit_code=exit_code,
         wall_s=wall_s,
-        manifest=Manifest(structs.decode(zlib.decompress(manifest), Entries)) if manifest else None,
+        manifest=Manifest(structs.decode(zlib.decompress(manifest), Entries), hashes) if manifest else None,
         log_path=log_path,
         log_tail=log_tail,
         jitter=tuple(JitterEvent(**e) for e in json.loads(jitter)),

@@ -449,6 +449,7 @@ def test_a_store_at_schema_1_is_upgraded_in_place_and_its_reports_remembered(tmp
         for table in ("findings", "accepted", "remembered_runs", "finding_counts", "bisect_steps", "step_audits"):
             db.execute(f"DROP TABLE {table}")
         db.execute("ALTER TABLE runs DROP COLUMN reason")  # schema 2 added it
+        db.execute("ALTER TABLE runs DROP COLUMN hashes")  # schema 6 added it
         db.execute("PRAGMA user_version = 1")
     assert len(MIGRATIONS) == VERSION >= 2
     second, executor = campaign(tmp_path, one_cpu_differs, seed=5)

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import xxhash
 
 from conftest import ROOT
 from fuzzer.campaign.evidence import Evidence
@@ -38,7 +39,12 @@ needs_namespaces = pytest.mark.skipif(unshare.isolation() is None,
 
 
 def digest_of(text: str) -> str:
+    """A package file's digest (sha256); other files' are xxh3-128 (text_digest_of)."""
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def text_digest_of(text: str) -> str:
+    return xxhash.xxh3_128_hexdigest(text.encode())
 
 
 def workspace(tmp_path: Path, *outputs: Path) -> Workspace:
@@ -115,7 +121,8 @@ def test_each_run_sees_an_empty_parent_and_output_and_its_files_are_compared(tmp
         assert run.ok, run.log_tail
         entries = run.manifest.entries
         assert sorted(p for p in entries if not p.endswith(".txt")) == [PARENT + "pkg.deb", f"{out}/x.whl"]
-        assert entries["../pkg.deb"].digest == entries["seen.txt"].digest  # one line: its own
+        # one line, its own (two would be twice the size); a package's digest is sha256, a .txt's not
+        assert entries["../pkg.deb"].size == entries["seen.txt"].size
     assert runs[0].manifest.entries["../pkg.deb"].digest != runs[1].manifest.entries["../pkg.deb"].digest
     spec.workspace.remove()  # as a campaign ends: the tree and what its builds left beside it
     assert os.listdir(spec.workspace.path.parent) == [] and (out / "x.whl").exists()  # --output: the user's
@@ -143,7 +150,7 @@ def test_slots_building_at_once_never_share_a_parent_or_an_output(tmp_path):
         assert run.ok, run.log_tail
         mine = run.manifest.entries["../pkg.deb"].digest
         pid = next(p for p in started.read_text().split() if digest_of(p + "\n") == mine)
-        assert run.manifest.entries["seen.txt"].digest == digest_of(f"{pid}\n{pid}\n")
+        assert run.manifest.entries["seen.txt"].digest == text_digest_of(f"{pid}\n{pid}\n")
         assert run.manifest.entries[f"{out}/x.whl"].digest == mine
         pids.add(pid)
     assert len(pids) == 2
