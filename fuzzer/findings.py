@@ -15,13 +15,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
+from msgspec import structs
 
 from fuzzer.config import UsageError
 from fuzzer.escaping import one_line, shown
 from fuzzer.execute.logs import failure_lines
-from fuzzer.report.model import ArtifactFinding, Culprit, Finding, Hazard, Report, RunSummary
+from fuzzer.model import Culprit, Finding, Hazard
+from fuzzer.report import json_format
+from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.trace.tempnames import identity, normalised
 
 ARTIFACT, FAILURE, CULPRIT, HAZARD = "artifact", "failure", "culprit", "hazard"
@@ -100,12 +105,12 @@ def identities_of(runs: list[RunSummary], artifacts: list[ArtifactFinding], culp
 def with_ids(report: Report) -> Report:
     """The report with each artifact, failed run, culprit and hazard carrying its finding's id."""
     failed = {run.index for run in failed_runs(report)}
-    return replace(
+    return structs.replace(
         report,
-        divergent_artifacts=[replace(a, finding_id=of_artifact(a).id) for a in report.divergent_artifacts],
-        runs=[replace(r, finding_id=of_failure(r).id) if r.index in failed else r for r in report.runs],
-        culprits=[replace(c, finding_id=of_culprit(c).id) for c in report.culprits],
-        hazards=[replace(h, finding_id=of_hazard(h).id) for h in report.hazards],
+        divergent_artifacts=[structs.replace(a, finding_id=of_artifact(a).id) for a in report.divergent_artifacts],
+        runs=[structs.replace(r, finding_id=of_failure(r).id) if r.index in failed else r for r in report.runs],
+        culprits=[structs.replace(c, finding_id=of_culprit(c).id) for c in report.culprits],
+        hazards=[structs.replace(h, finding_id=of_hazard(h).id) for h in report.hazards],
     )
 
 
@@ -145,8 +150,8 @@ def read_baseline(path: Path) -> frozenset[str]:
         return _listed_ids(data.get("findings"), name)
     if isinstance(data, dict) and "verdict" in data:
         try:
-            return frozenset(i.id for i in identities(Report.from_json(data)))
-        except (TypeError, KeyError, ValueError, AttributeError) as e:
+            return frozenset(i.id for i in identities(json_format.from_builtins(data)))
+        except msgspec.ValidationError as e:
             raise UsageError(f"{name} is not a JSON report this buildfuzz can read ({type(e).__name__}: {e})") from None
     raise UsageError(f"{name} is neither a baseline file (`buildfuzz baseline -o FILE`) "
                      "nor a JSON report (`buildfuzz run --report-json FILE`)")

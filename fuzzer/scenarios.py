@@ -21,6 +21,7 @@ import msgspec
 from fuzzer import axes as axis_table
 from fuzzer.campaign import run_campaign
 from fuzzer.config import FuzzConfig, UsageError, parse_check_steps, shown
+from fuzzer.report import json_format
 from fuzzer.report.model import Report
 from fuzzer.scenario_culprits import every_culprit
 from fuzzer.scenario_file import Expect, ScenarioFile
@@ -73,7 +74,7 @@ class Score:
             "seconds": self.seconds,
             "error": self.error,
             "checks": [vars(c) for c in self.checks],
-            "report": self.report.to_json() if self.report else None,
+            "report": json_format.to_builtins(self.report) if self.report else None,
         }
 
 

@@ -15,7 +15,7 @@ from fuzzer.escaping import shown
 from fuzzer.execute.run import RunRecord
 from fuzzer.observe import DEFAULT_IGNORE
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import Report
+from fuzzer.report import json_format
 from fuzzer.store import Store
 
 DEFAULT_JOBS = 8  # a missing prerequisite needs a few jobs at once to show
@@ -54,7 +54,7 @@ def from_finding(store: Store, finding_id: str) -> Reproducer:
         raise UsageError(f"finding {shown(finding_id)} is not in the store {shown(str(store.root))}")
     source, command, kind, what = row
     for _, data in store.reports_of(source, command):
-        report = Report.from_json(data)
+        report = json_format.from_builtins(data)
         runs = _showing_runs(findings.with_ids(report), finding_id, kind)
         if runs:
             perturbation = structs.convert(report.runs[min(runs)].perturbation, Perturbation)
@@ -69,7 +69,7 @@ def any_divergence(store: Store | None, source: Path, command: str | None, seed:
     latest = store.latest_report_of(str(source.resolve())) if store else None
     if latest is not None:
         stored_command, data = latest
-        report = Report.from_json(data)
+        report = json_format.from_builtins(data)
         telling = [r for r in report.runs[1:] if r.status != "ok" or r.group != report.runs[0].group]
         if telling and (command is None or command == stored_command):
             counted = report.confidence

@@ -12,11 +12,13 @@ back first, and only the files it produced compared. The culprit keeps naming th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from msgspec import structs
 
 from fuzzer.execute.local import build_env
 from fuzzer.execute.step_replay import StepCall
-from fuzzer.report.model import Culprit, WriterProcess
+from fuzzer.model import Culprit, WriterProcess
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace
 from fuzzer.trace.writers import Writer, writer_of
@@ -99,7 +101,7 @@ class ReplayTargets:
             replayed=target.replays_process, not_replayable=writer.not_replayable(),
         )
         line = _writer_line(writer, target, candidate)
-        return replace(culprit, writer_process=described, writer=culprit.writer or described.argv,
+        return structs.replace(culprit, writer_process=described, writer=culprit.writer or described.argv,
                        evidence=f"{culprit.evidence}\n{line}")
 
 

@@ -14,9 +14,10 @@ from fuzzer import findings, structs
 from fuzzer.escaping import markdown_inline as _esc
 from fuzzer.escaping import one_line, quoted_commands_cut, visible
 from fuzzer.execute.logs import failure_summary
+from fuzzer.model import Culprit
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
-from fuzzer.report.model import ArtifactFinding, Culprit, Report
+from fuzzer.report.model import ArtifactFinding, Report
 
 DIFF_LINES = 40
 LOG_LINES = 20
