@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fuzzer import explain, guided
+from fuzzer import explain, guided, replay_commands
 from fuzzer.campaign import metadata_builds, reporting
 from fuzzer.campaign.audit_phase import audit_steps, with_audit
 from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, with_own_executor
 from fuzzer.compare import Comparison, compare
 from fuzzer.config import MIN_SUCCESSFUL, UsageError, shown
 from fuzzer.execute.run import RunRecord
-from fuzzer.explain.ablation import replay_command
 from fuzzer.explain.budget import Budget, localization_budget
 from fuzzer.model import ExitReason, Verdict
 from fuzzer.report import json_format
@@ -50,8 +49,9 @@ def _confirm_targets(campaign: Campaign, localization):
     held = [guided.HeldRun(target, i, _differing_files(campaign, run), run.log_tail)
             for i, target in campaign.targets.items() if i < len(campaign.runs) and (run := campaign.runs[i])]
     matched = control is not None and not campaign.differs_from_reference(control)
+    store = str(campaign.config.store)
     hazards = guided.confirm(list(localization.hazards), held, matched,
-                             lambda t: replay_command(str(campaign.config.store), campaign.id, t.perturbation))
+                             lambda t: replay_commands.of_perturbation(store, campaign.id, t.perturbation))
     return replace(localization, hazards=tuple(hazards))
 
 

@@ -5,14 +5,13 @@ files."""
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from msgspec import structs
+import msgspec
 
 from fuzzer import findings as finding_ids
-from fuzzer import rates, structs
+from fuzzer import rates, replay_commands, structs
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
 from fuzzer.model import Culprit, ExitReason, Finding, Hazard, Verdict
@@ -120,7 +119,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         findings=findings,
         audit=localization.audit if localization else None,
     )
-    return finding_ids.with_ids(structs.replace(report, confidence=rates.verdict_confidence(report)))
+    return finding_ids.with_ids(msgspec.structs.replace(report, confidence=rates.verdict_confidence(report)))
 
 
 def _summary(record: RunRecord, label: Label, overlapped_with: list[int]) -> RunSummary:
@@ -203,6 +202,4 @@ def _reproduce(about: About, records: list[RunRecord], comparison: Comparison) -
     telling = comparison.telling_runs() or ([] if records[0].ok else [0])
     if not telling:
         return ""
-    words = ["buildfuzz", "replay", "--store", about.store, "--campaign", str(about.campaign),
-             "--run", str(min(telling))]
-    return shlex.join(words)
+    return replay_commands.of_run(about.store, about.campaign, min(telling))

@@ -16,7 +16,7 @@ from contextlib import closing
 from dataclasses import replace
 
 import pytest
-from msgspec import structs
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -300,12 +300,12 @@ def test_ids_never_depend_on_run_order_numbers_or_timings(rng, walls):
     order = list(range(1, len(report.runs)))
     rng.shuffle(order)
     numbers = {old: new for new, old in enumerate([0, *order])}
-    runs = [structs.replace(r, index=numbers[r.index], wall_s=walls[i],
+    runs = [msgspec.structs.replace(r, index=numbers[r.index], wall_s=walls[i],
                             perturbation={**r.perturbation, "seed": rng.randrange(9)}) for i, r in enumerate(report.runs)]
-    artifacts = [structs.replace(a, groups=[structs.replace(g, runs=sorted(numbers[i] for i in g.runs))
+    artifacts = [msgspec.structs.replace(a, groups=[msgspec.structs.replace(g, runs=sorted(numbers[i] for i in g.runs))
                                             for g in a.groups])
                  for a in report.divergent_artifacts]
-    shuffled = structs.replace(report, runs=[runs[0], *_shuffled(rng, runs[1:])], seed=rng.randrange(1 << 31),
+    shuffled = msgspec.structs.replace(report, runs=[runs[0], *_shuffled(rng, runs[1:])], seed=rng.randrange(1 << 31),
                                divergent_artifacts=_shuffled(rng, artifacts), culprits=_shuffled(rng, report.culprits),
                                hazards=_shuffled(rng, report.hazards))
     assert set(findings.identities(shuffled)) == set(findings.identities(report))
@@ -319,7 +319,7 @@ def test_ids_differ_for_different_findings():
     report = unreproducible()
     ids = [i.id for i in findings.identities(report)]
     assert len(ids) == len(set(ids)) == 7  # 2 artifacts, 1 kind of failure, 2 culprits, 2 hazards
-    moved = structs.replace(report.culprits[0], cwd="elsewhere")
+    moved = msgspec.structs.replace(report.culprits[0], cwd="elsewhere")
     assert findings.of_culprit(moved).id != findings.of_culprit(report.culprits[0]).id
 
 
