@@ -28,6 +28,7 @@ from fuzzer.cli.cmd_scenarios import scenarios
 from fuzzer.cli.cmd_stored import accept, baseline, explain, replay
 from fuzzer.cli.options import EXIT_CODES_HELP
 from fuzzer.config import UsageError
+from fuzzer.escaping import safe_name
 from fuzzer.model import ExitCode
 
 
@@ -99,5 +100,4 @@ def _fail(code: int, message: str) -> int:
 
 def _one_line(text: str) -> str:
     """Errors are one line: no forged lines, no terminal escape sequences from user input."""
-    joined = " | ".join(line.strip() for line in text.splitlines() if line.strip())
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in joined)
+    return safe_name(" | ".join(line.strip() for line in text.splitlines() if line.strip()))
