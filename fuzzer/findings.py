@@ -24,14 +24,14 @@ from msgspec import structs
 from fuzzer.config import UsageError
 from fuzzer.escaping import one_line, shown
 from fuzzer.execute.logs import failure_lines
-from fuzzer.model import Culprit, Finding, Hazard
+from fuzzer.model import Culprit, ExitCode, Finding, FindingKind, FindingStatus, Hazard, Verdict
 from fuzzer.report import json_format
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.trace.tempnames import identity, normalised
 
-ARTIFACT, FAILURE, CULPRIT, HAZARD = "artifact", "failure", "culprit", "hazard"
-METADATA = "metadata"  # an artifact whose variants differ only in metadata (timestamps, order, modes, owners)
-NEW, STILL, FIXED = "new", "still", "fixed"
+# the names memory, bisect and the reports use
+ARTIFACT, METADATA, FAILURE, CULPRIT, HAZARD = FindingKind
+NEW, STILL, FIXED = FindingStatus
 ID_PATTERN = re.compile(r"[0-9a-f]{12}")
 NUMBERS = re.compile(r"\d+")  # line numbers, pids, byte counts: they move between runs of one bug
 BASELINE_FORMAT = "buildfuzz-baseline"  # the key (and version) of a file `buildfuzz baseline` writes
@@ -41,11 +41,11 @@ BASELINE_VERSION = 1
 @dataclass(frozen=True)
 class Identity:
     id: str
-    kind: str  # artifact | metadata | failure | culprit | hazard
+    kind: FindingKind
     what: str  # one line for people (and JUnit's test case name): made of the hashed fields only
 
 
-def _identity(kind: str, what: str, *fields: str) -> Identity:
+def _identity(kind: FindingKind, what: str, *fields: str) -> Identity:
     digest = hashlib.sha256(json.dumps([kind, *fields]).encode()).hexdigest()
     return Identity(digest[:12], kind, what)
 
@@ -127,7 +127,7 @@ def sections(report: Report) -> list[tuple[str, list[Finding]]]:
 
 def all_known(report: Report) -> bool:
     """The builds differ only in known ways: `buildfuzz run` exits 0 (Report.exit_code)."""
-    return report.verdict == "unreproducible" and report.exit_code == 0
+    return report.verdict == Verdict.UNREPRODUCIBLE and report.exit_code == ExitCode.REPRODUCIBLE
 
 
 def baseline_file(report: Report) -> dict:

@@ -1,8 +1,9 @@
 """The domain's vocabulary, defined once: what a campaign concludes (`Verdict`), how the
 command line exits (`ExitCode`), why a campaign stopped (`ExitReason`), the kind of cause
 a culprit is (`Kind`), and what a campaign finds: a `Culprit` (with its `WriterProcess`),
-a `Hazard` (with its `HazardStatus`) and a `Finding`. Trace, explain, guided, memory and
-every report format use these; `fuzzer/report/model.py` builds the report out of them.
+a `Hazard` (with its `HazardStatus`) and a `Finding` (with its `FindingKind` and
+`FindingStatus`). Trace, explain, guided, memory and every report format use these;
+`fuzzer/report/model.py` builds the report out of them.
 
 The types are frozen msgspec Structs: the JSON report is their encoding, its JSON Schema
 is generated from them (`fuzzer/report/schema.py`), and a stored report decodes back into
@@ -81,6 +82,20 @@ class HazardStatus(StrEnum):
     CONFIRMED = "confirmed"  # a targeted run made it manifest
 
 
+class FindingKind(StrEnum):
+    ARTIFACT = "artifact"
+    METADATA = "metadata"  # an artifact whose variants differ only in metadata (timestamps, order, modes, owners)
+    FAILURE = "failure"
+    CULPRIT = "culprit"
+    HAZARD = "hazard"
+
+
+class FindingStatus(StrEnum):
+    NEW = "new"  # first seen, or back after a fix
+    STILL = "still"
+    FIXED = "fixed"  # by this campaign
+
+
 class WriterProcess(Model):
     """The smallest process that wrote a culprit's differing bytes, inside the step the
     culprit's `command` names (fuzzer/trace/writers.py)."""
@@ -154,9 +169,9 @@ class Finding(Model):
     """One thing found, under an id that stays the same across campaigns (fuzzer/findings.py)."""
 
     id: str  # a short hash of what it is: never of timings or run numbers
-    kind: str  # artifact | metadata | failure | culprit | hazard
+    kind: FindingKind
     what: str
-    status: str  # new (first seen, or back after a fix) | still | fixed (by this campaign)
+    status: FindingStatus
     first_campaign: int
     first_seen: str  # ISO 8601, UTC
     last_campaign: int

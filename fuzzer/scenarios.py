@@ -165,7 +165,7 @@ def score(expect: Expect, report: Report) -> tuple[Check, ...]:
     checks += [_check(*found) for found in inside_checks(expect.members, expect.metadata_only,
                                                           expect.metadata_stabilized_by, report)]
     top = report.culprits[0] if report.culprits else None
-    if expect.culprit is None and expect.verdict == "reproducible":
+    if expect.culprit is None and expect.verdict == Verdict.REPRODUCIBLE:
         checks.append(_check("no culprit", top is None, top.command if top else ""))
     for name in LOCALIZED_EXPECTATIONS:
         want = getattr(expect, name)

@@ -13,6 +13,7 @@ from fuzzer import findings, rates, structs
 from fuzzer.config import UsageError, available_cpus
 from fuzzer.escaping import shown
 from fuzzer.execute.run import RunRecord
+from fuzzer.model import HazardStatus
 from fuzzer.observe import DEFAULT_IGNORE
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format
@@ -104,6 +105,6 @@ def _showing_runs(report: Report, finding_id: str, kind: str) -> set[int]:
     if kind == findings.CULPRIT:
         culprits = [c for c in report.culprits if c.finding_id == finding_id]
         return set().union(*(rates.culprit_runs(c, report.divergent_artifacts) or set() for c in culprits))
-    hazards = [h for h in report.hazards if h.finding_id == finding_id and h.status == "confirmed"]
+    hazards = [h for h in report.hazards if h.finding_id == finding_id and h.status == HazardStatus.CONFIRMED]
     return {r.index for r in report.runs if hazards and r.index > 0 and "hold" in r.perturbation.get("variations", {})
             and (r.status != "ok" or r.group != report.runs[0].group)}

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import msgspec
 
-from fuzzer.model import Culprit, ExitCode, ExitReason, Finding, Hazard, Model, Rate, Verdict
+from fuzzer.model import Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, Rate, Verdict
 from fuzzer.plan import Reason
 from fuzzer.settings import SOURCES
 
@@ -169,7 +169,7 @@ class Report(Model):
     def exit_code(self) -> ExitCode:
         """What `buildfuzz run` exits with for this report. Builds that differ only in known
         ways (every finding in the --baseline or accepted) exit 0: CI fails on new findings."""
-        current = [f for f in self.findings if f.status != "fixed"]
+        current = [f for f in self.findings if f.status != FindingStatus.FIXED]
         if self.verdict == Verdict.UNREPRODUCIBLE and current and all(f.known for f in current):
             return ExitCode.REPRODUCIBLE
         return Verdict(self.verdict).exit_code
