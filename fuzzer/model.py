@@ -1,7 +1,7 @@
 """The domain's vocabulary, defined once: what a campaign concludes (`Verdict`), how the
 command line exits (`ExitCode`), why a campaign stopped (`ExitReason`), the kind of cause
 a culprit is (`Kind`), and what a campaign finds: a `Culprit` (with its `WriterProcess`),
-a `Hazard` (with its `HazardStatus`) and a `Finding` (with its `FindingKind` and
+a `Hazard` (with its `HazardType` and `HazardStatus`) and a `Finding` (with its `FindingKind` and
 `FindingStatus`). Trace, explain, guided, memory and every report format use these;
 `fuzzer/report/model.py` builds the report out of them.
 
@@ -74,6 +74,16 @@ class Kind(StrEnum):
 NAMED_KINDS = tuple(k for k in Kind if k is not Kind.UNKNOWN)  # what evidence can name (and a scenario expect)
 
 
+class HazardType(StrEnum):
+    """The conflict a hazard is (docs/contracts.md: hazard `type`)."""
+
+    READ_BEFORE_WRITE = "read-before-write"  # a `stat`, `access` or failed `open` counts as a read
+    WRITE_WRITE = "write-write"  # or a write and a delete
+    DUPLICATE = "duplicate-execution"  # one recipe running several times at once
+    MKDIR_RACE = "mkdir-race"  # a directory created while another step writes into it
+    LISTING_RACE = "listing-race"  # a listing while another step adds to the directory
+
+
 class HazardStatus(StrEnum):
     """What shows a hazard: the traces alone, the campaign's own runs, or a targeted run."""
 
@@ -138,7 +148,7 @@ class Hazard(Model):
     (duplicate-execution), the step creating the directory and the step writing into it
     (mkdir-race), the step creating the file and the step listing its directory (listing-race)."""
 
-    type: str  # read-before-write | write-write | duplicate-execution | mkdir-race | listing-race
+    type: HazardType
     file: str
     reader: str
     writer: str

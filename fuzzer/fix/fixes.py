@@ -24,7 +24,7 @@ from fuzzer.fix.prerequisite import missing_prerequisite, order_only
 from fuzzer.fix.proof import AFTER, BEFORE, Proof, Proving, prove
 from fuzzer.fix.stabiliser import stabiliser_prefix
 from fuzzer.fix.tree import CMAKE, MAKE, NINJA, NoPatch, Tree
-from fuzzer.model import Culprit, Hazard, Kind
+from fuzzer.model import Culprit, Hazard, HazardType, Kind
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format
 from fuzzer.report.model import Report
@@ -32,11 +32,11 @@ from fuzzer.store import Store
 
 # (build system, hazard type or culprit kind) → the remedy written in that system's files
 REMEDIES = {
-    (MAKE, "read-before-write"): missing_prerequisite, (MAKE, "mkdir-race"): order_only,
-    (MAKE, "duplicate-execution"): grouped_targets, (MAKE, "intrinsic"): stabiliser_prefix,
-    (MAKE, "order"): archive_flags,
-    (NINJA, "read-before-write"): ninja.missing_edge, (NINJA, "mkdir-race"): ninja.directory_edge,
-    (CMAKE, "read-before-write"): cmake.missing_dependency, (CMAKE, "intrinsic"): cmake.stabiliser_env,
+    (MAKE, HazardType.READ_BEFORE_WRITE): missing_prerequisite, (MAKE, HazardType.MKDIR_RACE): order_only,
+    (MAKE, HazardType.DUPLICATE): grouped_targets, (MAKE, Kind.INTRINSIC): stabiliser_prefix,
+    (MAKE, Kind.ORDER): archive_flags,
+    (NINJA, HazardType.READ_BEFORE_WRITE): ninja.missing_edge, (NINJA, HazardType.MKDIR_RACE): ninja.directory_edge,
+    (CMAKE, HazardType.READ_BEFORE_WRITE): cmake.missing_dependency, (CMAKE, Kind.INTRINSIC): cmake.stabiliser_env,
 }
 SYSTEMS = {MAKE: "a make build", NINJA: "a hand-written build.ninja", CMAKE: "a CMake project"}
 CAMPAIGN_RUN = re.compile(r"run (\d+)")

@@ -36,15 +36,11 @@ from typing import Protocol
 
 from msgspec import structs
 
-from fuzzer.model import Hazard
+from fuzzer.model import Hazard, HazardType
 from fuzzer.trace.differences import in_workspace
 from fuzzer.trace.steps import BuildTrace, Step, StepKey
 
-READ_BEFORE_WRITE = "read-before-write"
-WRITE_WRITE = "write-write"
-DUPLICATE = "duplicate-execution"
-MKDIR_RACE = "mkdir-race"
-LISTING_RACE = "listing-race"
+READ_BEFORE_WRITE, WRITE_WRITE, DUPLICATE, MKDIR_RACE, LISTING_RACE = HazardType
 PRIORITY = (DUPLICATE, WRITE_WRITE, MKDIR_RACE, LISTING_RACE, READ_BEFORE_WRITE)  # most specific first
 
 OVERLAP = "overlap"  # both were running at once
