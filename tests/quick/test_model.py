@@ -15,9 +15,13 @@ import pytest
 from msgspec import structs
 
 from conftest import ROOT
+from fuzzer.campaign import run_campaign, stored
+from fuzzer.config import FuzzConfig, UsageError
+from fuzzer.execute.fake import FakeExecutor
 from fuzzer.model import ExitCode, Kind, Verdict
 from fuzzer.report import json_format
 from fuzzer.report.schema import report_schema
+from fuzzer.store import Store
 from report_samples import HOSTILE_NAME, HOSTILE_TEXT, reproducible, unreproducible
 
 PUBLISHED = ROOT / "docs" / "report.schema.json"
@@ -131,3 +135,24 @@ def test_each_type_of_the_model_is_defined_once_in_fuzzer():
             if isinstance(node, ast.ClassDef) and node.name in names:
                 defined.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
     assert defined == {name: ["fuzzer/model.py"] for name in names}
+
+
+@pytest.mark.parametrize("damage", [
+    lambda r: r.update(verdict_v2="green"),  # written by a buildfuzz that knows more keys
+    lambda r: r.update(verdict="green"),
+    lambda r: r["runs"].append("not a run"),
+])
+def test_a_stored_report_the_types_refuse_is_one_line_for_explain(tmp_path, damage):
+    config = FuzzConfig(source=tmp_path / "src", command="make -j{jobs}", store=tmp_path / "store", runs=4, seed=1,
+                        jobs=(1, 8), axes=("jobs", "cpus", "jitter"), localize=False)
+    config.source.mkdir()
+    outcome = run_campaign(config, executor_factory=lambda spec: FakeExecutor(lambda p: {"out": str(p.ncpus == 1)}))
+    store = Store(config.store)
+    try:
+        data = store.report(outcome.report.campaign)
+        damage(data)
+        store.save_report(outcome.report.campaign, data)
+    finally:
+        store.close()
+    with pytest.raises(UsageError, match="cannot be read"):
+        stored.stored_outcome(config.store, None)
