@@ -2,7 +2,7 @@
 types the report is encoded from and decoded into (fuzzer/report/model.py,
 fuzzer/model.py), so it cannot drift from them; what the types alone cannot say (the
 values a rate or a setting holds, a run's reasons) they carry as `msgspec.Meta`.
-docs/report.schema.json is its published copy (tests/test_model.py keeps it current).
+docs/report.schema.json is its published copy (tests/quick/test_model.py keeps it current).
 """
 
 from __future__ import annotations
