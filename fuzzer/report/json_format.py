@@ -30,7 +30,7 @@ def load(text: str) -> Report:
 
 def to_builtins(report: Report) -> dict:
     """The report as JSON values (what the store keeps), its `schema` first."""
-    data = msgspec.to_builtins(report)
+    data = msgspec.to_builtins(report, enc_hook=_plain)
     return {"schema": data.pop("schema"), **data}
 
 
@@ -40,6 +40,15 @@ def from_builtins(data: dict) -> Report:
         return msgspec.convert(_without_retired(data), Report)
     except UnicodeEncodeError:  # msgspec quoting, in its error, a name that was not UTF-8 (a lone surrogate)
         raise msgspec.ValidationError("a key or value this buildfuzz does not know (not UTF-8)") from None
+
+
+def _plain(value: object) -> object:
+    """A value of a subclass of str, int or float (a setting as the option read it, e.g.
+    cli.options.JobsRange) as the base type, which is how the JSON writes it."""
+    for base in (str, int, float):
+        if isinstance(value, base):
+            return base(value)
+    raise TypeError(f"a report holds a {type(value).__name__}, which has no JSON form")
 
 
 def _without_retired(data: dict) -> dict:

@@ -56,6 +56,15 @@ def test_a_report_decodes_to_itself_and_encodes_to_the_same_bytes(sample):
     jsonschema.Draft202012Validator(report_schema()).validate(json.loads(text))
 
 
+def test_a_setting_read_into_a_str_subclass_is_written_as_its_text():
+    class JobsRange(str):  # what cli/options.py reads --jobs into
+        bounds = (1, 8)
+
+    report = structs.replace(unreproducible(), settings={"jobs": {"value": JobsRange("1-8"), "source": "command line",
+                                                                  "origin": "--jobs"}})
+    assert json.loads(json_format.render(report))["settings"]["jobs"]["value"] == "1-8"
+
+
 def test_decoding_gives_the_enums_and_writing_gives_their_strings():
     report = json_format.load(json_format.render(unreproducible()))
     assert report.verdict is Verdict.UNREPRODUCIBLE and report.culprits[0].kind is Kind(report.culprits[0].kind)
