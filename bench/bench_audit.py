@@ -26,7 +26,6 @@ file, timed in this process; target <= 10 s at 10,000 steps.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 import json
 import os
@@ -36,6 +35,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -185,7 +186,7 @@ def bench_analysis_and_store(tmp: Path, n: int) -> None:
     rows = [AuditedStep(a.identity, a.step.command, a.step.cwd, list(a.candidate.outputs), "stable",
                         "5/5 replays alone gave the same bytes", 5, 0.1, when, when, f"cd . && {a.step.command}")
             for a in plan.chosen]
-    report = len(json.dumps([dataclasses.asdict(r) for r in rows]))
+    report = len(json.dumps(msgspec.to_builtins(rows)))
     per = max(len(plan.chosen), 1)
     print(f"(b) store growth: {grown / per:.0f} bytes per audited step in the database, {report / per:.0f} bytes "
           f"per step in the JSON report ({len(plan.chosen)} steps)")

@@ -10,7 +10,8 @@ build under test, and every format that shows them escapes them here, in one pla
 - XML, HTML and Markdown (`visible`): characters XML 1.0 cannot carry at all, not even as
   character references, are shown as the same Python-style escapes instead of dropped.
 - Markdown prose (`markdown_inline`): what Markdown would read as syntax is backslashed,
-  `<>&` become entities. HTML itself is escaped by its templates (Jinja2 autoescape).
+  `<>&` become entities; inside raw HTML in Markdown, where backslashes stay as they are,
+  only the entities (`html_text`). HTML itself is escaped by its templates (Jinja2 autoescape).
 - `one_line`: a command cut to one readable line (a recipe can be 5 KB of shell), also
   where evidence quotes one (`quoted_commands_cut`); the JSON report keeps the whole of it.
 """
@@ -69,6 +70,11 @@ def markdown_inline(text: str) -> str:
     text = html.escape(text, quote=False).replace("\r", " ").replace("\n", " ")
     text = INLINE_SPECIAL.sub(r"\\\1", text)
     return BLOCK_START.sub(r"\1\\\2", text)
+
+
+def html_text(text: str) -> str:
+    """Text inside raw HTML (a Markdown `<details>` summary): `<>&` and quotes as entities, nothing else."""
+    return html.escape(text)
 
 
 def one_line(command: str, limit: int = COMMAND_CHARS) -> str:

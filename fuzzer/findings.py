@@ -15,18 +15,23 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
+from msgspec import structs
 
 from fuzzer.config import UsageError
 from fuzzer.escaping import one_line, shown
 from fuzzer.execute.logs import failure_lines
-from fuzzer.report.model import ArtifactFinding, Culprit, Finding, Hazard, Report, RunSummary
+from fuzzer.model import Culprit, ExitCode, Finding, FindingKind, FindingStatus, Hazard, Verdict
+from fuzzer.report import json_format
+from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.trace.tempnames import identity, normalised
 
-ARTIFACT, FAILURE, CULPRIT, HAZARD = "artifact", "failure", "culprit", "hazard"
-METADATA = "metadata"  # an artifact whose variants differ only in metadata (timestamps, order, modes, owners)
-NEW, STILL, FIXED = "new", "still", "fixed"
+# the names memory, bisect and the reports use
+ARTIFACT, METADATA, FAILURE, CULPRIT, HAZARD = FindingKind
+NEW, STILL, FIXED = FindingStatus
 ID_PATTERN = re.compile(r"[0-9a-f]{12}")
 NUMBERS = re.compile(r"\d+")  # line numbers, pids, byte counts: they move between runs of one bug
 BASELINE_FORMAT = "buildfuzz-baseline"  # the key (and version) of a file `buildfuzz baseline` writes
@@ -36,11 +41,11 @@ BASELINE_VERSION = 1
 @dataclass(frozen=True)
 class Identity:
     id: str
-    kind: str  # artifact | metadata | failure | culprit | hazard
+    kind: FindingKind
     what: str  # one line for people (and JUnit's test case name): made of the hashed fields only
 
 
-def _identity(kind: str, what: str, *fields: str) -> Identity:
+def _identity(kind: FindingKind, what: str, *fields: str) -> Identity:
     digest = hashlib.sha256(json.dumps([kind, *fields]).encode()).hexdigest()
     return Identity(digest[:12], kind, what)
 
@@ -100,12 +105,12 @@ def identities_of(runs: list[RunSummary], artifacts: list[ArtifactFinding], culp
 def with_ids(report: Report) -> Report:
     """The report with each artifact, failed run, culprit and hazard carrying its finding's id."""
     failed = {run.index for run in failed_runs(report)}
-    return replace(
+    return structs.replace(
         report,
-        divergent_artifacts=[replace(a, finding_id=of_artifact(a).id) for a in report.divergent_artifacts],
-        runs=[replace(r, finding_id=of_failure(r).id) if r.index in failed else r for r in report.runs],
-        culprits=[replace(c, finding_id=of_culprit(c).id) for c in report.culprits],
-        hazards=[replace(h, finding_id=of_hazard(h).id) for h in report.hazards],
+        divergent_artifacts=[structs.replace(a, finding_id=of_artifact(a).id) for a in report.divergent_artifacts],
+        runs=[structs.replace(r, finding_id=of_failure(r).id) if r.index in failed else r for r in report.runs],
+        culprits=[structs.replace(c, finding_id=of_culprit(c).id) for c in report.culprits],
+        hazards=[structs.replace(h, finding_id=of_hazard(h).id) for h in report.hazards],
     )
 
 
@@ -122,7 +127,7 @@ def sections(report: Report) -> list[tuple[str, list[Finding]]]:
 
 def all_known(report: Report) -> bool:
     """The builds differ only in known ways: `buildfuzz run` exits 0 (Report.exit_code)."""
-    return report.verdict == "unreproducible" and report.exit_code == 0
+    return report.verdict == Verdict.UNREPRODUCIBLE and report.exit_code == ExitCode.REPRODUCIBLE
 
 
 def baseline_file(report: Report) -> dict:
@@ -145,8 +150,8 @@ def read_baseline(path: Path) -> frozenset[str]:
         return _listed_ids(data.get("findings"), name)
     if isinstance(data, dict) and "verdict" in data:
         try:
-            return frozenset(i.id for i in identities(Report.from_json(data)))
-        except (TypeError, KeyError, ValueError, AttributeError) as e:
+            return frozenset(i.id for i in identities(json_format.from_builtins(data)))
+        except msgspec.ValidationError as e:
             raise UsageError(f"{name} is not a JSON report this buildfuzz can read ({type(e).__name__}: {e})") from None
     raise UsageError(f"{name} is neither a baseline file (`buildfuzz baseline -o FILE`) "
                      "nor a JSON report (`buildfuzz run --report-json FILE`)")

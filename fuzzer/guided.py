@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from fuzzer.execute import hold
 from fuzzer.execute.logs import error_lines
 from fuzzer.plan import Perturbation, Planned, Reason, with_guided
-from fuzzer.report.model import Hazard
+from fuzzer.model import Hazard, HazardStatus
 from fuzzer.trace.hazards import DUPLICATE, LISTING_RACE, MKDIR_RACE, OVERLAP, WRITE_WRITE, conflicts
 from fuzzer.trace.steps import BuildTrace, Step
 
@@ -179,7 +179,7 @@ def confirmed(targets_run: list[tuple[Target, int, list[Flip]]], hazards: list[H
                 detail=how if not known else f"{known.detail}; {how}",
                 evidence="not ordered: a targeted schedule reversed their order and the output changed",
                 steps=sorted({target.held, flip.other, *(known.steps if known else [])}),
-                status="confirmed",
+                status=HazardStatus.CONFIRMED,
                 reproduce=reproduce(target),
                 files=known.files if known else [flip.file],
                 runs=list(dict.fromkeys([*(known.runs if known else []), f"run {index}"])),

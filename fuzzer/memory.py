@@ -28,7 +28,7 @@ from typing import Callable, Iterator
 from fuzzer import axes, findings, rates, structs
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, STILL, Identity
 from fuzzer.plan import Perturbation, Planned, Reason, Space, reference
-from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE, Finding
+from fuzzer.model import Finding, Verdict
 from fuzzer.store import FindingRow, Store
 
 REMEMBERED = 5  # perturbations replayed first; the seeded schedule must still get most of the runs
@@ -49,7 +49,7 @@ class Subject:
 class Look:
     """What a concluded campaign can say of its findings."""
 
-    verdict: str
+    verdict: Verdict
     localized: bool  # its localization traced builds
     scope: str  # what it compared (`scope`)
     known: frozenset[str]  # finding ids the --baseline lists
@@ -202,9 +202,9 @@ def _covers(sighting: Sighting, row: FindingRow) -> bool:
 
 
 def _sighting(campaign: int, look: Look, now: float) -> Sighting:
-    final = look.verdict in (REPRODUCIBLE, UNREPRODUCIBLE)
+    final = look.verdict in (Verdict.REPRODUCIBLE, Verdict.UNREPRODUCIBLE)
     can_fix = {FAILURE, ARTIFACT, METADATA} if final else set()
-    if final and (look.localized or look.verdict == REPRODUCIBLE):  # nothing differs: no step makes it differ
+    if final and (look.localized or look.verdict == Verdict.REPRODUCIBLE):  # nothing differs: no step makes it differ
         can_fix.add(CULPRIT)
     if final and look.localized:  # hazards come from traced builds only
         can_fix.add(HAZARD)

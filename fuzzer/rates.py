@@ -21,7 +21,8 @@ import msgspec
 
 from fuzzer import findings, structs
 from fuzzer.plan import Reason
-from fuzzer.report.model import REPRODUCIBLE, ArtifactFinding, Culprit, Hazard, Report, RunSummary
+from fuzzer.model import Culprit, Hazard, Verdict
+from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.stats import CONFIDENCE, interval, percent_above_tenth, rate_text, upper_bound_zero
 
 METHOD = "exact binomial (Clopper-Pearson)"
@@ -131,7 +132,7 @@ def verdict_confidence(report: Report) -> dict:
     left_out = sum(r.reason in CHOSEN for r in report.runs)
     aside = f" (not counting {left_out} run(s) chosen rather than drawn: remembered replays, held targets)" \
         if left_out else ""
-    if count.seen == 0 and report.verdict == REPRODUCIBLE:
+    if count.seen == 0 and report.verdict == Verdict.REPRODUCIBLE:
         text = (f"0 of {count.builds} builds diverged: the chance of a divergence per build is below "
                 f"{percent_above_tenth(bound)} at {CONFIDENCE:.0%} (exact bound "
                 f"1 - {1 - CONFIDENCE:.2f}^(1/{count.builds})){aside}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from fuzzer.report.model import Culprit
+from fuzzer.model import Culprit
 from fuzzer.scenario_file import ExpectedCulprit
 
 

@@ -10,9 +10,10 @@ import msgspec
 from msgspec import Meta
 
 from fuzzer import axes as axis_table
+from fuzzer import model
 from fuzzer.config import MAX_RUNS, MIN_SUCCESSFUL, max_jobs
 
-KINDS = ("intrinsic", "race", "order", "parallelism-level")
+KINDS = tuple(k.value for k in model.NAMED_KINDS)
 VERDICTS = ("reproducible", "unreproducible")
 
 

@@ -21,6 +21,8 @@ import msgspec
 from fuzzer import axes as axis_table
 from fuzzer.campaign import run_campaign
 from fuzzer.config import FuzzConfig, UsageError, parse_check_steps, shown
+from fuzzer.model import Verdict
+from fuzzer.report import json_format
 from fuzzer.report.model import Report
 from fuzzer.scenario_culprits import every_culprit
 from fuzzer.scenario_file import Expect, ScenarioFile
@@ -73,7 +75,7 @@ class Score:
             "seconds": self.seconds,
             "error": self.error,
             "checks": [vars(c) for c in self.checks],
-            "report": self.report.to_json() if self.report else None,
+            "report": json_format.to_builtins(self.report) if self.report else None,
         }
 
 
@@ -164,7 +166,7 @@ def score(expect: Expect, report: Report) -> tuple[Check, ...]:
     checks += [_check(*found) for found in inside_checks(expect.members, expect.metadata_only,
                                                           expect.metadata_stabilized_by, report)]
     top = report.culprits[0] if report.culprits else None
-    if expect.culprit is None and expect.verdict == "reproducible":
+    if expect.culprit is None and expect.verdict == Verdict.REPRODUCIBLE:
         checks.append(_check("no culprit", top is None, top.command if top else ""))
     for name in LOCALIZED_EXPECTATIONS:
         want = getattr(expect, name)

@@ -7,7 +7,7 @@ failed perturbed run, culprits with evidence, hazards, and hostile build strings
 
 from __future__ import annotations
 
-import dataclasses
+from msgspec import Struct, structs
 
 from fuzzer.report.model import ArtifactFinding, Culprit, Hazard, Report, RunSummary, VariantSummary
 
@@ -152,7 +152,7 @@ def _poison(value, key: str = ""):
         if key == "perturbation":
             return value
         return {_poison(k): _poison(v) for k, v in value.items()}
-    if dataclasses.is_dataclass(value):
-        changes = {f.name: _poison(getattr(value, f.name), f.name) for f in dataclasses.fields(value)}
-        return dataclasses.replace(value, **changes)
+    if isinstance(value, Struct):
+        changes = {f.name: _poison(getattr(value, f.name), f.name) for f in structs.fields(value)}
+        return structs.replace(value, **changes)
     return value

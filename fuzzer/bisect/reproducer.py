@@ -13,9 +13,10 @@ from fuzzer import findings, rates, structs
 from fuzzer.config import UsageError, available_cpus
 from fuzzer.escaping import shown
 from fuzzer.execute.run import RunRecord
+from fuzzer.model import HazardStatus
 from fuzzer.observe import DEFAULT_IGNORE
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import Report
+from fuzzer.report import json_format
 from fuzzer.store import Store
 
 DEFAULT_JOBS = 8  # a missing prerequisite needs a few jobs at once to show
@@ -54,7 +55,7 @@ def from_finding(store: Store, finding_id: str) -> Reproducer:
         raise UsageError(f"finding {shown(finding_id)} is not in the store {shown(str(store.root))}")
     source, command, kind, what = row
     for _, data in store.reports_of(source, command):
-        report = Report.from_json(data)
+        report = json_format.from_builtins(data)
         runs = _showing_runs(findings.with_ids(report), finding_id, kind)
         if runs:
             perturbation = structs.convert(report.runs[min(runs)].perturbation, Perturbation)
@@ -69,7 +70,7 @@ def any_divergence(store: Store | None, source: Path, command: str | None, seed:
     latest = store.latest_report_of(str(source.resolve())) if store else None
     if latest is not None:
         stored_command, data = latest
-        report = Report.from_json(data)
+        report = json_format.from_builtins(data)
         telling = [r for r in report.runs[1:] if r.status != "ok" or r.group != report.runs[0].group]
         if telling and (command is None or command == stored_command):
             counted = report.confidence
@@ -104,6 +105,6 @@ def _showing_runs(report: Report, finding_id: str, kind: str) -> set[int]:
     if kind == findings.CULPRIT:
         culprits = [c for c in report.culprits if c.finding_id == finding_id]
         return set().union(*(rates.culprit_runs(c, report.divergent_artifacts) or set() for c in culprits))
-    hazards = [h for h in report.hazards if h.finding_id == finding_id and h.status == "confirmed"]
+    hazards = [h for h in report.hazards if h.finding_id == finding_id and h.status == HazardStatus.CONFIRMED]
     return {r.index for r in report.runs if hazards and r.index > 0 and "hold" in r.perturbation.get("variations", {})
             and (r.status != "ok" or r.group != report.runs[0].group)}

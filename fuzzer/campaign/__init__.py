@@ -24,6 +24,7 @@ from fuzzer.campaign.state import SILENT, Campaign, Events, ExecutorFactory, Out
 from fuzzer.config import FuzzConfig, validate
 from fuzzer.execute import choose
 from fuzzer.execute.executor import Executor
+from fuzzer.model import ExitReason
 from fuzzer.store import Store
 
 __all__ = ["Campaign", "Events", "Outcome", "SILENT", "conclude", "open_stored", "run_campaign"]
@@ -57,7 +58,7 @@ def _phases(campaign: Campaign, executor: Executor, events: Events) -> Outcome:
         with timed(campaign, "explore", events):
             explore(campaign, executor, events)
     except KeyboardInterrupt:
-        campaign.exit_reason = "interrupted"
+        campaign.exit_reason = ExitReason.INTERRUPTED
     finally:
         executor.close()
         campaign.spec.workspace.remove()

@@ -10,7 +10,8 @@ from fuzzer import explain
 from fuzzer.campaign.state import Campaign, Events, with_own_executor
 from fuzzer.explain.audit_run import AuditOutcome, run_audit
 from fuzzer.explain.budget import localization_budget
-from fuzzer.report.model import REPRODUCIBLE, UNREPRODUCIBLE, AuditedStep
+from fuzzer.model import Verdict
+from fuzzer.report.model import AuditedStep
 
 
 def audit_steps(campaign: Campaign, events: Events) -> AuditOutcome | None:
@@ -46,9 +47,9 @@ def with_audit(localization: explain.Localization | None, outcome: AuditOutcome 
                    audit=outcome.summary)
 
 
-def audited_verdict(builds: str, localization: explain.Localization | None) -> str:
+def audited_verdict(builds: Verdict, localization: explain.Localization | None) -> Verdict:
     """The builds' verdict; a step the audit saw vary makes matching builds unreproducible:
     its replays are the evidence (fuzzer/explain/audit_run.py)."""
-    if builds == REPRODUCIBLE and localization is not None and localization.audit and localization.audit.roots:
-        return UNREPRODUCIBLE
+    if builds == Verdict.REPRODUCIBLE and localization is not None and localization.audit and localization.audit.roots:
+        return Verdict.UNREPRODUCIBLE
     return builds

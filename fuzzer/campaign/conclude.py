@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fuzzer import explain, guided
+from fuzzer import explain, guided, replay_commands
 from fuzzer.campaign import metadata_builds, reporting
 from fuzzer.campaign.audit_phase import audit_steps, with_audit
 from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, with_own_executor
 from fuzzer.compare import Comparison, compare
 from fuzzer.config import MIN_SUCCESSFUL, UsageError, shown
 from fuzzer.execute.run import RunRecord
-from fuzzer.explain.ablation import replay_command
 from fuzzer.explain.budget import Budget, localization_budget
-from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
+from fuzzer.model import ExitReason, Verdict
+from fuzzer.report import json_format
+from fuzzer.report.model import Report
 
 
 def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
@@ -24,15 +25,16 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     comparison = compare([_selected(campaign, r) for r in campaign.runs]) if campaign.runs else None
     _require_evidence(campaign, comparison)
     localization = None
-    audited = audit_steps(campaign, events) if campaign.verdict(comparison) in (REPRODUCIBLE, UNREPRODUCIBLE) else None
-    if campaign.config.localize and campaign.verdict(comparison) in (REPRODUCIBLE, UNREPRODUCIBLE):
+    concluded = campaign.verdict(comparison) in (Verdict.REPRODUCIBLE, Verdict.UNREPRODUCIBLE)
+    audited = audit_steps(campaign, events) if concluded else None
+    if campaign.config.localize and campaign.verdict(comparison) in (Verdict.REPRODUCIBLE, Verdict.UNREPRODUCIBLE):
         localization = _localize(campaign, comparison, events, audited.budget if audited else None)
     localization = _confirm_targets(campaign, with_audit(localization, audited))
     diffs = campaign.evidence.diffs(campaign.runs, comparison, campaign.config.diff_timeout)
     tested = metadata_builds.test_metadata_stabilizer(campaign, diffs)
     report = reporting.report(campaign, comparison, localization, diffs, tested)
-    if report.verdict != INCONCLUSIVE:
-        campaign.store.save_report(campaign.id, report.to_json())
+    if report.verdict != Verdict.INCONCLUSIVE:
+        campaign.store.save_report(campaign.id, json_format.to_builtins(report))
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed
         _drop_traces(campaign)
     return Outcome(report, report.exit_code, _why(campaign, report))
@@ -47,8 +49,9 @@ def _confirm_targets(campaign: Campaign, localization):
     held = [guided.HeldRun(target, i, _differing_files(campaign, run), run.log_tail)
             for i, target in campaign.targets.items() if i < len(campaign.runs) and (run := campaign.runs[i])]
     matched = control is not None and not campaign.differs_from_reference(control)
+    store = str(campaign.config.store)
     hazards = guided.confirm(list(localization.hazards), held, matched,
-                             lambda t: replay_command(str(campaign.config.store), campaign.id, t.perturbation))
+                             lambda t: replay_commands.of_perturbation(store, campaign.id, t.perturbation))
     return replace(localization, hazards=tuple(hazards))
 
 
@@ -62,7 +65,7 @@ def _differing_files(campaign: Campaign, record: RunRecord) -> list[str] | None:
 def _require_evidence(campaign: Campaign, comparison: Comparison | None) -> None:
     """No green without a compared file: an empty tree, a wrong --source, a filter that
     matched nothing or a build that writes outside its tree must not pass CI."""
-    if comparison is None or comparison.checked or campaign.verdict(comparison) != REPRODUCIBLE:
+    if comparison is None or comparison.checked or campaign.verdict(comparison) != Verdict.REPRODUCIBLE:
         return
     left = len(campaign.runs[0].manifest.entries) if campaign.runs[0].manifest else 0
     if left:
@@ -90,14 +93,14 @@ def _localize(campaign: Campaign, comparison: Comparison, events: Events,
 
 def _why(campaign: Campaign, report: Report) -> str:
     """What the user needs to know beyond the report when there is no verdict."""
-    if report.verdict == REFERENCE_FAILED:
+    if report.verdict == Verdict.REFERENCE_FAILED:
         reference = campaign.runs[0]
         tail = reference.log_tail or "(no output)"
         return f"the reference build failed (exit {reference.exit_code}); last lines:\n{tail}"
-    if report.verdict != INCONCLUSIVE:
+    if report.verdict != Verdict.INCONCLUSIVE:
         return ""
     resume = "`buildfuzz run --resume` with the same options continues this campaign"
-    if campaign.exit_reason == "interrupted":
+    if campaign.exit_reason == ExitReason.INTERRUPTED:
         return f"interrupted after {len(campaign.runs)} runs: no verdict; {resume}"
     succeeded = sum(r.ok for r in campaign.runs)
     return (f"no verdict: {succeeded} successful build(s), a verdict needs at least {MIN_SUCCESSFUL} "

@@ -10,6 +10,7 @@ from fuzzer.campaign.state import Campaign
 from fuzzer.config import FuzzConfig
 from fuzzer.guided import MAX_TARGETS
 from fuzzer.memory import REMEMBERED
+from fuzzer.model import ExitReason
 from fuzzer.stats import CONFIDENCE, clean_builds_for_bound, percent_above_tenth, upper_bound_zero
 
 CHOSEN_RUNS = REMEMBERED + MAX_TARGETS + 1  # runs the schedule did not draw (remembered, targets, their control)
@@ -22,16 +23,16 @@ def planned(config: FuzzConfig) -> int:
     return max(config.runs, 1 + clean_builds_for_bound(config.until_confidence) + CHOSEN_RUNS)
 
 
-def stop_before(campaign: Campaign, index: int | None) -> str:
-    """Why run `index` does not start although planned ("" to go on)."""
+def stop_before(campaign: Campaign, index: int | None) -> ExitReason:
+    """Why run `index` does not start although planned (UNSET to go on)."""
     config = campaign.config
     if config.until_confidence is None or index is None or index < config.runs:
-        return ""
+        return ExitReason.UNSET
     if campaign.diverged():
-        return "done"  # the --runs builds were made: a divergence needs no bound
+        return ExitReason.ALL_RUNS_DONE  # the --runs builds were made: a divergence needs no bound
     if clean_builds(campaign) >= clean_builds_for_bound(config.until_confidence):
-        return "confidence reached"
-    return ""
+        return ExitReason.CONFIDENCE_REACHED
+    return ExitReason.UNSET
 
 
 def clean_builds(campaign: Campaign) -> int:

@@ -16,6 +16,7 @@ from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.step_replay import SPREAD_S
 from fuzzer.explain.traced import TRACE_SLOWDOWN
+from fuzzer.model import ExitReason
 from fuzzer.plan import Planned, Space, explore_plan
 from fuzzer.tools import strace
 from fuzzer.trace.steps import load_trace
@@ -48,7 +49,7 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
     if _guided(campaign) and len(plan) > 1:
         if len(campaign.runs) == 1:  # the first run after the reference is traced, alone
             if not _within_budget(campaign, slowdown=TRACE_SLOWDOWN):
-                campaign.exit_reason = "budget spent"
+                campaign.exit_reason = ExitReason.BUDGET_SPENT
                 return
             traced = executor.run(_request(plan, 1, campaign.timeout_after_reference(), trace=True))
             if not _finish_run(campaign, executor, events, traced):
@@ -56,7 +57,7 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
         plan = _with_targets(campaign, plan)
     pending: dict = {}
     upcoming = iter(range(len(campaign.runs), len(plan)))
-    stop = ""
+    stop = ExitReason.UNSET
     while True:
         while not stop and len(pending) < executor.slots:
             index = next(upcoming, None)
@@ -70,7 +71,7 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
         del pending[done]
         if not _finish_run(campaign, executor, events, done.result()):
             stop = stop or campaign.exit_reason
-    campaign.exit_reason = campaign.exit_reason or (stop if stop != "done" else "all runs done")
+    campaign.exit_reason = campaign.exit_reason or stop
     campaign.notes += confidence.notes(campaign)
 
 
@@ -108,13 +109,13 @@ def _space(config: FuzzConfig) -> Space:
     )
 
 
-def _stop_before(campaign: Campaign, index: int | None) -> str:
-    """Why no further run starts ("" to go on)."""
+def _stop_before(campaign: Campaign, index: int | None) -> ExitReason:
+    """Why no further run starts (UNSET to go on)."""
     if index is None:
-        return "done"
+        return ExitReason.ALL_RUNS_DONE
     if not _within_budget(campaign):
-        return "budget spent"
-    return ""
+        return ExitReason.BUDGET_SPENT
+    return ExitReason.UNSET
 
 
 def _finish_run(campaign: Campaign, executor: Executor, events: Events, record: RunRecord) -> bool:
@@ -125,12 +126,12 @@ def _finish_run(campaign: Campaign, executor: Executor, events: Events, record: 
     campaign.store.save_run(campaign.id, record)
     events.run_finished(record, campaign.group_of(record), confidence.planned(campaign.config))
     if record.index == 0 and not record.ok:
-        campaign.exit_reason = "reference build failed"
+        campaign.exit_reason = ExitReason.REFERENCE_FAILED
         return False
     if record.index == 0:
         _check_artifact_globs(campaign, record)
     if campaign.config.stop_on_first and campaign.diverged():
-        campaign.exit_reason = "first divergence found"
+        campaign.exit_reason = ExitReason.FIRST_DIVERGENCE
         return False
     return True
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +19,7 @@ from fuzzer.execute.workspace import Workspace
 from fuzzer.fix import fixes
 from fuzzer.fix.proof import AFTER, BEFORE, Build, Proving
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import Report
+from fuzzer.report import json_format
 from fuzzer.tools import strace
 
 
@@ -53,7 +52,7 @@ def fix_campaign(store: Path, campaign_id: int | None, wanted: tuple[str, ...], 
         data = campaign.store.report(campaign.id)
         if data is None:
             raise UsageError(f"campaign {campaign.id} has no stored report: nothing to fix")
-        report = Report.from_json(data)
+        report = json_format.from_builtins(data)
         out = report_json.with_name(report_json.name + ".fixes") if report_json else \
             campaign.store.campaign_dir(campaign.id) / "fixes"
         proving = Proving(campaign.runs[0], campaign.selection, campaign.spec.workspace,
@@ -61,9 +60,9 @@ def fix_campaign(store: Path, campaign_id: int | None, wanted: tuple[str, ...], 
         groups = {r.index: campaign.group_of(r) for r in campaign.runs}
         fixed = fixes.fix_findings(report, wanted, tuple(campaign.runs), groups, proving, out, before, after)
         updated = fixes.with_fixes(report, fixed)
-        campaign.store.save_report(campaign.id, updated.to_json())
+        campaign.store.save_report(campaign.id, json_format.to_builtins(updated))
         if report_json is not None:
-            report_json.write_text(json.dumps(updated.to_json(), indent=2) + "\n", encoding="utf-8")
+            report_json.write_text(json_format.render(updated), encoding="utf-8")
     finally:
         campaign.spec.workspace.remove()
         campaign.store.close()

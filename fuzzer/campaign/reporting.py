@@ -11,6 +11,7 @@ from fuzzer.compare import Comparison
 from fuzzer.execute.choose import serial_fallback
 from fuzzer.explain import Localization
 from fuzzer.explain.artifact_metadata import Tested
+from fuzzer.model import Verdict
 from fuzzer.plan import Reason
 from fuzzer.report.build import About, Diff, Label, build_report, parts
 from fuzzer.report.model import PackageFile, Report
@@ -46,7 +47,7 @@ def _label(campaign: Campaign, record) -> Label:
     return Label(digest, campaign.group_of(record))
 
 
-def _about(campaign: Campaign, verdict: str) -> About:
+def _about(campaign: Campaign, verdict: Verdict) -> About:
     config = campaign.config
     return About(
         command=config.command,

@@ -18,7 +18,8 @@ from fuzzer.execute.run import RunKind, RunRecord, RunRequest
 from fuzzer.explain.builds import Builds, Selection
 from fuzzer.memory import Subject
 from fuzzer.observe import DEFAULT_IGNORE, Manifest
-from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, REPRODUCIBLE, UNREPRODUCIBLE, Report
+from fuzzer.model import ExitCode, ExitReason, Verdict
+from fuzzer.report.model import Report
 from fuzzer.store import Store
 
 
@@ -46,23 +47,23 @@ ExecutorFactory = Callable[[BuildSpec], Executor]  # the local executor unless t
 @dataclass
 class Outcome:
     report: Report
-    exit_code: int
+    exit_code: ExitCode
     message: str = ""
 
 
-def verdict(runs: list[RunRecord], comparison: Comparison | None, exit_reason: str) -> str:
+def verdict(runs: list[RunRecord], comparison: Comparison | None, exit_reason: ExitReason) -> Verdict:
     """A verdict stands on evidence: `reproducible` needs an uninterrupted campaign with at
     least two successful builds that all agree; a difference or a perturbed failure is
     `unreproducible`; anything less is `inconclusive`."""
     if runs and not runs[0].ok:
-        return REFERENCE_FAILED
-    if comparison is None or exit_reason == "interrupted":
-        return INCONCLUSIVE
+        return Verdict.REFERENCE_FAILED
+    if comparison is None or exit_reason == ExitReason.INTERRUPTED:
+        return Verdict.INCONCLUSIVE
     if not comparison.reproducible:
-        return UNREPRODUCIBLE
+        return Verdict.UNREPRODUCIBLE
     if sum(r.ok for r in runs) < MIN_SUCCESSFUL:
-        return INCONCLUSIVE
-    return REPRODUCIBLE
+        return Verdict.INCONCLUSIVE
+    return Verdict.REPRODUCIBLE
 
 
 @dataclass
@@ -76,7 +77,7 @@ class Campaign:
     spec: BuildSpec
     runs: list[RunRecord] = field(default_factory=list)
     phases: dict[str, float] = field(default_factory=dict)
-    exit_reason: str = ""
+    exit_reason: ExitReason = ExitReason.UNSET
     groups: dict[str, str] = field(default_factory=dict)  # selected-manifest digest → label
     digests: dict[int, str] = field(default_factory=dict)  # run index → selected-manifest digest
     started: float = field(default_factory=lambda: time.monotonic())
@@ -161,7 +162,7 @@ class Campaign:
     def diverged(self) -> bool:
         return len(self.groups) > 1 or (bool(self.runs) and self.runs[0].ok and not all(r.ok for r in self.runs))
 
-    def verdict(self, comparison: Comparison | None) -> str:
+    def verdict(self, comparison: Comparison | None) -> Verdict:
         return verdict(self.runs, comparison, self.exit_reason)
 
     def subject(self) -> Subject:
@@ -194,7 +195,7 @@ def with_own_executor(campaign: Campaign, phase: str, events: Events, work: Call
             finally:
                 executor.close()
     except KeyboardInterrupt:
-        campaign.exit_reason = "interrupted"
+        campaign.exit_reason = ExitReason.INTERRUPTED
         return None
     finally:
         campaign.spec.workspace.remove()

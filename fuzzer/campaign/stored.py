@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
+
 from fuzzer import findings
 from fuzzer.campaign.conclude import conclude
 from fuzzer.campaign.resume import open_stored
 from fuzzer.campaign.state import Outcome
 from fuzzer.config import UsageError
-from fuzzer.report.model import Report
+from fuzzer.report import json_format
 from fuzzer.findings import Identity
 from fuzzer.store import Store
 
@@ -45,9 +47,9 @@ def stored_outcome(store_path: Path, campaign_id: int | None) -> Outcome:
                          f"`buildfuzz explain --relocalize` compares and localizes its stored runs, "
                          f"`buildfuzz run --resume` continues it")
     try:
-        report = Report.from_json(data)
-        return Outcome(report, report.exit_code)  # a verdict this buildfuzz does not know: KeyError
-    except (TypeError, KeyError, ValueError) as e:
+        report = json_format.from_builtins(data)
+        return Outcome(report, report.exit_code)
+    except msgspec.ValidationError as e:  # a key or value this buildfuzz does not know
         raise UsageError(f"the stored report of campaign {row.id} cannot be read ({e}); "
                          "`buildfuzz explain --relocalize` writes a new one") from None
 
@@ -79,6 +81,6 @@ def _stored_report(store: Store, campaign_id: int | None):
     if data is None:
         raise UsageError(f"campaign {row.id} has no stored report (it has no verdict yet)")
     try:
-        return row, Report.from_json(data)
-    except (TypeError, KeyError, ValueError, AttributeError) as e:
+        return row, json_format.from_builtins(data)
+    except msgspec.ValidationError as e:
         raise UsageError(f"the stored report of campaign {row.id} cannot be read ({e})") from None

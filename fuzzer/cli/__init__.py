@@ -28,10 +28,8 @@ from fuzzer.cli.cmd_scenarios import scenarios
 from fuzzer.cli.cmd_stored import accept, baseline, explain, replay
 from fuzzer.cli.options import EXIT_CODES_HELP
 from fuzzer.config import UsageError
-
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 4
-EXIT_INTERNAL = 5
+from fuzzer.escaping import safe_name
+from fuzzer.model import ExitCode
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog="""\b
@@ -65,13 +63,13 @@ def run_cli(args: list[str]) -> int:
     try:
         result = cli.main(args=args, standalone_mode=False, prog_name="buildfuzz", obj=state)
     except (KeyboardInterrupt, click.exceptions.Abort):
-        return _fail(EXIT_INTERRUPTED, "interrupted: no verdict")
+        return _fail(ExitCode.NO_VERDICT, "interrupted: no verdict")
     except click.ClickException as e:
-        return _fail(EXIT_USAGE, "error: " + _click_message(e))
+        return _fail(ExitCode.USAGE, "error: " + _click_message(e))
     except UsageError as e:
-        return _fail(EXIT_USAGE, f"error: {e}")
+        return _fail(ExitCode.USAGE, f"error: {e}")
     except Exception as e:  # a bug: one line for the user, the traceback for the bug report
-        return _fail(EXIT_INTERNAL, f"internal error: {type(e).__name__}: {e} ({_log_traceback(state.get('store'))})")
+        return _fail(ExitCode.INTERNAL, f"internal error: {type(e).__name__}: {e} ({_log_traceback(state.get('store'))})")
     return result if isinstance(result, int) else 0
 
 
@@ -102,5 +100,4 @@ def _fail(code: int, message: str) -> int:
 
 def _one_line(text: str) -> str:
     """Errors are one line: no forged lines, no terminal escape sequences from user input."""
-    joined = " | ".join(line.strip() for line in text.splitlines() if line.strip())
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in joined)
+    return safe_name(" | ".join(line.strip() for line in text.splitlines() if line.strip()))

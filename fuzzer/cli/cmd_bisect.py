@@ -11,8 +11,9 @@ from fuzzer.cli.options import PATH, RATE, store_option
 from fuzzer.config import UsageError
 from fuzzer.escaping import shown
 from fuzzer.findings import ID_PATTERN
+from fuzzer.model import ExitCode
 
-EXIT_FOUND, EXIT_NOT_FOUND, EXIT_INTERRUPTED = 0, 1, 4
+EXIT_FOUND, EXIT_NOT_FOUND = 0, 1
 
 
 class _DashAware(click.Command):
@@ -67,7 +68,7 @@ def bisect(ctx, good, bad, source, store, tries, rate, seed, timeout, words) -> 
         result = bisection.run(plan, opened, lambda judged: click.echo(_step(plan, judged)))
     except KeyboardInterrupt:
         click.echo("interrupted: the commits judged so far are stored; the same command resumes", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(ExitCode.NO_VERDICT)
     finally:
         opened.close()
     sys.exit(_said(plan, result))

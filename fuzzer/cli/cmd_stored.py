@@ -12,6 +12,7 @@ from fuzzer import axes as axis_table
 from fuzzer.cli.options import CPU_LIST, EXIT_CODES_HELP, ID, PATH, campaign_option, store_option
 from fuzzer.cli.outputs import check_outputs, check_writable, finish
 from fuzzer.config import MAX_INT, Outputs, UsageError, available_cpus, check_range, max_jobs
+from fuzzer.model import ExitCode
 from fuzzer.plan import Perturbation
 
 @click.command(epilog="""\b
@@ -41,7 +42,7 @@ def replay(store, campaign, index, jobs, cpus, jitter, jitter_seed, variations, 
     perturbation = _given_perturbation(jobs, cpus, jitter, jitter_seed, variations)
     result = replay_run(store, campaign, index, perturbation, trace=trace)
     click.echo(result.summary)
-    sys.exit(1 if result.reproduced else 0)
+    sys.exit(ExitCode.UNREPRODUCIBLE if result.reproduced else ExitCode.REPRODUCIBLE)
 
 
 @click.command(epilog="""\b

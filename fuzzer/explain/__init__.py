@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from msgspec import structs
+
 from fuzzer.execute.run import RunKind
 from fuzzer.explain import ranking, stabilizers
 from fuzzer.explain.ablation import any_rebuild, minimal_reproducer
@@ -29,8 +31,9 @@ from fuzzer.execute.replay_slots import in_slots, replay_slots
 from fuzzer.execute.step_replay import StepReplayer
 from fuzzer.explain.traced import trace_pair
 from fuzzer.explain.writer import ReplayTargets, provenance
+from fuzzer.model import Culprit, Hazard, Kind
 from fuzzer.observe import Manifest
-from fuzzer.report.model import AuditSummary, Culprit, Hazard
+from fuzzer.report.model import AuditSummary
 from fuzzer.tools import strace
 from fuzzer.trace import declared
 from fuzzer.trace import hazards as trace_hazards
@@ -41,7 +44,7 @@ from fuzzer.trace.steps import BuildTrace, load_trace
 LISTED = 5  # roots left unexplained named in the note; the rest are counted
 # When one step is found twice, the stronger evidence wins: a kind drawn from the traces
 # or from replays beats "unknown".
-STRENGTH = {"race": 0, "intrinsic": 1, "parallelism-level": 2, "order": 3, "unknown": 4}
+STRENGTH = {Kind.RACE: 0, Kind.INTRINSIC: 1, Kind.PARALLELISM_LEVEL: 2, Kind.ORDER: 3, Kind.UNKNOWN: 4}
 
 
 @dataclass(frozen=True)
@@ -75,11 +78,11 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence) ->
                                        declared.declared_graph(builds.command, tree))
     failures = {i: error_lines(read_log(builds.runs[i].log_path)) for i in comparison.failed}
     if pair.divergent is None:
-        found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, _hazards(found), failures)
+        found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, tuple(found), failures)
         return replace(found_in_logs, notes=found_in_logs.notes + outside)
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
     roots = find_roots(reference_trace, divergent_trace, _differing(builds, pair))
-    shown = mark_manifest(_hazards(found), comparison, failures, roots,
+    shown = mark_manifest(found, comparison, failures, roots,
                           labels[1 + next(i for i, (a, _) in enumerate(attempts) if a is pair.divergent)])
     if not pair.divergent.ok:  # what a failed build never got to is a consequence, not a cause
         roots = [r for r in roots if r.div is not None]
@@ -160,7 +163,7 @@ def scan_hazards(builds: Builds, executor) -> Localization:
         traces.append(load_trace(reference.trace_path, tree, parent))
         labels.append("traced reference")
     found = trace_hazards.find_hazards(traces, labels, declared.declared_graph(builds.command, tree))
-    return Localization(hazards=_hazards(found), traced=True,
+    return Localization(hazards=tuple(found), traced=True,
                         notes=outside_note(traces[0], builds.compared_places))
 
 
@@ -187,7 +190,7 @@ def _with_log_hazard(hazards: tuple[Hazard, ...], from_log: Hazard) -> tuple[Haz
     known = next((h for h in hazards if from_log.file in (h.files or [h.file])), None)
     if known is None:
         return (*hazards, from_log)
-    merged = replace(known, detail=f"{known.detail}; {from_log.detail}",
+    merged = structs.replace(known, detail=f"{known.detail}; {from_log.detail}",
                      steps=sorted({*known.steps, *from_log.steps}))
     return tuple(merged if h is known else h for h in hazards)
 
@@ -202,9 +205,9 @@ def _replayer_factory(slots, slot: int, pair, targets: ReplayTargets):
 def _blame_duplicates(culprit: Culprit, found, trace: BuildTrace) -> Culprit:
     """A race against a writer that ran several times at once (one recipe for several
     targets) is that recipe's fault: the reader only saw its half-written output."""
-    if culprit.kind != "race" or culprit.other_step is None:
+    if culprit.kind != Kind.RACE or culprit.other_step is None:
         return culprit
-    twice = [h for h in found if h.type == trace_hazards.DUPLICATE and h.first == culprit.other_step]
+    twice = [h for h in found if h.type == trace_hazards.DUPLICATE and h.writer == culprit.other_step]
     step = next((s for s in trace.steps if s.command == culprit.other_step), None)
     if not twice or step is None:
         return culprit
@@ -212,7 +215,7 @@ def _blame_duplicates(culprit: Culprit, found, trace: BuildTrace) -> Culprit:
                 f"run of it was rewriting it: {culprit.evidence}")
     return Culprit(command=step.command, argv=list(step.argv), cwd=step.cwd,
                    outputs=sorted(f for h in twice for f in h.files),
-                   kind="race", evidence=evidence, chain=culprit.chain, other_step=culprit.command)
+                   kind=Kind.RACE, evidence=evidence, chain=culprit.chain, other_step=culprit.command)
 
 
 def _one_per_step(culprits: list[Culprit]) -> list[Culprit]:
@@ -226,7 +229,7 @@ def _one_per_step(culprits: list[Culprit]) -> list[Culprit]:
             best[key] = culprit
             continue
         stronger, weaker = sorted((kept, culprit), key=lambda c: STRENGTH.get(c.kind, len(STRENGTH)))
-        best[key] = replace(stronger, outputs=sorted(set(stronger.outputs) | set(weaker.outputs)))
+        best[key] = structs.replace(stronger, outputs=sorted(set(stronger.outputs) | set(weaker.outputs)))
     return list(best.values())
 
 
@@ -244,8 +247,3 @@ def _differing(builds: Builds, pair) -> set[str]:
 def _label(record) -> str:
     return f"traced rerun ({record.perturbation.describe()})"
 
-
-def _hazards(found) -> tuple[Hazard, ...]:
-    """Contract keys: `reader` and `writer` (for write-write, `reader` is the second writer)."""
-    return tuple(Hazard(h.type, h.file, h.second, h.first, h.detail, h.evidence, list(h.steps),
-                        files=list(h.files), runs=list(h.runs)) for h in found)

@@ -10,14 +10,13 @@ reference's settings off as a minimal perturbation; an unshrunk one says so too.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 
-from fuzzer import axes
+from fuzzer import axes, replay_commands
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunKind
 from fuzzer.explain.builds import Builds
-from fuzzer.plan import Perturbation, format_cpus
+from fuzzer.plan import Perturbation
 
 TRIES = 2
 ANY_REBUILD = ("every build differs, even at the reference's settings: any rebuild reproduces it, so the "
@@ -72,15 +71,4 @@ def _affordable(builds: Builds) -> bool:
 
 
 def _replay(builds: Builds, p: Perturbation) -> str:
-    return replay_command(builds.store, builds.campaign, p)
-
-
-def replay_command(store: str, campaign: int, p: Perturbation) -> str:
-    """`buildfuzz replay` of campaign `campaign` in `store` under `p`."""
-    words = ["buildfuzz", "replay", "--store", store, "--campaign", str(campaign),
-             "--jobs", str(p.jobs), "--cpus", format_cpus(p.cpus)]
-    if p.jitter:
-        words += ["--jitter", str(p.jitter), "--jitter-seed", str(p.seed)]
-    for name, value in p.variations:
-        words += ["--vary", f"{name}={value}"]
-    return shlex.join(words)
+    return replay_commands.of_perturbation(builds.store, builds.campaign, p)

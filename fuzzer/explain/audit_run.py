@@ -17,8 +17,10 @@ from __future__ import annotations
 import functools
 import shlex
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
+
+from msgspec import structs
 
 from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots
 from fuzzer.execute.run import RunKind
@@ -28,7 +30,8 @@ from fuzzer.explain.budget import Budget
 from fuzzer.explain.builds import Builds
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.writer import ReplayTargets
-from fuzzer.report.model import AuditedStep, AuditSummary, Culprit
+from fuzzer.model import Culprit
+from fuzzer.report.model import AuditedStep, AuditSummary
 from fuzzer.trace.steps import load_trace
 
 
@@ -107,7 +110,7 @@ def _audit_one(item: audit.Audited, targets: ReplayTargets, context: Context) ->
     detail = f"{plain.distinct} distinct outputs in {REPLAYS} replays alone, from the traced build's inputs"
     culprit = classify(item.candidate, context)
     evidence = f"step audit: {detail}, with no second build; {culprit.evidence}"
-    culprit = targets.annotate(replace(culprit, evidence=evidence), item.candidate)
+    culprit = targets.annotate(structs.replace(culprit, evidence=evidence), item.candidate)
     return _row(item, targets, "varies", detail, started), culprit
 
 

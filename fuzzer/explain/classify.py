@@ -30,9 +30,9 @@ from fuzzer.explain import metadata, stabilizers
 from fuzzer.explain.budget import UNLIMITED, Budget
 from fuzzer.explain.noise import Noise
 from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, StepReplayer, Variation
-from fuzzer.report.model import Culprit
+from fuzzer.model import Culprit, Hazard, Kind
 from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
-from fuzzer.trace.hazards import DUPLICATE, MKDIR_RACE, WRITE_WRITE, Hazard
+from fuzzer.trace.hazards import DUPLICATE, MKDIR_RACE, WRITE_WRITE
 from fuzzer.trace.differences import workspace_inputs
 from fuzzer.trace.steps import StepKey
 
@@ -60,16 +60,16 @@ def classify(candidate: RootCandidate, context: Context) -> Culprit:
     step = candidate.div or candidate.ref
     race = [d for d in candidate.input_differences if d.how in RACE_EVIDENCE or (d.how == ONE_RUN and d.other)]
     if race:
-        return _culprit(candidate, "race", evidence=_race_evidence(candidate, race), other=race[0].other)
+        return _culprit(candidate, Kind.RACE, evidence=_race_evidence(candidate, race), other=race[0].other)
     shared = _shared_state(candidate, context.hazards)
     if shared is not None:
         failed = f"it failed with exit {step.exit_code} in the divergent run; " if candidate.failed else ""
-        return _culprit(candidate, "race", other=_other(shared, step.command), evidence=(
+        return _culprit(candidate, Kind.RACE, other=_other(shared, step.command), evidence=(
             f"{failed}it depends on {shared.file}, which a step not ordered with it changes ({shared.type}: "
             f"{shared.detail}; {shared.evidence}): what it found depended on which ran first"))
     if candidate.failed:
         # no evidence of a race, and replaying a failing step tells nothing: say so
-        return _culprit(candidate, "unknown", evidence=_failure_evidence(candidate))
+        return _culprit(candidate, Kind.UNKNOWN, evidence=_failure_evidence(candidate))
     noise = context.noise.get(step.key)
     first_replays_s = REPLAYS * _replay_seconds(candidate, context) + SPREAD_S
     if not context.budget.affords_replays(first_replays_s):
@@ -87,7 +87,7 @@ def _by_replay(candidate: RootCandidate, replayer: StepReplayer, context: Contex
     plain = replayer.replay(Variation("plain"), REPLAYS)
     per_replay_s = (time.monotonic() - started) / REPLAYS
     if plain.failed:
-        return _culprit(candidate, "unknown", evidence=(
+        return _culprit(candidate, Kind.UNKNOWN, evidence=(
             f"replay failed: replayed alone with its traced argv, cwd and environment it {plain.failure}; "
             "no kind is drawn from a replay that did not run as the traced step did"))
     if noise is not None:
@@ -102,13 +102,13 @@ def _stable_alone(candidate: RootCandidate, replayer: StepReplayer, digest: str,
     """Stable replayed alone: its output follows the CPU set or the job count, or the order
     or timing of its inputs, or the evidence is too thin to say."""
     if not context.budget.affords(AXIS_TRIALS * AXIS_REPLAYS * per_replay_s):
-        return _culprit(candidate, "unknown", evidence=(
+        return _culprit(candidate, Kind.UNKNOWN, evidence=(
             f"replayed alone it is stable ({REPLAYS}/{REPLAYS}); {context.budget.describe()} ran out before its "
             "CPU set and job count were varied: no kind drawn"))
     axis = _tracked_axis(replayer, digest, context)
     if axis:
         name, value = axis
-        return _culprit(candidate, "parallelism-level", axis=name, evidence=(
+        return _culprit(candidate, Kind.PARALLELISM_LEVEL, axis=name, evidence=(
             f"replayed alone it is stable ({REPLAYS}/{REPLAYS} identical) and its output changes when only "
             f"the {name} changes ({value}): a deterministic function of the {name}"))
     return _order_or_metadata(candidate, replayer, digest, context, per_replay_s)
@@ -140,7 +140,7 @@ def _shared_state(candidate: RootCandidate, hazards: tuple[Hazard, ...]) -> Haza
             continue
         if hazard.type in (WRITE_WRITE, DUPLICATE) and hazard.file in read:
             return hazard
-        victim = step.command != hazard.first
+        victim = step.command != hazard.writer
         if victim and hazard.file in (wrote_into if hazard.type == MKDIR_RACE else read):
             return hazard
     return None
@@ -154,7 +154,7 @@ def _from_traces(candidate: RootCandidate, noise: Noise | None, why: str) -> Cul
     """No replay: the diff of its outputs may still say what it is."""
     if noise is not None:
         return _noise(candidate, noise, why)
-    return _culprit(candidate, "unknown", evidence=(
+    return _culprit(candidate, Kind.UNKNOWN, evidence=(
         f"explained from the traces alone: its inputs were identical in both builds and its output differs; {why}, "
         "so no kind is drawn (--localize-budget gives localization more time)"))
 
@@ -166,7 +166,7 @@ def _too_costly(seconds: float, budget: Budget) -> str:
 
 def _noise(candidate: RootCandidate, noise: Noise, how: str) -> Culprit:
     """Known noise: one line, no stabiliser search."""
-    return _culprit(candidate, "intrinsic", evidence=f"intrinsic: {noise.describe()}; {noise.evidence()}; {how}")
+    return _culprit(candidate, Kind.INTRINSIC, evidence=f"intrinsic: {noise.describe()}; {noise.evidence()}; {how}")
 
 
 def _replayed_noise(plain) -> str:
@@ -183,7 +183,7 @@ def _intrinsic(candidate, replayer: StepReplayer, plain, context: Context, per_r
     search = stabilizers.search(replayer, context.stabilizers, context.budget, per_replay_s)
     evidence = (f"its inputs are identical in both builds; replayed alone {REPLAYS} times with its traced argv, "
                 f"cwd and environment it gave {plain.distinct} distinct outputs; {search.describe()}")
-    return _culprit(candidate, "intrinsic", evidence=evidence, stabilized_by=list(search.stabilizers),
+    return _culprit(candidate, Kind.INTRINSIC, evidence=evidence, stabilized_by=list(search.stabilizers),
                     alternatives=[list(a) for a in search.alternatives])
 
 
@@ -225,21 +225,21 @@ def _order_or_metadata(candidate: RootCandidate, replayer: StepReplayer, digest:
     stable = f"replayed alone it is stable ({REPLAYS}/{REPLAYS}) on identical input contents"
     order = [d for d in candidate.input_differences if d.how == READ_ORDER]
     if order:
-        return _culprit(candidate, "order", evidence=(
+        return _culprit(candidate, Kind.ORDER, evidence=(
             f"{stable}; it read its inputs in a different order ({order[0].detail or order[0].file})"))
     found = _differed_metadata(candidate, context)
     planned = metadata.experiments(found)
     if planned and not context.budget.affords(len(planned) * metadata.EXPERIMENT_REPLAYS * per_replay_s):
-        return _culprit(candidate, "unknown", evidence=(
+        return _culprit(candidate, Kind.UNKNOWN, evidence=(
             f"{stable}, read in the same order; {found.describe()}, but {context.budget.describe()} ran out before "
             "they were moved in a replay: no kind drawn"))
     for experiment in planned:
         shown = metadata.follows(replayer, digest, found, experiment)
         if shown:
-            return _culprit(candidate, "order", evidence=f"{stable}, read in the same order; {found.describe()}; {shown}")
+            return _culprit(candidate, Kind.ORDER, evidence=f"{stable}, read in the same order; {found.describe()}; {shown}")
     tried = f"; moved in replays ({'; '.join(e.what + ' ' + e.how for e in planned)}), they left its output as it was" \
         if planned else ""
-    return _culprit(candidate, "unknown", evidence=(
+    return _culprit(candidate, Kind.UNKNOWN, evidence=(
         f"{stable}, read in the same order; {found.describe()}{tried}: not enough evidence to name a kind"))
 
 
@@ -252,7 +252,7 @@ def _differed_metadata(candidate: RootCandidate, context: Context) -> metadata.D
     return metadata.differed(workspace_inputs(candidate.ref, candidate.div), written, ref, div, umask)
 
 
-def _culprit(candidate, kind: str, *, evidence: str, axis: str | None = None, stabilized_by: list[str] | None = None,
+def _culprit(candidate, kind: Kind, *, evidence: str, axis: str | None = None, stabilized_by: list[str] | None = None,
              alternatives: list[list[str]] | None = None, other: str | None = None) -> Culprit:
     step = candidate.div or candidate.ref
     outputs = list(candidate.outputs)

@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from fuzzer.report.model import Culprit, Hazard
+from fuzzer.model import Culprit, Hazard, Kind
 from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE
 from fuzzer.trace.steps import BuildTrace, Step
 
@@ -104,7 +104,7 @@ def _finding_from(line: str, run: int, kind: str, file: str, culprit: Step, othe
                 f"build {what}")
     return LogFinding(
         Culprit(command=culprit.command, argv=list(culprit.argv), cwd=culprit.cwd, outputs=sorted(culprit.outputs),
-                kind="race", evidence=evidence, other_step=other.command),
+                kind=Kind.RACE, evidence=evidence, other_step=other.command),
         Hazard(kind, file, culprit.command, other.command, detail=f"run {run}: {line}",
                evidence=f"not ordered: the reference trace ran `{other.command}` first, the log of run {run} "
                         f"shows {seen}",

@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+
+from msgspec import structs
 
 from fuzzer.compare import Comparison
-from fuzzer.report.model import Hazard
+from fuzzer.model import Hazard, HazardStatus
 from fuzzer.trace.differences import ONE_RUN, RACE_EVIDENCE
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.hazards import DUPLICATE, WRITE_WRITE
 
-MANIFEST = "manifest"
 MISSING = re.compile(r"no such file|not found|cannot find|can't open|cannot open|does not exist|nonexistent",
                      re.IGNORECASE)
 
@@ -46,13 +46,13 @@ def mark_manifest(hazards: Iterable[Hazard], comparison: Comparison, error_lines
         runs = [*_by_outputs(hazard, differing), *_by_failures(hazard, error_lines)]
         if traced_label and _by_roots(hazard, roots):
             runs.append(traced_label)
-        out.append(_manifest(hazard, runs) if runs and hazard.status == "latent" else hazard)
+        out.append(_manifest(hazard, runs) if runs and hazard.status == HazardStatus.LATENT else hazard)
     return tuple(out)
 
 
 def _manifest(hazard: Hazard, runs: list[str]) -> Hazard:
     shown = list(dict.fromkeys(runs))
-    return replace(hazard, status=MANIFEST, runs=list(dict.fromkeys([*hazard.runs, *shown])),
+    return structs.replace(hazard, status=HazardStatus.MANIFEST, runs=list(dict.fromkeys([*hazard.runs, *shown])),
                    evidence=f"{hazard.evidence}; manifest: the conflict shows in {', '.join(shown)}")
 
 

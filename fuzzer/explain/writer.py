@@ -20,15 +20,17 @@ from __future__ import annotations
 import posixpath
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+
+from msgspec import structs
 
 from fuzzer.compare.listing import file_members
 from fuzzer.execute.local import build_env
 from fuzzer.execute.step_replay import StepCall
+from fuzzer.model import Culprit, WriterProcess
 from fuzzer.observe import Manifest
-from fuzzer.report.model import Culprit, WriterProcess
 from fuzzer.report.packages import is_package
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace
@@ -183,8 +185,8 @@ class ReplayTargets:
         lines = [line for p in candidate.outputs if candidate.ref is not None and p not in writer.wrote
                  and (line := self.made.line(p))]
         lines.append(_writer_line(writer, target, candidate))
-        return replace(culprit, writer_process=described, writer=culprit.writer or described.argv,
-                       evidence="\n".join([culprit.evidence, *lines]))
+        return structs.replace(culprit, writer_process=described, writer=culprit.writer or described.argv,
+                               evidence="\n".join([culprit.evidence, *lines]))
 
 
 def _writer_line(writer: Writer, target: ReplayTarget, candidate: RootCandidate) -> str:

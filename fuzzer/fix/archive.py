@@ -8,7 +8,7 @@ import re
 
 from fuzzer.fix.patch import Remedy
 from fuzzer.fix.tree import NoPatch, Tree
-from fuzzer.report.model import Culprit
+from fuzzer.model import Culprit
 
 AR = re.compile(r"(?P<head>(?:^|[\s;&|(`])ar\s+-?)(?P<modifiers>[A-Za-z]+)")
 TAR = re.compile(r"(?:^|[\s;&|(`])tar(?=\s)")

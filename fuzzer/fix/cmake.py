@@ -18,7 +18,7 @@ from fuzzer.fix.cmakelists import Call
 from fuzzer.fix.patch import Remedy
 from fuzzer.fix.stabiliser import UPSTREAM
 from fuzzer.fix.tree import NoPatch, Tree
-from fuzzer.report.model import Culprit, Hazard
+from fuzzer.model import Culprit, Hazard
 
 TARGET_OBJECT = re.compile(r"(?:^|/)CMakeFiles/([^/]+)\.dir/")
 DECLARATIONS = ("add_executable", "add_library")

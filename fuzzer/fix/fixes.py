@@ -11,6 +11,8 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from msgspec import structs
+
 from fuzzer.config import UsageError
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace
@@ -22,17 +24,19 @@ from fuzzer.fix.prerequisite import missing_prerequisite, order_only
 from fuzzer.fix.proof import AFTER, BEFORE, Proof, Proving, prove
 from fuzzer.fix.stabiliser import stabiliser_prefix
 from fuzzer.fix.tree import CMAKE, MAKE, NINJA, NoPatch, Tree
+from fuzzer.model import Culprit, Hazard, HazardType, Kind
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import Culprit, Hazard, Report
+from fuzzer.report import json_format
+from fuzzer.report.model import Report
 from fuzzer.store import Store
 
 # (build system, hazard type or culprit kind) → the remedy written in that system's files
 REMEDIES = {
-    (MAKE, "read-before-write"): missing_prerequisite, (MAKE, "mkdir-race"): order_only,
-    (MAKE, "duplicate-execution"): grouped_targets, (MAKE, "intrinsic"): stabiliser_prefix,
-    (MAKE, "order"): archive_flags,
-    (NINJA, "read-before-write"): ninja.missing_edge, (NINJA, "mkdir-race"): ninja.directory_edge,
-    (CMAKE, "read-before-write"): cmake.missing_dependency, (CMAKE, "intrinsic"): cmake.stabiliser_env,
+    (MAKE, HazardType.READ_BEFORE_WRITE): missing_prerequisite, (MAKE, HazardType.MKDIR_RACE): order_only,
+    (MAKE, HazardType.DUPLICATE): grouped_targets, (MAKE, Kind.INTRINSIC): stabiliser_prefix,
+    (MAKE, Kind.ORDER): archive_flags,
+    (NINJA, HazardType.READ_BEFORE_WRITE): ninja.missing_edge, (NINJA, HazardType.MKDIR_RACE): ninja.directory_edge,
+    (CMAKE, HazardType.READ_BEFORE_WRITE): cmake.missing_dependency, (CMAKE, Kind.INTRINSIC): cmake.stabiliser_env,
 }
 SYSTEMS = {MAKE: "a make build", NINJA: "a hand-written build.ninja", CMAKE: "a CMake project"}
 CAMPAIGN_RUN = re.compile(r"run (\d+)")
@@ -79,7 +83,7 @@ def _entries(report: Report, wanted: tuple[str, ...]) -> list[Culprit | Hazard]:
 
 def _fix_one(proving, perturbation, report, entry, tree, out, done, before, after) -> Fixed:
     what = f"{entry.type} on {entry.file}" if isinstance(entry, Hazard) else f"[{entry.kind}] {entry.command}"
-    if isinstance(entry, Culprit) and entry.kind == "race":
+    if isinstance(entry, Culprit) and entry.kind == Kind.RACE:
         hazard = next((h for h in report.hazards if entry.command in (h.reader, h.writer, *h.steps)), None)
         if hazard is not None and hazard.finding_id in done:
             return replace(done[hazard.finding_id], finding_id=entry.finding_id, what=what)
@@ -106,7 +110,7 @@ def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
         remedy = REMEDIES.get((tree.system, kind))
         if remedy is None:
             what = f"{kind} hazard" if isinstance(entry, Hazard) else f"{kind} culprit"
-            outside = " outside a hazard" if isinstance(entry, Culprit) and kind == "race" else ""
+            outside = " outside a hazard" if isinstance(entry, Culprit) and kind == Kind.RACE else ""
             raise NoPatch(f"no remedy is known for a {what}{outside} in {SYSTEMS[tree.system]}")
         return remedy(entry, tree)
     except NoPatch as e:
@@ -120,7 +124,7 @@ def _schedule(stored: tuple[RunRecord, ...], groups: dict[int, str | None],
     a culprit) that failed or differs from the reference: a held run first (it shows the
     conflict on purpose), then in the order of its evidence. A hazard that only the traced
     rerun of a divergent run showed takes the first run with that rerun's settings."""
-    if isinstance(entry, Culprit) and entry.kind == "intrinsic":
+    if isinstance(entry, Culprit) and entry.kind == Kind.INTRINSIC:
         return stored[0].perturbation
     telling = {r.index: r for r in sorted(stored, key=lambda r: r.index)
                if r.index > 0 and groups[r.index] != groups[0]}
@@ -139,9 +143,10 @@ def with_fixes(report: Report, fixed: list[Fixed]) -> Report:
 
     def updated(entry):
         f = by_id.get(entry.finding_id)
-        return replace(entry, fix=f.path, fix_status=f.status) if f else entry
+        return structs.replace(entry, fix=f.path, fix_status=f.status) if f else entry
 
-    return replace(report, culprits=[updated(c) for c in report.culprits], hazards=[updated(h) for h in report.hazards])
+    return structs.replace(report, culprits=[updated(c) for c in report.culprits],
+                           hazards=[updated(h) for h in report.hazards])
 
 
 def apply_fix(store: Path, campaign_id: int | None, finding_id: str, force: bool) -> Path:
@@ -153,7 +158,7 @@ def apply_fix(store: Path, campaign_id: int | None, finding_id: str, force: bool
         data = opened.report(row.id)
     finally:
         opened.close()
-    report = Report.from_json(data) if data else None
+    report = json_format.from_builtins(data) if data else None
     entry = next((e for e in [*report.hazards, *report.culprits] if e.finding_id == finding_id), None) \
         if report else None
     if entry is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fuzzer.fix import makefile
 from fuzzer.fix.patch import Remedy
 from fuzzer.fix.tree import NoPatch, Tree, grouped_targets_supported
-from fuzzer.report.model import Hazard
+from fuzzer.model import Hazard
 
 
 def grouped_targets(hazard: Hazard, tree: Tree, cwd: str = ".") -> Remedy:

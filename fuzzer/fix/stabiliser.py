@@ -7,7 +7,7 @@ from fuzzer.explain.stabilizers import TABLE
 from fuzzer.fix import makefile
 from fuzzer.fix.patch import Remedy
 from fuzzer.fix.tree import NoPatch, Tree
-from fuzzer.report.model import Culprit
+from fuzzer.model import Culprit
 
 WRAPPERS = {"ASLR": "setarch $$(uname -m) -R", "umask": "umask 022;"}  # `$$`: make's escape for the shell's `$`
 UPSTREAM = {

@@ -5,16 +5,18 @@ files."""
 
 from __future__ import annotations
 
-import shlex
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from fuzzer import findings as finding_ids
-from fuzzer import rates, structs
+from fuzzer import rates, replay_commands, structs
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
-from fuzzer.report.model import (ArtifactFinding, Culprit, Finding, Hazard, InsideSummary, MetadataStabilizer,
-                                 PackageFile, Report, RunSummary, VariantSummary)
+from fuzzer.model import Culprit, ExitReason, Finding, Hazard, Verdict
+from fuzzer.report.model import (ArtifactFinding, InsideSummary, MetadataStabilizer, PackageFile, Report, RunSummary,
+                                 VariantSummary)
 
 if TYPE_CHECKING:
     from fuzzer.explain import Localization
@@ -29,8 +31,8 @@ class About:
     store: str  # for the replay command
     campaign: int
     seed: int
-    verdict: str
-    exit_reason: str
+    verdict: Verdict
+    exit_reason: ExitReason
     phases: dict[str, float]
     settings: dict  # each setting and where it came from
     notes: tuple[str, ...]  # what the campaign could not do
@@ -117,7 +119,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         findings=findings,
         audit=localization.audit if localization else None,
     )
-    return finding_ids.with_ids(replace(report, confidence=rates.verdict_confidence(report)))
+    return finding_ids.with_ids(msgspec.structs.replace(report, confidence=rates.verdict_confidence(report)))
 
 
 def _summary(record: RunRecord, label: Label, overlapped_with: list[int]) -> RunSummary:
@@ -200,6 +202,4 @@ def _reproduce(about: About, records: list[RunRecord], comparison: Comparison) -
     telling = comparison.telling_runs() or ([] if records[0].ok else [0])
     if not telling:
         return ""
-    words = ["buildfuzz", "replay", "--store", about.store, "--campaign", str(about.campaign),
-             "--run", str(min(telling))]
-    return shlex.join(words)
+    return replay_commands.of_run(about.store, about.campaign, min(telling))

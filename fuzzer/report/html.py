@@ -21,11 +21,11 @@ from fuzzer.rates import described
 from fuzzer.escaping import is_long, program, visible
 from fuzzer.execute.logs import failure_lines
 from fuzzer.plan import Perturbation
+from fuzzer.model import NAMED_KINDS, Kind
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
 
 DETAILED_ARTIFACTS = 20  # a broken generated header can make hundreds diverge; the rest get a row
-KINDS = {"intrinsic", "race", "order", "parallelism-level"}
 PALETTE = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#8c6d1f", "#555555"]  # Okabe-Ito
 ROW, COL, TOP, LEFT, BOTTOM, GAP = 30, 36, 34, 40, 24, 28
 CAPTION = ("Each bubble: the runs with that axis value that produced that variant (the number says how many; "
@@ -143,7 +143,7 @@ def _numbers(report: Report) -> list[tuple[str, int, bool]]:
 def _culprit(culprit) -> dict:
     return {
         "culprit": culprit,
-        "css": culprit.kind if culprit.kind in KINDS else "unknown",  # a CSS class: never a build string
+        "css": culprit.kind if culprit.kind in NAMED_KINDS else Kind.UNKNOWN,  # a CSS class: never a build string
         "command": folded(culprit.command),
         "writer": folded(" ".join(culprit.writer), culprit.writer) if culprit.writer else None,
         "other": folded(culprit.other_step) if culprit.other_step else None,

@@ -1,15 +1,62 @@
-"""The JSON report: the contract in docs/contracts.md (`schema` versions it)."""
+"""The JSON report: the contract in docs/contracts.md (`schema` versions it), the
+encoding of the report's types (fuzzer/report/model.py) by msgspec, and back.
+
+A report decodes only into what the types say: a key they do not know or a value of the
+wrong type is an error (`msgspec.ValidationError`), never dropped or kept as it came.
+The one exception is a key an earlier buildfuzz wrote and this one no longer does
+(`RETIRED`): a store keeps the reports of earlier nights, and they must still read.
+"""
 
 from __future__ import annotations
 
 import json
 
+import msgspec
+
 from fuzzer.report.model import Report
+
+# what earlier versions wrote and this one dropped: {where: keys}
+RETIRED = {"divergent_artifacts": ("diff_html",)}  # diffoscope's HTML, embedded before it became a file
 
 
 def render(report: Report) -> str:
-    return json.dumps(report.to_json(), indent=2, ensure_ascii=True) + "\n"
+    # stdlib json for the text: ensure_ascii and its float spelling keep the report's bytes as they were
+    return json.dumps(to_builtins(report), indent=2, ensure_ascii=True) + "\n"
 
 
 def load(text: str) -> Report:
-    return Report.from_json(json.loads(text))
+    return from_builtins(json.loads(text))
+
+
+def to_builtins(report: Report) -> dict:
+    """The report as JSON values (what the store keeps), its `schema` first."""
+    data = msgspec.to_builtins(report, enc_hook=_plain)
+    return {"schema": data.pop("schema"), **data}
+
+
+def from_builtins(data: dict) -> Report:
+    """A report from its JSON values: one this version wrote, or one a store kept from an earlier one."""
+    try:
+        return msgspec.convert(_without_retired(data), Report)
+    except UnicodeEncodeError:  # msgspec quoting, in its error, a name that was not UTF-8 (a lone surrogate)
+        raise msgspec.ValidationError("a key or value this buildfuzz does not know (not UTF-8)") from None
+
+
+def _plain(value: object) -> object:
+    """A value of a subclass of str, int or float (a setting as the option read it, e.g.
+    cli.options.JobsRange) as the base type, which is how the JSON writes it."""
+    for base in (str, int, float):
+        if isinstance(value, base):
+            return base(value)
+    raise TypeError(f"a report holds a {type(value).__name__}, which has no JSON form")
+
+
+def _without_retired(data: dict) -> dict:
+    if not isinstance(data, dict):
+        return data  # not a report: msgspec says what it is instead
+    cleaned = dict(data)
+    for key, retired in RETIRED.items():
+        if isinstance(data.get(key), list):
+            cleaned[key] = [{k: v for k, v in item.items() if k not in retired} if isinstance(item, dict) else item
+                            for item in data[key]]
+    return cleaned

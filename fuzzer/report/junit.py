@@ -19,7 +19,8 @@ from fuzzer.execute.logs import failure_summary
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, Identity
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
-from fuzzer.report.model import ArtifactFinding, Culprit, Finding, Hazard, Report, RunSummary
+from fuzzer.model import Culprit, Finding, Hazard
+from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.report.packages import inside_lines, packages_line, set_aside_line
 
 DIFF_LINES = 40

@@ -7,16 +7,16 @@ rendered summary. Code blocks carry raw text under a fence longer than any backt
 
 from __future__ import annotations
 
-import html
 import re
 
 from fuzzer import findings, structs
 from fuzzer.escaping import markdown_inline as _esc
-from fuzzer.escaping import one_line, quoted_commands_cut, visible
+from fuzzer.escaping import html_text, one_line, quoted_commands_cut, visible
 from fuzzer.execute.logs import failure_summary
+from fuzzer.model import Culprit
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
-from fuzzer.report.model import ArtifactFinding, Culprit, Report
+from fuzzer.report.model import ArtifactFinding, Report
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
 
 DIFF_LINES = 40
@@ -104,8 +104,7 @@ def _separation(artifact: ArtifactFinding) -> str:
 
 def _diff(artifact: ArtifactFinding) -> str:
     runs = " and ".join(map(str, artifact.diff_runs))
-    # inside raw HTML Markdown escapes are not processed, so only HTML escaping applies
-    summary = f"diff of {html.escape(artifact.path)} (runs {runs})"
+    summary = f"diff of {html_text(artifact.path)} (runs {runs})"
     return _details(summary, _code(_excerpt(artifact.diff, DIFF_LINES, head=True), "diff"))
 
 
@@ -142,7 +141,7 @@ def _failed_runs(report: Report) -> str:
         role = " (reference)" if run.index == 0 else ""
         code = "–" if run.exit_code is None else run.exit_code
         rows.append(f"| {run.index}{role} | {_esc(perturbation)} | {_esc(run.status)} | {code} |")
-    logs = [_details(f"run {r.index}: {html.escape(first)}" if (first := _summary_line(r.log_tail)) else
+    logs = [_details(f"run {r.index}: {html_text(first)}" if (first := _summary_line(r.log_tail)) else
                      f"log tail of run {r.index}", _code(_excerpt(r.log_tail, LOG_LINES), "text"))
             for r in failed if r.log_tail]
     return "\n".join(rows + [""] + logs).rstrip()

@@ -5,7 +5,8 @@ from __future__ import annotations
 from fuzzer import findings, structs
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
-from fuzzer.report.model import INCONCLUSIVE, REFERENCE_FAILED, Report
+from fuzzer.model import Verdict
+from fuzzer.report.model import Report
 from fuzzer.report.audit_text import audit_lines
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
@@ -13,7 +14,7 @@ from fuzzer.report.packages import inside_lines, packages_line, set_aside_line
 
 DIFF_LINES = 20
 FINDINGS_SHOWN = 10  # per memory section; the JSON report lists them all
-HEADLINES = {REFERENCE_FAILED: "REFERENCE BUILD FAILED", INCONCLUSIVE: "INCONCLUSIVE, no verdict"}
+HEADLINES = {Verdict.REFERENCE_FAILED: "REFERENCE BUILD FAILED", Verdict.INCONCLUSIVE: "INCONCLUSIVE, no verdict"}
 
 
 def render(report: Report) -> str:

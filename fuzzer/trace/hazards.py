@@ -22,49 +22,30 @@ runs a sub-make) are ordered by ancestry, and steps the build's declared graph o
 
 Each hazard names the traced runs its evidence rests on (`runs`: one run that showed the
 overlap, or the two distinct runs that showed both orders). Hazards are grouped by file,
-except that a recipe running several times at once is one hazard listing its files.
+except that a recipe running several times at once is one hazard listing its files. A
+hazard is the report's own (`fuzzer.model.Hazard`): `writer` is the step that went first in
+the conflict, `reader` the second.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
+from msgspec import structs
+
+from fuzzer.model import Hazard, HazardType
 from fuzzer.trace.differences import in_workspace
 from fuzzer.trace.steps import BuildTrace, Step, StepKey
 
-READ_BEFORE_WRITE = "read-before-write"
-WRITE_WRITE = "write-write"
-DUPLICATE = "duplicate-execution"
-MKDIR_RACE = "mkdir-race"
-LISTING_RACE = "listing-race"
+READ_BEFORE_WRITE, WRITE_WRITE, DUPLICATE, MKDIR_RACE, LISTING_RACE = HazardType
 PRIORITY = (DUPLICATE, WRITE_WRITE, MKDIR_RACE, LISTING_RACE, READ_BEFORE_WRITE)  # most specific first
 
 OVERLAP = "overlap"  # both were running at once
 BEFORE = "before"  # the first step was done before the second started
 AFTER = "after"  # the second step was done before the first started
-
-
-@dataclass(frozen=True, slots=True)
-class Hazard:
-    """One file's unordered conflicts of one type.
-
-    `first`/`second`: the writer and the reader (read-before-write), the two writers
-    (write-write), the step and itself (duplicate-execution), the step creating the
-    directory and the step writing into it (mkdir-race), the step creating the file and
-    the step listing its directory (listing-race). `steps` names every step involved."""
-
-    type: str
-    file: str
-    first: str
-    second: str
-    detail: str  # what happened, in one traced run
-    evidence: str  # why the two steps were not ordered
-    steps: tuple[str, ...]
-    files: tuple[str, ...] = ()  # every file it covers (a recipe run several times at once: each it wrote)
-    runs: tuple[str, ...] = ()  # the distinct traced runs the evidence rests on
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +164,9 @@ def _grouped(unordered: list[tuple[list[_Sighting], _Evidence]]) -> list[tuple[H
         shown, why = members[0]
         c = shown.conflict
         names = {n for m in members for n in (m[0].conflict.first.command, m[0].conflict.second.command)}
-        hazard = Hazard(c.type, path, c.first.command, c.second.command, f"{shown.label}: {c.detail}", why.text,
-                        tuple(sorted(names)), (path,), why.runs)
+        hazard = Hazard(c.type, path, reader=c.second.command, writer=c.first.command,
+                        detail=f"{shown.label}: {c.detail}", evidence=why.text, steps=sorted(names), files=[path],
+                        runs=list(why.runs))
         hazards.append((hazard, (c.first.command, c.first.cwd) if c.type == DUPLICATE else None))
     return hazards
 
@@ -211,10 +193,10 @@ def _by_recipe(hazards: list[tuple[Hazard, tuple[str, str] | None]]) -> list[Haz
             out.append(hazard)
         else:
             kept = out[merged[recipe]]
-            out[merged[recipe]] = replace(
-                kept, files=(*kept.files, *hazard.files), steps=tuple(sorted({*kept.steps, *hazard.steps})),
-                runs=tuple(dict.fromkeys((*kept.runs, *hazard.runs))))
-    return [replace(h, detail=f"{h.detail}, each run writing {', '.join(h.files)}") if h.type == DUPLICATE else h
+            out[merged[recipe]] = structs.replace(
+                kept, files=[*kept.files, *hazard.files], steps=sorted({*kept.steps, *hazard.steps}),
+                runs=list(dict.fromkeys((*kept.runs, *hazard.runs))))
+    return [structs.replace(h, detail=f"{h.detail}, each run writing {', '.join(h.files)}") if h.type == DUPLICATE else h
             for h in out]
 
 

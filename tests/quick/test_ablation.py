@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 
+from fuzzer import replay_commands
 from fuzzer.campaign import open_stored, run_campaign
 from fuzzer.execute.fake import FakeExecutor
 from fuzzer.explain import ablation
@@ -18,7 +19,7 @@ def _reproducer(tmp_path, outcome):
     campaign = open_stored(tmp_path / "store", report.campaign)
     try:
         found = ablation.minimal_reproducer(campaign.builds(), FakeExecutor(outcome), Perturbation(8, (1,), 0.7, 42))
-        return found, ablation.replay_command(str(campaign.config.store), campaign.id, campaign.runs[0].perturbation)
+        return found, replay_commands.of_perturbation(str(campaign.config.store), campaign.id, campaign.runs[0].perturbation)
     finally:
         campaign.store.close()
 

@@ -62,10 +62,11 @@ def test_the_settings_file_sets_check_steps_and_is_checked_alike(tmp_path):
 
 
 def test_the_audit_section_survives_a_stored_report():
+    from fuzzer.report import json_format
     from fuzzer.report.model import AuditedStep, AuditSummary, Report
 
     step = AuditedStep("gen (in .) #0", "gen", ".", ["out"], "varies", "5 distinct outputs", 5, 1.5,
                        "2026-01-01T00:00:00+00:00", "2026-01-02T00:00:00+00:00", "cd . && gen")
     audit = AuditSummary(0.1, 10, 1, 1, 9, "left for later campaigns", 2, 1.6, 1.5, [step])
     report = Report("make", "unreproducible", [], 0, [], audit=audit)
-    assert Report.from_json(json.loads(json.dumps(report.to_json()))) == report
+    assert json_format.load(json_format.render(report)) == report

@@ -163,6 +163,7 @@ def test_every_run_of_the_report_says_why_it_ran(tmp_path):
     from fuzzer.campaign import run_campaign
     from fuzzer.config import FuzzConfig
     from fuzzer.execute.fake import FakeExecutor
+    from fuzzer.report import json_format
     from fuzzer.report.schema import report_schema
     import jsonschema
 
@@ -171,7 +172,7 @@ def test_every_run_of_the_report_says_why_it_ran(tmp_path):
     config = FuzzConfig(source=source, command="make", store=tmp_path / "store", runs=12, seed=3, jobs=(1, 8),
                         localize=False, axes=("jobs", "cpus", "jitter", "tz", "umask"))
     outcome = run_campaign(config, executor_factory=lambda spec: FakeExecutor(lambda p: {"a": "same"}))
-    data = outcome.report.to_json()
+    data = json_format.to_builtins(outcome.report)
     jsonschema.validate(data, report_schema())
     reasons = [run["reason"] for run in data["runs"]]
     assert reasons[0] == "reference" and set(reasons) == {"reference", "extreme", "sample"}

@@ -232,7 +232,7 @@ def test_every_expression_names_an_input_or_a_step_that_exists():
 
 
 def test_the_verdict_output_names_every_verdict():
-    from fuzzer.report.model import EXIT_CODES
+    from fuzzer.model import Verdict
 
     described = ACTION["outputs"]["verdict"]["description"]
-    assert all(verdict in described for verdict in EXIT_CODES)
+    assert all(verdict in described for verdict in Verdict)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from msgspec import structs
+
 from fuzzer.explain import _one_per_step
 from fuzzer.explain.classify import _shared_state
 from fuzzer.explain.from_log import explain_failure
@@ -97,7 +99,7 @@ def test_a_log_finding_on_a_file_the_traces_flagged_stays_one_hazard():
                     ["cc -c lexer.c", "gen"])
     other = Hazard("write-write", "log.txt", "a", "b")
     finding = explain_failure(FAILED_LOG.replace("gcc -c lexer.c -o lexer.o\n", ""), 3, REFERENCE)
-    merged = _with_log_hazard((traced, other), replace(finding.hazard, file="parser.h"))
+    merged = _with_log_hazard((traced, other), structs.replace(finding.hazard, file="parser.h"))
     assert [h.file for h in merged] == ["parser.h", "log.txt"]
     assert "traced run: overlap" in merged[0].detail and "run 3" in merged[0].detail
     assert [h.file for h in _with_log_hazard((other,), finding.hazard)] == ["log.txt", "parser.h"]

@@ -57,7 +57,7 @@ def test_a_reader_and_writer_conflict_exactly_when_they_overlap(w_start, w_len, 
     hazards = find_hazards([synthetic_trace([writer, reader])])
     ran_together = overlap((w_start, w_start + w_len), (r_start, r_start + r_len))
     expected = [(READ_BEFORE_WRITE, "gen.h", "gen > gen.h", "cc -c a.c")] if ran_together else []
-    assert [(h.type, h.file, h.first, h.second) for h in hazards] == expected
+    assert [(h.type, h.file, h.writer, h.reader) for h in hazards] == expected
 
 
 def test_opposite_orders_in_two_runs_prove_a_missing_dependency():
@@ -68,7 +68,7 @@ def test_opposite_orders_in_two_runs_prove_a_missing_dependency():
                                 FakeStep("gen > gen.h", 0.5, 1, writes={"gen.h": 0.7})])
     assert find_hazards([reference]) == [] and find_hazards([parallel]) == []
     (hazard,) = find_hazards([reference, parallel], ["reference", "parallel run"])
-    assert (hazard.type, hazard.first, hazard.second) == (READ_BEFORE_WRITE, "gen > gen.h", "cc -c a.c")
+    assert (hazard.type, hazard.writer, hazard.reader) == (READ_BEFORE_WRITE, "gen > gen.h", "cc -c a.c")
     assert "opposite orders" in hazard.evidence and "reference" in hazard.evidence
 
 
@@ -95,9 +95,9 @@ def test_a_recipe_running_twice_at_once_is_a_duplicate():
     twice = [FakeStep("python3 gen.py", 0, 1, writes={"a.h": 0.5, "a.c": 0.6}),
              FakeStep("python3 gen.py", 0.2, 1.2, writes={"a.h": 0.7, "a.c": 0.8})]
     (hazard,) = find_hazards([synthetic_trace(twice)])  # one cause: one hazard listing its files
-    assert (hazard.type, hazard.file, hazard.files) == (DUPLICATE, "a.c", ("a.c", "a.h"))
+    assert (hazard.type, hazard.file, hazard.files) == (DUPLICATE, "a.c", ["a.c", "a.h"])
     assert "ran 2 times" in hazard.detail and "writing a.c, a.h" in hazard.detail
-    assert hazard.steps == ("python3 gen.py",)
+    assert hazard.steps == ["python3 gen.py"]
     # one after the other (-j1 runs the recipe for each target in turn): not a hazard
     sequential = [FakeStep("python3 gen.py", 0, 1, writes={"a.h": 0.5}), FakeStep("python3 gen.py", 2, 3, writes={"a.h": 2.5})]
     assert find_hazards([synthetic_trace(sequential)]) == []
@@ -114,7 +114,7 @@ def test_a_step_running_before_its_directory_existed_is_a_mkdir_race():
     mkdir = FakeStep("mkdir -p obj", 0.3, 0.4)
     trace = build_trace(_with_mkdir(synthetic_trace([mkdir, FakeStep("cc -c a.c -o obj/a.o", 0.1, 1, writes={"obj/a.o": 0.9})])), "/ws")
     (hazard,) = find_hazards([trace])
-    assert (hazard.type, hazard.file, hazard.first, hazard.second) == (MKDIR_RACE, "obj/", "mkdir -p obj", "cc -c a.c -o obj/a.o")
+    assert (hazard.type, hazard.file, hazard.writer, hazard.reader) == (MKDIR_RACE, "obj/", "mkdir -p obj", "cc -c a.c -o obj/a.o")
     # a step that made sure of the directory itself depends on nobody
     own = FakeStep("mkdir -p obj && cc -c b.c -o obj/b.o", 0.1, 1, probes={"obj": (0.35, True)}, writes={"obj/b.o": 0.9})
     assert find_hazards([build_trace(_with_mkdir(synthetic_trace([mkdir, own])), "/ws")]) == []
@@ -176,7 +176,7 @@ def test_three_runs_at_once_are_one_hazard_and_its_readers_join_it():
             for i in range(3)]
     reader = FakeStep("cc -c main.c", 0.8, 1.5, reads={"op.h": 0.9})
     (hazard,) = find_hazards([synthetic_trace([*runs, reader])])
-    assert hazard.type == DUPLICATE and hazard.files == ("n.inc", "op.h", "t.inc")
+    assert hazard.type == DUPLICATE and hazard.files == ["n.inc", "op.h", "t.inc"]
     assert "ran 3 times" in hazard.detail and set(hazard.steps) == {"sh mkopcodes.sh", "cc -c main.c"}
     # the same recipe text in two directories is two recipes
     elsewhere = [FakeStep("sh mkopcodes.sh", i * 0.1, 1 + i * 0.1, writes={"sub/op.h": 0.5 + i * 0.1}, cwd="sub")
@@ -208,7 +208,7 @@ def test_opposite_orders_need_two_different_runs():
                                 FakeStep("gen > gen.h", 0.5, 1, writes={"gen.h": 0.7})])
     assert find_hazards([reference, reference], ["run 2", "run 2"]) == []
     (hazard,) = find_hazards([reference, parallel], ["run 2", "run 2"])  # two runs under one label
-    assert hazard.runs == ("run 2 #1", "run 2 #2")
+    assert hazard.runs == ["run 2 #1", "run 2 #2"]
     assert "run 2 #1" in hazard.evidence and "run 2 #2" in hazard.evidence
 
 
@@ -292,9 +292,9 @@ def test_a_probe_of_a_file_a_sibling_creates_is_a_read_before_write_even_with_a_
                           probes={"iface/lexer.cmi": (start + 0.1, order)}, writes={"parser.obj": start + 0.9})
         return synthetic_trace([writer, prober])
     (hazard,) = find_hazards([run(True), run(False)], ["reference", "parallel"])
-    assert (hazard.type, hazard.file, hazard.first, hazard.second) == (
+    assert (hazard.type, hazard.file, hazard.writer, hazard.reader) == (
         READ_BEFORE_WRITE, "iface/lexer.cmi", "mlc lexer.ml", "mlc parser.ml")
-    assert "(missing)" in hazard.detail and hazard.runs == ("parallel",)
+    assert "(missing)" in hazard.detail and hazard.runs == ["parallel"]
 
 
 def test_a_root_that_saw_the_hazards_file_differently_makes_it_manifest_in_the_traced_run():

@@ -16,6 +16,7 @@ from contextlib import closing
 from dataclasses import replace
 
 import pytest
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +26,7 @@ from fuzzer.config import FuzzConfig, UsageError
 from fuzzer.execute.fake import FakeExecutor
 from fuzzer.findings import FIXED, NEW, STILL, Identity
 from fuzzer.plan import Perturbation
-from fuzzer.report import html, junit, markdown, text
+from fuzzer.report import html, json_format, junit, markdown, text
 from fuzzer.store import DB_NAME, MIGRATIONS, VERSION, FindingRow, Store
 
 from conftest import buildfuzz, make_project
@@ -299,13 +300,14 @@ def test_ids_never_depend_on_run_order_numbers_or_timings(rng, walls):
     order = list(range(1, len(report.runs)))
     rng.shuffle(order)
     numbers = {old: new for new, old in enumerate([0, *order])}
-    runs = [replace(r, index=numbers[r.index], wall_s=walls[i],
-                    perturbation={**r.perturbation, "seed": rng.randrange(9)}) for i, r in enumerate(report.runs)]
-    artifacts = [replace(a, groups=[replace(g, runs=sorted(numbers[i] for i in g.runs)) for g in a.groups])
+    runs = [msgspec.structs.replace(r, index=numbers[r.index], wall_s=walls[i],
+                            perturbation={**r.perturbation, "seed": rng.randrange(9)}) for i, r in enumerate(report.runs)]
+    artifacts = [msgspec.structs.replace(a, groups=[msgspec.structs.replace(g, runs=sorted(numbers[i] for i in g.runs))
+                                            for g in a.groups])
                  for a in report.divergent_artifacts]
-    shuffled = replace(report, runs=[runs[0], *_shuffled(rng, runs[1:])], seed=rng.randrange(1 << 31),
-                       divergent_artifacts=_shuffled(rng, artifacts), culprits=_shuffled(rng, report.culprits),
-                       hazards=_shuffled(rng, report.hazards))
+    shuffled = msgspec.structs.replace(report, runs=[runs[0], *_shuffled(rng, runs[1:])], seed=rng.randrange(1 << 31),
+                               divergent_artifacts=_shuffled(rng, artifacts), culprits=_shuffled(rng, report.culprits),
+                               hazards=_shuffled(rng, report.hazards))
     assert set(findings.identities(shuffled)) == set(findings.identities(report))
 
 
@@ -317,7 +319,7 @@ def test_ids_differ_for_different_findings():
     report = unreproducible()
     ids = [i.id for i in findings.identities(report)]
     assert len(ids) == len(set(ids)) == 7  # 2 artifacts, 1 kind of failure, 2 culprits, 2 hazards
-    moved = replace(report.culprits[0], cwd="elsewhere")
+    moved = msgspec.structs.replace(report.culprits[0], cwd="elsewhere")
     assert findings.of_culprit(moved).id != findings.of_culprit(report.culprits[0]).id
 
 
@@ -327,7 +329,7 @@ def test_ids_differ_for_different_findings():
 def test_a_baseline_turns_known_findings_green_and_new_ones_red(tmp_path):
     first, _ = campaign(tmp_path, one_cpu_differs, seed=3)
     report_file = tmp_path / "first.json"
-    report_file.write_text(json.dumps(first.report.to_json()))
+    report_file.write_text(json_format.render(first.report))
     known = findings.read_baseline(report_file)
 
     green, _ = campaign(tmp_path, one_cpu_differs, seed=5, known=known)
@@ -348,7 +350,7 @@ def test_a_baseline_file_lists_the_ids_a_json_report_gives(tmp_path):
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(written))
     report_path = tmp_path / "report.json"
-    report_path.write_text(json.dumps(first.report.to_json()))
+    report_path.write_text(json_format.render(first.report))
     assert findings.read_baseline(path) == findings.read_baseline(report_path) == {f.id for f in first.report.findings}
     assert {f["what"] for f in written["findings"]} == {"out.txt", "lib.a"}
 

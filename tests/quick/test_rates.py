@@ -13,6 +13,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
+from msgspec import structs
 
 from conftest import buildfuzz
 from fuzzer import rates
@@ -60,7 +61,7 @@ def test_an_artifact_counts_the_successful_builds_whose_variant_is_not_the_refer
     counted = rates.counts(runs, [artifact], [], [])
     assert sorted((c.seen, c.builds) for c in counted.values()) == [(1, 4), (2, 3)]  # the failure: 1 of 4 perturbed
     # a run chosen for having diverged before is not counted
-    runs[1] = replace(runs[1], reason="remembered")
+    runs[1] = structs.replace(runs[1], reason="remembered")
     assert sorted((c.seen, c.builds) for c in rates.counts(runs, [artifact], [], []).values()) == [(1, 2), (1, 3)]
 
 

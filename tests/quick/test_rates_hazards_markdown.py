@@ -4,7 +4,7 @@ and HTML reports already show them. Campaigns run on the FakeExecutor."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec import structs
 
 from fuzzer import findings, rates
 from fuzzer.campaign import run_campaign
@@ -55,5 +55,5 @@ def test_the_markdown_summary_gives_each_findings_rate_and_the_verdicts_bound(tm
 
 def test_a_finding_found_fixed_gets_no_rate_line(tmp_path):
     report = _campaign(tmp_path, lambda p: {"out.txt": "y" if p.jobs > 4 else "x"})
-    fixed = replace(report, findings=[replace(f, status=findings.FIXED) for f in report.findings])
+    fixed = structs.replace(report, findings=[structs.replace(f, status=findings.FIXED) for f in report.findings])
     assert "How often" not in markdown.render(fixed)

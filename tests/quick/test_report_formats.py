@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
+from msgspec import structs
 from report_samples import HOSTILE_NAME, hostile_everywhere, reproducible, unreproducible
 
 from fuzzer.report import html, junit, markdown
@@ -29,16 +29,16 @@ def test_every_report_renders_to_writable_utf8(fmt, make):
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 def test_same_conditions_divergence_is_called_out(fmt):
     report = unreproducible()
-    first = dataclasses.replace(report.divergent_artifacts[0], same_conditions=True)
-    report = dataclasses.replace(report, divergent_artifacts=[first, *report.divergent_artifacts[1:]])
+    first = structs.replace(report.divergent_artifacts[0], same_conditions=True)
+    report = structs.replace(report, divergent_artifacts=[first, *report.divergent_artifacts[1:]])
     assert "not parallelism alone" in fmt.render(report)
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 def test_timed_out_run_has_no_exit_code(fmt):
     report = unreproducible()
-    runs = [dataclasses.replace(r, status="timeout", exit_code=None) if r.index == 5 else r for r in report.runs]
-    text = fmt.render(dataclasses.replace(report, runs=runs))
+    runs = [structs.replace(r, status="timeout", exit_code=None) if r.index == 5 else r for r in report.runs]
+    text = fmt.render(structs.replace(report, runs=runs))
     assert "timeout" in text and "None" not in text
 
 
@@ -172,8 +172,8 @@ def test_markdown_escapes_pipes_and_html():
 
 def test_markdown_caps_long_tables():
     report = unreproducible()
-    many = [dataclasses.replace(report.divergent_artifacts[0], path=f"obj/{i}.o") for i in range(60)]
-    text = markdown.render(dataclasses.replace(report, divergent_artifacts=many))
+    many = [structs.replace(report.divergent_artifacts[0], path=f"obj/{i}.o") for i in range(60)]
+    text = markdown.render(structs.replace(report, divergent_artifacts=many))
     assert "| obj/49.o |" in text and "obj/50.o |" not in text
     assert "… and 10 more in the JSON report." in text
 
@@ -272,8 +272,8 @@ def test_html_hostile_everywhere_stays_inert():
 
 def test_html_many_divergent_artifacts_are_summarised():
     report = unreproducible()
-    many = [dataclasses.replace(report.divergent_artifacts[0], path=f"obj/{i}.o") for i in range(25)]
-    text = html.render(dataclasses.replace(report, divergent_artifacts=many))
+    many = [structs.replace(report.divergent_artifacts[0], path=f"obj/{i}.o") for i in range(25)]
+    text = html.render(structs.replace(report, divergent_artifacts=many))
     page = _assert_inert(text)
     assert page.count("svg") == html.DETAILED_ARTIFACTS
     assert "<h3>5 more</h3>" in text and "<code>obj/24.o</code>" in text

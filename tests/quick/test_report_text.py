@@ -3,10 +3,10 @@ command (the JSON keeps the recipe whole), the first error lines of a failed run
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from hypothesis import given
+from msgspec import structs
 from hypothesis import strategies as st
 
 from fuzzer.escaping import COMMAND_CHARS, one_line, program, quoted_commands_cut
@@ -32,12 +32,12 @@ LINK_FAILURE = "\n".join([
 
 def long_report():
     report = unreproducible()
-    culprit = dataclasses.replace(report.culprits[0], command=RECIPE, writer=LD, other_step=RECIPE,
+    culprit = structs.replace(report.culprits[0], command=RECIPE, writer=LD, other_step=RECIPE,
                                   evidence=f"`{RECIPE}` wrote tests/t1.trs before its reader")
-    hazard = dataclasses.replace(report.hazards[0], reader=RECIPE, writer=RECIPE,
+    hazard = structs.replace(report.hazards[0], reader=RECIPE, writer=RECIPE,
                                  evidence=f"they ran in opposite orders (`{RECIPE}` first in run 2)")
-    failed = [dataclasses.replace(r, log_tail=LINK_FAILURE) if r.status != "ok" else r for r in report.runs]
-    return dataclasses.replace(report, culprits=[culprit], hazards=[hazard], runs=failed)
+    failed = [structs.replace(r, log_tail=LINK_FAILURE) if r.status != "ok" else r for r in report.runs]
+    return structs.replace(report, culprits=[culprit], hazards=[hazard], runs=failed)
 
 
 def test_text_markdown_and_junit_cut_every_command_to_one_line():

@@ -5,7 +5,6 @@ A character device copied as a file fills the disk (a /dev/zero twin made 10.7 G
 with a newline forges report lines, one with an OSC sequence drives the terminal.
 """
 
-import dataclasses
 import os
 import socket
 import stat
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from msgspec import structs
 
 from fuzzer.escaping import safe_line, safe_lines, safe_name
 from fuzzer.execute.workspace import Workspace
@@ -126,8 +126,8 @@ def test_safe_names_show_what_was_there():
 def test_the_text_report_prints_no_control_character_and_forges_no_line():
     assert raw_controls(render(hostile_everywhere(unreproducible()))) == []
     report = unreproducible()
-    evil = [dataclasses.replace(a, path=EVIL_NAME) for a in report.divergent_artifacts]
-    lines = render(dataclasses.replace(report, divergent_artifacts=evil)).splitlines()
+    evil = [structs.replace(a, path=EVIL_NAME) for a in report.divergent_artifacts]
+    lines = render(structs.replace(report, divergent_artifacts=evil)).splitlines()
     assert [line for line in lines if line.startswith("verdict:")] == [lines[0]]
     assert len(lines) == len(render(report).splitlines())
 

@@ -4,7 +4,9 @@ that measures what writer-process replays save (its smoke mode)."""
 
 from __future__ import annotations
 
-from fuzzer.report.model import Culprit, Report, WriterProcess
+from fuzzer.model import Culprit, WriterProcess
+from fuzzer.report import json_format
+from fuzzer.report.model import Report
 from fuzzer.report.schema import report_schema
 from fuzzer.scenarios import Expect, load_scenario, score
 
@@ -21,7 +23,7 @@ def culprit(writer: WriterProcess | None) -> Culprit:
 
 def test_the_writer_process_survives_the_json_report_and_is_in_its_schema():
     report = Report("sh build.sh", "unreproducible", [], 0, [], [culprit(WRITER), culprit(None)])
-    again = Report.from_json(report.to_json())
+    again = json_format.from_builtins(json_format.to_builtins(report))
     assert again.culprits[0].writer_process == WRITER and again.culprits[1].writer_process is None
     properties = report_schema()["$defs"]["WriterProcess"]["properties"]
     assert {"command", "argv", "cwd", "identity", "wrote", "replayed", "not_replayable"} <= properties.keys()

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from msgspec import structs
 from report_samples import hostile_everywhere, unreproducible
 
 from fuzzer.report import html
@@ -112,13 +113,12 @@ DIFFOSCOPE_LIKE = (
 
 
 def test_embedded_diffoscope_page_is_sandboxed_and_quiet(tmp_path):
-    import dataclasses
-
+    
     report = unreproducible()
     page = tmp_path / "libops.a.html"  # diffoscope's report, a file beside the JSON report
     page.write_text(DIFFOSCOPE_LIKE)
-    first = dataclasses.replace(report.divergent_artifacts[0], diff_files=[str(page)])
-    report = dataclasses.replace(report, divergent_artifacts=[first, *report.divergent_artifacts[1:]])
+    first = structs.replace(report.divergent_artifacts[0], diff_files=[str(page)])
+    report = structs.replace(report, divergent_artifacts=[first, *report.divergent_artifacts[1:]])
     dom, err = _chromium(tmp_path, _page(tmp_path, html.render(report)), "--dump-dom")
     assert dom.count("<iframe") == 1 and "diffoscope-marker" in dom  # as the srcdoc attribute
     # the sandbox forbids scripts: the page's own script is refused, not run; nothing else is logged
