@@ -17,6 +17,7 @@ from fuzzer.model import HazardStatus
 from fuzzer.observe import DEFAULT_IGNORE
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format
+from fuzzer.report.model import Report
 from fuzzer.store import Store
 
 DEFAULT_JOBS = 8  # a missing prerequisite needs a few jobs at once to show

@@ -101,7 +101,7 @@ class PackageFile(Model):
     digest: str  # sha256, in the reference build
     variants: int  # distinct contents across the successful runs: 1 when identical in every one
     runs: int  # the successful runs compared
-    expected: list[str] = field(default_factory=list)  # a .buildinfo/.changes's variants differ only in these, as in every build
+    expected: list[str] = msgspec.field(default_factory=list)  # a .buildinfo/.changes's variants differ only in these, as in every build
 
 
 class AuditedStep(Model):
