@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from conftest import ROOT, buildfuzz, make_project
+from conftest import buildfuzz, make_project
 from test_audit import FILES, GENERATED
+from test_bench_smoke import smoke
 
 
 def test_every_step_audited_and_the_varying_one_rotates(tmp_path):
@@ -39,17 +38,8 @@ def test_every_step_audited_and_the_varying_one_rotates(tmp_path):
 
 
 def test_the_audit_bench_runs_in_its_smoke_mode():
-    import subprocess
-    import sys
-    
-    bench = ROOT / "bench" / "bench_audit.py"
-    if not bench.exists():
-        pytest.skip("the benches are not in this tree (an sdist)")
-    proc = subprocess.run([sys.executable, str(bench), "--smoke"], capture_output=True, text=True, timeout=600,
-                          check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = proc.stdout.splitlines()
-    assert any(line.strip().startswith("audit, 1 at once") for line in lines), proc.stdout
-    assert any(line.strip().startswith("bare,  1 at once") for line in lines), proc.stdout
-    assert any(line.startswith("(c) analysis: 100 steps") for line in lines), proc.stdout
-    assert any(line.startswith("(b) store growth:") for line in lines), proc.stdout
+    lines = smoke("bench_audit.py").splitlines()
+    assert any(line.strip().startswith("audit, 1 at once") for line in lines), lines
+    assert any(line.strip().startswith("bare,  1 at once") for line in lines), lines
+    assert any(line.startswith("(c) analysis: 100 steps") for line in lines), lines
+    assert any(line.startswith("(b) store growth:") for line in lines), lines
