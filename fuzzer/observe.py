@@ -169,6 +169,22 @@ def is_package(path: str) -> bool:
     return PACKAGE_NAME.search(path.rsplit("/", 1)[-1]) is not None
 
 
+def hasher(path: str):
+    """A new hasher of the content digest take_manifest records for a file named `path`."""
+    return hashlib.new(PACKAGE_ALGORITHM) if is_package(path) else xxhash.xxh3_128()
+
+
+def has_digest(data: bytes, digest: str) -> bool:
+    """Whether `data` has `digest`, under the scheme that made it: a sha256 is 64 hex digits
+    (a package file), an xxh3-128 32 (any other file)."""
+    made = hashlib.new(PACKAGE_ALGORITHM, data) if len(digest) == 64 else xxhash.xxh3_128(data)
+    return made.hexdigest() == digest
+
+
+# an empty file's digest under either scheme: no evidence that one file is a copy of another
+EMPTY_DIGESTS = frozenset({hashlib.new(PACKAGE_ALGORITHM, b"").hexdigest(), xxhash.xxh3_128_hexdigest(b"")})
+
+
 def hash_file(path: str) -> str:
     """A file's content digest under ALGORITHM: sha256 for a package file, else xxh3-128."""
     with open(path, "rb", buffering=0) as f:

@@ -1,6 +1,6 @@
 """The files inside an archive, by name and content digest, nested archives opened: what
 leads a member (`data.tar.xz/usr/lib/libfoo.so` of a `.deb`) back to the file it was made
-from, by the same sha256 the manifests give the build's files. Read as `inside.py` reads,
+from, by the same content digest the manifests give the build's files. Read as `inside.py` reads,
 from memory and within its limits; an archive that cannot be read safely lists nothing."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from fuzzer.compare.inside import MAX_DEPTH, Context, Unsafe
 
 
 def file_members(path: str) -> dict[str, str]:
-    """Nested member name → sha256 of its content, for every regular file inside (an
+    """Nested member name → content digest (as the manifests give it), for every regular file inside (an
     archive inside is listed by its own members, not by itself); {} for a file that is no
     archive or cannot be read safely."""
     try:

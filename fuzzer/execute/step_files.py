@@ -9,14 +9,13 @@ Their digests, modes and mtimes are the traced run's manifest's. Files outside t
 (compilers, /usr) are the host's own, as for a build there; files beside the tree
 (`../x.deb`) are not sent, so a step that reads one fails its replays, which says so.
 
-`FileCache` keeps the bytes on a host by their sha256; `build_tree` lays a step's tree out
+`FileCache` keeps the bytes on a host by their content digest (the manifest's); `build_tree` lays a step's tree out
 from it. Nothing here knows Dask (fuzzer/execute/dask_executor.py sends, dask_worker.py
 receives).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fuzzer.execute.step_replay import StepCall
-from fuzzer.observe import Manifest
+from fuzzer.observe import Manifest, has_digest
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,7 @@ class StepFile:
 
     path: str  # relative to the tree
     kind: str  # "file", "symlink", "dir"
-    digest: str = ""  # a file's sha256, a symlink's target
+    digest: str = ""  # a file's content digest (the manifest's), a symlink's target
     executable: bool = False
     mtime_ns: int = 0
 
@@ -92,7 +91,7 @@ def digests(files: tuple[StepFile, ...]) -> dict[str, str]:
 
 
 class FileCache:
-    """A host's files by sha256, in one directory; bytes whose digest is not their name
+    """A host's files by content digest, in one directory; bytes whose digest is not their name
     are refused, so a tree that changed since its manifest cannot slip in."""
 
     def __init__(self, root: Path):
@@ -105,7 +104,7 @@ class FileCache:
         return [d for d in wanted if not self.path(d).is_file()]
 
     def put(self, digest: str, data: bytes) -> None:
-        if hashlib.sha256(data).hexdigest() != digest:
+        if not has_digest(data, digest):
             raise ValueError(f"the bytes sent for {digest[:12]} are not that file any more")
         self.root.mkdir(parents=True, exist_ok=True)
         fd, scratch = tempfile.mkstemp(dir=self.root, prefix=".incoming-")
@@ -138,4 +137,4 @@ def read_checked(path: Path, digest: str) -> bytes | None:
         data = None if path.is_symlink() else path.read_bytes()
     except OSError:
         return None
-    return data if data is not None and hashlib.sha256(data).hexdigest() == digest else None
+    return data if data is not None and has_digest(data, digest) else None

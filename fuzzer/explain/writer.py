@@ -10,7 +10,7 @@ back first, and only the files it produced compared. The culprit keeps naming th
 (`command`, `argv`) and gains `writer_process`; the evidence says which was replayed.
 
 An archive's bytes are its members': a differing member of a package (`usr/lib/libfoo.so`
-in a `.deb`'s `data.tar.xz`) leads to the file the traced build wrote with the same sha256
+in a `.deb`'s `data.tar.xz`) leads to the file the traced build wrote with the same content digest
 (`debian/tmp/usr/lib/libfoo.so`, or the build-tree file it was installed from), and the
 culprit is that file's writer, not the `dpkg-deb` that packed it (`Provenance`).
 """
@@ -30,11 +30,11 @@ from fuzzer.compare.listing import file_members
 from fuzzer.execute.local import build_env
 from fuzzer.execute.step_replay import StepCall
 from fuzzer.model import Culprit, WriterProcess
-from fuzzer.observe import Manifest
+from fuzzer.observe import EMPTY_DIGESTS, Manifest
 from fuzzer.report.packages import is_package
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace
-from fuzzer.trace.writers import EMPTY, Writer, content_source, copies, writer_of
+from fuzzer.trace.writers import Writer, content_source, copies, writer_of
 
 MEMBERS_SHOWN = 3
 
@@ -53,7 +53,7 @@ class Provenance:
         pairs = self.made_from.get(archive, ())
         shown = "; ".join(f"member {member} has the bytes of {source}" for member, source in pairs[:MEMBERS_SHOWN])
         more = f"; and {len(pairs) - MEMBERS_SHOWN} more" if len(pairs) > MEMBERS_SHOWN else ""
-        return f"{archive}: {shown}{more} (same sha256 in the traced build)" if pairs else ""
+        return f"{archive}: {shown}{more} (same content in the traced build)" if pairs else ""
 
 
 def provenance(trace: BuildTrace, reference: Manifest, divergent: Manifest, outputs: list[str],
@@ -64,7 +64,7 @@ def provenance(trace: BuildTrace, reference: Manifest, divergent: Manifest, outp
     digests = {path: e.digest for path, e in reference.entries.items() if e.kind == "file"}
     by_digest: dict[str, list[str]] = defaultdict(list)
     for path, digest in digests.items():
-        if digest != EMPTY and not _archive(path):
+        if digest not in EMPTY_DIGESTS and not _archive(path):
             by_digest[digest].append(path)
     made_from = {}
     with tempfile.TemporaryDirectory(prefix="buildfuzz-members-") as scratch:

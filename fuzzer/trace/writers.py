@@ -26,13 +26,13 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from fuzzer.observe import EMPTY_DIGESTS
 from fuzzer.trace.process_model import Process
 from fuzzer.trace.steps import BuildTrace, Step, command_of
 from fuzzer.trace.tempnames import normalised
 
 MAX_HOPS = 64  # renames and copies followed from one file (a cycle ends here too)
 SHOWN_REASONS = 3
-EMPTY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # sha256 of no bytes: no evidence of a copy
 Copies = Mapping[str, tuple[str, int]]  # written file → (the file read with its bytes, the process that copied)
 
 
@@ -133,16 +133,16 @@ def _copied(copies: Copies, path: str, event: Event) -> str | None:
 
 def copies(trace: BuildTrace, digests: Mapping[str, str]) -> dict[str, tuple[str, int]]:
     """Files a process wrote, by plain writes, with the bytes of a file it had read before
-    (`digests`: path → sha256, the traced build's manifest): written file → (that file,
+    (`digests`: path → content digest, the traced build's manifest): written file → (that file,
     the process)."""
     found = {}
     for proc in trace.processes:
         read: dict[str, tuple[str, float]] = {}
         for a in proc.accesses:
-            if a.kind == "read" and digests.get(a.path, EMPTY) != EMPTY:
+            if a.kind == "read" and digests.get(a.path, "") not in EMPTY_DIGESTS | {""}:
                 read.setdefault(digests[a.path], (a.path, a.time))
         for a in proc.accesses:
-            source, time = read.get(digests.get(a.path, EMPTY), (None, 0.0)) if a.kind == "write" else (None, 0.0)
+            source, time = read.get(digests.get(a.path, ""), (None, 0.0)) if a.kind == "write" else (None, 0.0)
             if source is not None and source != a.path and a.origin is None and time <= a.last:
                 found[a.path] = (source, proc.index)
     return found

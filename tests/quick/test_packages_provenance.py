@@ -12,7 +12,7 @@ from pathlib import Path
 
 from fuzzer.compare.listing import file_members
 from fuzzer.explain.writer import provenance
-from fuzzer.observe import Entry, Manifest
+from fuzzer.observe import Entry, Manifest, hash_file
 from fuzzer.trace.parse import parse_lines
 from fuzzer.trace.processes import track_processes
 from fuzzer.trace.steps import build_trace
@@ -52,7 +52,7 @@ PACKAGE = """
     1 2.9 +++ exited with 0 +++
 """
 MAP = b"0 blit__local3\n1 blit__local0\n"
-DIGEST = "a" * 64  # what the manifests give foo.map (the listing's sha256 is the real one)
+DIGEST = "a" * 32  # what the manifests give foo.map (the listing's digest is the real one)
 
 
 def _tar(members: dict[str, bytes]) -> bytes:
@@ -65,8 +65,15 @@ def _tar(members: dict[str, bytes]) -> bytes:
     return out.getvalue()
 
 
-def test_nested_members_are_listed_by_name_and_sha256(tmp_path):
-    import hashlib
+def _as_manifest(tmp_path: Path, name: str, data: bytes) -> str:
+    """The digest take_manifest gives a file of that name holding `data`."""
+    path = tmp_path / "as-manifest" / name.rsplit("/", 1)[-1]
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(data)
+    return hash_file(str(path))
+
+
+def test_nested_members_are_listed_by_name_and_the_manifests_digest(tmp_path):
     import lzma
 
     inner = lzma.compress(_tar({"./usr/lib/libfoo.so": b"\x7fELF so", "./usr/share/doc/x": b"doc"}))
@@ -78,9 +85,9 @@ def test_nested_members_are_listed_by_name_and_sha256(tmp_path):
                   + str(len(data)).encode().ljust(10) + b"`\n" + data + (b"\n" if len(data) % 2 else b""))
     deb.write_bytes(b"".join(ar))
     listed = file_members(str(deb))
-    assert listed == {"debian-binary": hashlib.sha256(body).hexdigest(),
-                      "data.tar.xz/usr/lib/libfoo.so": hashlib.sha256(b"\x7fELF so").hexdigest(),
-                      "data.tar.xz/usr/share/doc/x": hashlib.sha256(b"doc").hexdigest()}
+    assert listed == {"debian-binary": _as_manifest(tmp_path, "debian-binary", body),
+                      "data.tar.xz/usr/lib/libfoo.so": _as_manifest(tmp_path, "libfoo.so", b"\x7fELF so"),
+                      "data.tar.xz/usr/share/doc/x": _as_manifest(tmp_path, "x", b"doc")}
 
 
 def test_a_hostile_or_plain_file_lists_nothing(tmp_path):
@@ -102,9 +109,7 @@ def test_a_plain_copy_is_a_write_with_the_bytes_the_process_read():
 
 
 def _manifests(tmp_path: Path):
-    import hashlib
-
-    digest = hashlib.sha256(MAP).hexdigest()
+    digest = _as_manifest(tmp_path, "foo.map", MAP)
     files = {"build/foo.map": digest, "stage/usr/foo.map": digest, "gen.py": "b" * 64, "../pkg.tar": "c" * 64}
     reference = Manifest({p: Entry("file", d, size=1) for p, d in files.items()})
     divergent = Manifest({p: Entry("file", "e" * 64 if p != "gen.py" else d, size=1) for p, d in files.items()})

@@ -34,7 +34,7 @@ def members(stream: BinaryIO, ctx: Context) -> list[Member]:
             raise Unsafe("truncated or corrupt ar member header")
         raw, size = header[:16].rstrip(b" "), _number(header[48:58], 10)
         name, size = _name(raw, size, long_names, stream)
-        digest, data = read_member(_Limited(stream, size), size, size, ctx, f"ar member {name!r}")
+        digest, data = read_member(_Limited(stream, size), size, size, ctx, f"ar member {name!r}", name)
         if raw == b"//":
             long_names = data or b""
         else:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import hashlib
 import lzma
 import struct
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ import msgspec
 
 from fuzzer.compare.formats.members import Member, read_member
 from fuzzer.compare.inside import MAX_MEMBER, Context, Inside, Unsafe, compare_bytes, only_metadata
+from fuzzer.observe import hasher
 
 FNAME, FEXTRA = 0x08, 0x04
 
@@ -66,7 +66,9 @@ class Compression:
     def members(self, stream: BinaryIO, ctx: Context) -> list[Member]:
         """The one stream inside, unnamed: `data.tar.xz`'s members are the tar's."""
         data = self._unpack(stream, ctx)
-        return [Member("", "file", hashlib.sha256(data).hexdigest(), data)]
+        digest = hasher("")
+        digest.update(data)
+        return [Member("", "file", digest.hexdigest(), data)]
 
     def _unpack(self, stream: BinaryIO, ctx: Context) -> bytes:
         packed = stream.seek(0, 2)

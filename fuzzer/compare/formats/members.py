@@ -7,7 +7,6 @@ identical, and which metadata (timestamps, modes, owners, order, headers) differ
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 from collections import Counter
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ import msgspec
 
 from fuzzer.compare.inside import (CHUNK, MAX_MEMBER, MAX_RATIO, Context, Inside, Unsafe, compare_bytes, differ, listed,
                                    only_metadata)
+from fuzzer.observe import hasher
 
 BOMB_FLOOR = 1 << 20  # small members may compress well (a file of zeros); only large ones are bombs
 
@@ -39,11 +39,11 @@ def safe_name(name: str, fmt: str) -> str:
 
 
 def read_member(stream: BinaryIO, declared: int | None, packed: int, ctx: Context,
-                what: str) -> tuple[str, bytes | None]:
+                what: str, name: str = "") -> tuple[str, bytes | None]:
     """Digest and (when small enough) the bytes of one member, read in chunks: a member
     that expands past its declared size, the budget or MAX_RATIO is refused as a bomb."""
     _check_ratio(declared or 0, packed, what)
-    digest, kept, total = hashlib.sha256(), [], 0
+    digest, kept, total = hasher(name), [], 0
     while chunk := stream.read(CHUNK):
         total += len(chunk)
         if declared is not None and total > declared:

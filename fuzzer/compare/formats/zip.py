@@ -42,7 +42,7 @@ def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, ctx: Context) -> Me
     if info.is_dir():
         return Member(name, "dir", "", meta=meta)
     with archive.open(info) as stream:
-        digest, data = read_member(stream, info.file_size, info.compress_size, ctx, f"zip member {name!r}")
+        digest, data = read_member(stream, info.file_size, info.compress_size, ctx, f"zip member {name!r}", name)
     return Member(name, "file", digest, data, meta)
 
 
