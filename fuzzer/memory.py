@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Callable, Iterator
 
-from fuzzer import axes, findings, rates, structs
+from fuzzer import axes, rates, structs
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, STILL, Identity
 from fuzzer.plan import Perturbation, Planned, Reason, Space, reference
 from fuzzer.model import Finding, Verdict
