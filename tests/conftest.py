@@ -10,15 +10,22 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
 
 
+COSTLIEST_FIRST = ("realbuild", "slow", "quick")
+
+
 def pytest_collection_modifyitems(items):
     """The directory is the cost group: tests/quick runs in seconds, tests/slow runs small real
-    builds, tests/realbuild the bundled scenarios and package-shaped builds."""
+    builds, tests/realbuild the bundled scenarios and package-shaped builds. The costliest
+    group runs first, so under pytest-xdist the long builds start at once and the quick
+    tests fill the workers' gaps at the end instead of a scenario finishing alone."""
     for item in items:
         group = item.path.parent.name
         if group in ("slow", "realbuild"):
             item.add_marker(pytest.mark.slow)
         if group == "realbuild":
             item.add_marker(pytest.mark.realbuild)
+    items.sort(key=lambda item: COSTLIEST_FIRST.index(item.path.parent.name)
+               if item.path.parent.name in COSTLIEST_FIRST else len(COSTLIEST_FIRST))
 
 
 def buildfuzz(*args, cwd=None, timeout=300, env=None):
