@@ -1,5 +1,5 @@
-"""A localization rerun, a replay or a fix proof judges a build through the explain stage's
-Selection: a .buildinfo differing only in its date must be no divergence there either."""
+"""A localization rerun judges a build through the explain stage's Selection (`Selection.differs`):
+a .buildinfo differing only in its date must be no divergence there either."""
 
 from pathlib import Path
 
