@@ -33,10 +33,10 @@ class Selection:
         return self.everything(manifest).select(self.artifacts)
 
     def settled(self, manifest: Manifest, reference: Manifest | None) -> Manifest:
-        """The compared files as the verdict, the run groups and every rerun judge them: the
-        upload records that differ from `reference`'s only as in every build count as its
-        (the packages alone are judged). `reference` is read only at compared paths, so
-        the whole manifest or its compared part give the same."""
+        """The compared files as the verdict, the run groups and localization's reruns judge
+        them: an upload record that differs from `reference`'s only as in every build counts
+        as the reference's, so the packages alone are judged. `reference` is read only at
+        compared paths: the whole manifest or its compared part give the same."""
         compared = self.compared(manifest)
         return compared if self.settle is None or reference is None else self.settle(compared, reference)
 
