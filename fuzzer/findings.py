@@ -24,7 +24,7 @@ from msgspec import structs
 from fuzzer.config import UsageError
 from fuzzer.escaping import one_line, shown
 from fuzzer.execute.logs import failure_lines
-from fuzzer.model import Culprit, ExitCode, Finding, FindingKind, FindingStatus, Hazard, Verdict
+from fuzzer.model import Culprit, ExitCode, Finding, FindingKind, FindingStatus, Hazard, RunStatus, Verdict
 from fuzzer.report import json_format
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.trace.tempnames import identity, normalised
@@ -71,11 +71,11 @@ def of_hazard(hazard: Hazard) -> Identity:
     return _identity(HAZARD, f"{hazard.type} on {file}", hazard.type, file)
 
 
-def failure_signature(status: str, log_tail: str) -> str:
+def failure_signature(status: RunStatus, log_tail: str) -> str:
     """`failed: <first error line>`, or the bare status (a timeout's log says nothing of why)."""
-    first = failure_lines(log_tail, 1) if status == "failed" else []
+    first = failure_lines(log_tail, 1) if status == RunStatus.FAILED else []
     error = first[0].strip() if first else ""
-    return f"{status}: {NUMBERS.sub('N', normalised(error))}" if error else status
+    return f"{status}: {NUMBERS.sub('N', normalised(error))}" if error else str(status)
 
 
 def failed_runs(report: Report) -> list[RunSummary]:
@@ -84,9 +84,9 @@ def failed_runs(report: Report) -> list[RunSummary]:
 
 
 def _failed(runs: list[RunSummary]) -> list[RunSummary]:
-    if not runs or runs[0].status != "ok":
+    if not runs or runs[0].status != RunStatus.OK:
         return []
-    return [run for run in runs if run.index > 0 and run.status != "ok"]
+    return [run for run in runs if run.index > 0 and run.status != RunStatus.OK]
 
 
 def identities(report: Report) -> list[Identity]:

@@ -28,7 +28,7 @@ from typing import Callable, Iterator
 from fuzzer import axes, rates, structs
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, STILL, Identity
 from fuzzer.plan import Perturbation, Planned, Reason, Space, reference
-from fuzzer.model import Finding, Verdict
+from fuzzer.model import Finding, RunStatus, Verdict
 from fuzzer.store import FindingRow, Store
 
 REMEMBERED = 5  # perturbations replayed first; the seeded schedule must still get most of the runs
@@ -112,7 +112,8 @@ def _outcomes(report: dict) -> tuple[list[Perturbation], set[Perturbation]]:
     did, and those that matched it."""
     try:
         reference_group = report["runs"][0]["group"]
-        runs = [(structs.convert(r["perturbation"], Perturbation), r["status"] == "ok" and r["group"] == reference_group)
+        runs = [(structs.convert(r["perturbation"], Perturbation),
+                 r["status"] == RunStatus.OK and r["group"] == reference_group)
                 for r in report["runs"] if r["index"] > 0]
     except (KeyError, IndexError, TypeError, ValueError):
         return [], set()  # a report from another buildfuzz teaches nothing: the schedule explores as usual

@@ -1,6 +1,7 @@
 """The domain's vocabulary, defined once: what a campaign concludes (`Verdict`), how the
-command line exits (`ExitCode`), why a campaign stopped (`ExitReason`), the kind of cause
-a culprit is (`Kind`), and what a campaign finds: a `Culprit` (with its `WriterProcess`),
+command line exits (`ExitCode`), why a campaign stopped (`ExitReason`), how a build ended
+(`RunStatus`), what the step audit made of a step (`AuditResult`), the kind of cause a
+culprit is (`Kind`), and what a campaign finds: a `Culprit` (with its `WriterProcess`),
 a `Hazard` (with its `HazardType` and `HazardStatus`) and a `Finding` (with its `FindingKind` and
 `FindingStatus`). Trace, explain, guided, memory and every report format use these;
 `fuzzer/report/model.py` builds the report out of them.
@@ -59,6 +60,29 @@ class ExitReason(StrEnum):
     FIRST_DIVERGENCE = "first divergence found"  # --stop-on-first
     REFERENCE_FAILED = "reference build failed"
     INTERRUPTED = "interrupted"  # Ctrl-C, SIGTERM: no verdict
+
+
+class RunStatus(StrEnum):
+    """How one build ended: the JSON report's run `status`."""
+
+    OK = "ok"
+    FAILED = "failed"
+    TIMEOUT = "timeout"  # killed after --timeout (a failed run, too)
+
+
+class AuditResult(StrEnum):
+    """What the step audit made of one step: the JSON report's audit step `result`."""
+
+    STABLE = "stable"  # its replays alone gave the same bytes
+    VARIES = "varies"  # they did not: a root without a second build
+    REPLAY_FAILED = "replay-failed"  # a replay alone failed (its detail says how)
+    NOT_REPLAYABLE = "not-replayable"  # alone it would not see what it saw (fuzzer/trace/writers.py)
+    LEFT = "left"  # replayable, not audited this time (the budget, or the --check-steps share)
+
+    @property
+    def replayed(self) -> bool:
+        """Replayed to the end: what an audit counts, and the store remembers as audited."""
+        return self in (AuditResult.STABLE, AuditResult.VARIES, AuditResult.REPLAY_FAILED)
 
 
 class Kind(StrEnum):

@@ -21,7 +21,7 @@ import msgspec
 
 from fuzzer import findings, structs
 from fuzzer.plan import Reason
-from fuzzer.model import Culprit, Hazard, Verdict
+from fuzzer.model import Culprit, Hazard, RunStatus, Verdict
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.stats import CONFIDENCE, interval, percent_above_tenth, rate_text, upper_bound_zero
 
@@ -76,11 +76,11 @@ def counts(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: l
            hazards: list[Hazard]) -> dict[str, Count]:
     """Finding id → its count in this campaign's drawn builds (none where there was no build)."""
     perturbed = drawn(runs)
-    ok = [r.index for r in perturbed if r.status == "ok"]
+    ok = [r.index for r in perturbed if r.status == RunStatus.OK]
     found: dict[str, Count] = {}
     for artifact in artifacts:
         found[findings.of_artifact(artifact).id] = Count(len(diverging(artifact) & set(ok)), len(ok))
-    failed = [r for r in runs[1:] if r.status != "ok"] if runs and runs[0].status == "ok" else []
+    failed = [r for r in runs[1:] if r.status != RunStatus.OK] if runs and runs[0].status == RunStatus.OK else []
     for run in failed:
         if run.reason in CHOSEN:
             continue
@@ -101,7 +101,9 @@ def builds_of(runs: list[RunSummary], kind: str) -> int:
     """The builds that could have shown a finding of this kind: the denominator a campaign
     that did not see it adds to its pooled count."""
     perturbed = drawn(runs)
-    return len(perturbed) if kind in (findings.FAILURE, findings.HAZARD) else sum(r.status == "ok" for r in perturbed)
+    if kind in (findings.FAILURE, findings.HAZARD):
+        return len(perturbed)
+    return sum(r.status == RunStatus.OK for r in perturbed)
 
 
 def drawn(runs: list[RunSummary]) -> list[RunSummary]:
@@ -123,8 +125,8 @@ def culprit_runs(culprit: Culprit, artifacts: list[ArtifactFinding]) -> set[int]
 def verdict_confidence(report: Report) -> dict:
     """What the campaign's count of diverging drawn builds says: for a reproducible verdict,
     the exact one-sided bound 1 - 0.05^(1/n) on the chance of a divergence per build."""
-    ok = [r for r in drawn(report.runs) if r.status == "ok"]
-    if not ok or not report.runs or report.runs[0].status != "ok":
+    ok = [r for r in drawn(report.runs) if r.status == RunStatus.OK]
+    if not ok or not report.runs or report.runs[0].status != RunStatus.OK:
         return {}
     reference = report.runs[0].group
     count = Count(sum(r.group != reference for r in ok), len(ok))

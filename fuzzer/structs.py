@@ -1,11 +1,12 @@
 """structs: JSON and TOML through msgspec types, the one place that knows msgspec's edges.
 
 A type (a `msgspec.Struct`, or a container of them) says the shape once: `encode` and
-`decode` move it through the store's JSON, `to_data` gives the plain dicts and lists the
-report holds, and `read_table` checks a settings or scenario file decoded by tomllib,
-turning msgspec's error into the one line the author reads (the file, the key, what was
-expected, what was found). What a key expects is said where the type is declared, as
-`Annotated[T, Meta(description="must be ...")]`.
+`decode` move it through the store's JSON, `to_data` gives the plain dicts and lists it
+encodes to, `to_builtins` and `convert` give and take the builtins the JSON report is
+written from and read back into (fuzzer/report/json_format.py), and `read_table` checks a
+settings or scenario file decoded by tomllib, turning msgspec's error into the one line
+the author reads (the file, the key, what was expected, what was found). What a key
+expects is said where the type is declared, as `Annotated[T, Meta(description="must be ...")]`.
 
 File names that are not UTF-8 arrive as lone surrogates (surrogateescape), which msgspec's
 JSON refuses both ways; the json module escapes them (`"\\udcff"`), as every store so far
@@ -34,6 +35,9 @@ _STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 def _enc_hook(obj: object) -> object:
     if isinstance(obj, Path):
         return str(obj)
+    for base in (str, int, float):  # a subclass (a setting as its option read it, cli.options.JobsRange) as its base
+        if isinstance(obj, base):
+            return base(obj)
     raise NotImplementedError(f"cannot encode {type(obj).__name__}")
 
 
@@ -56,7 +60,7 @@ def encode(obj: object) -> bytes:
     try:
         return _ENCODER.encode(obj)
     except UnicodeEncodeError:  # a lone surrogate: a file name that is not UTF-8
-        return json.dumps(msgspec.to_builtins(obj, enc_hook=_enc_hook)).encode()
+        return json.dumps(to_builtins(obj)).encode()
 
 
 def decode(data: bytes | str, kind: type[T]) -> T:
@@ -71,12 +75,22 @@ def decode(data: bytes | str, kind: type[T]) -> T:
 
 def convert(data: object, kind: type[T]) -> T:
     """Builtins (a decoded report's dict, a TOML table) checked and converted to `kind`."""
-    return msgspec.convert(data, kind, dec_hook=_dec_hook)
+    try:
+        return msgspec.convert(data, kind, dec_hook=_dec_hook)
+    except UnicodeEncodeError:  # msgspec quoting, in its error, a name that was not UTF-8 (a lone surrogate)
+        raise msgspec.ValidationError("a key or value this buildfuzz does not know (not UTF-8)") from None
 
 
 def to_data(obj: object) -> Any:
     """A struct as the JSON it encodes to, in builtins: dicts, lists, strings, numbers."""
     return json.loads(encode(obj))
+
+
+def to_builtins(obj: object) -> Any:
+    """A struct as builtins for a writer of its own text (the JSON report's json.dumps):
+    unlike `to_data`, tuples stay tuples and a float stays as Python spells it (inf, nan),
+    where msgspec's JSON would write null."""
+    return msgspec.to_builtins(obj, enc_hook=_enc_hook)
 
 
 def read_table(table: dict, kind: type[T], where: str) -> T:

@@ -13,7 +13,7 @@ from fuzzer import findings, rates, structs
 from fuzzer.config import UsageError, available_cpus
 from fuzzer.escaping import shown
 from fuzzer.execute.run import RunRecord
-from fuzzer.model import HazardStatus
+from fuzzer.model import HazardStatus, RunStatus
 from fuzzer.observe import DEFAULT_IGNORE
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format
@@ -38,7 +38,7 @@ class Reproducer:
     def shows(self, record: RunRecord, reference: RunRecord) -> bool:
         """Whether one perturbed build showed the finding, against the same commit's reference."""
         if self.kind == findings.FAILURE:
-            return not record.ok and f"build {findings.failure_signature(record.status.value, record.log_tail)}" == self.what
+            return not record.ok and f"build {findings.failure_signature(record.status, record.log_tail)}" == self.what
         if not record.ok:
             return self.kind != findings.ARTIFACT  # an artifact's finding is its content, not a failed build
         differing = record.manifest.select((), self.ignore).differing(reference.manifest.select((), self.ignore))
@@ -72,7 +72,7 @@ def any_divergence(store: Store | None, source: Path, command: str | None, seed:
     if latest is not None:
         stored_command, data = latest
         report = json_format.from_builtins(data)
-        telling = [r for r in report.runs[1:] if r.status != "ok" or r.group != report.runs[0].group]
+        telling = [r for r in report.runs[1:] if r.status != RunStatus.OK or r.group != report.runs[0].group]
         if telling and (command is None or command == stored_command):
             counted = report.confidence
             rate, rate_from = _measured((counted["seen"], counted["builds"], 1) if counted else None)
@@ -108,4 +108,4 @@ def _showing_runs(report: Report, finding_id: str, kind: str) -> set[int]:
         return set().union(*(rates.culprit_runs(c, report.divergent_artifacts) or set() for c in culprits))
     hazards = [h for h in report.hazards if h.finding_id == finding_id and h.status == HazardStatus.CONFIRMED]
     return {r.index for r in report.runs if hazards and r.index > 0 and "hold" in r.perturbation.get("variations", {})
-            and (r.status != "ok" or r.group != report.runs[0].group)}
+            and (r.status != RunStatus.OK or r.group != report.runs[0].group)}

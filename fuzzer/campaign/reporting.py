@@ -37,8 +37,9 @@ def report(campaign: Campaign, comparison: Comparison | None, localization: Loca
 
 def _packages(campaign: Campaign) -> list[PackageFile]:
     built = [r for r in campaign.runs if r.ok and r.manifest is not None]
-    reference = campaign.select(campaign.runs[0].manifest, settle=False) if built and built[0].index == 0 else None
-    return package_files(reference, [campaign.select(r.manifest, settle=False) for r in built], campaign.config.source,
+    compared = campaign.selection.compared  # as built: the packages report what was set aside
+    reference = compared(campaign.runs[0].manifest) if built and built[0].index == 0 else None
+    return package_files(reference, [compared(r.manifest) for r in built], campaign.config.source,
                          campaign.evidence.expected_of)
 
 

@@ -119,12 +119,10 @@ class Campaign:
         return Selection(config.artifacts, config.ignore + (DEFAULT_IGNORE if config.default_ignore else ()),
                          self.evidence.settled)
 
-    def select(self, manifest: Manifest, settle: bool = True) -> Manifest:
-        """The compared files; `settle`: a .buildinfo or .changes differing from the
-        reference's only as it does in every build counts as the reference's (evidence.settled)."""
-        selected = self.selection.compared(manifest)
+    def select(self, manifest: Manifest) -> Manifest:
+        """The compared files, settled against the reference's (`Selection.settled`)."""
         reference = self.runs[0].manifest if self.runs and self.runs[0].index == 0 else None
-        return self.evidence.settled(selected, reference) if settle and reference is not None else selected
+        return self.selection.settled(manifest, reference)
 
     def select_ignored(self, manifest: Manifest) -> Manifest:
         return self.selection.everything(manifest)

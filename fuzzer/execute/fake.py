@@ -12,7 +12,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from fuzzer.execute.run import RunRecord, RunRequest, Status
+from fuzzer.execute.run import RunRecord, RunRequest
+from fuzzer.model import RunStatus
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
 
@@ -60,7 +61,7 @@ class FakeExecutor:
         return RunRecord(
             index=request.index,
             perturbation=request.perturbation,
-            status=Status.OK if files is not None else Status.FAILED,
+            status=RunStatus.OK if files is not None else RunStatus.FAILED,
             exit_code=0 if files is not None else 2,
             wall_s=self.wall_s,
             manifest=manifest,

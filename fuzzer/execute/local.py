@@ -37,9 +37,10 @@ from fuzzer.execute.guard import BuildExit, Guard, GuardError
 from fuzzer.execute.jitter import Jitter, JitterEvent
 from fuzzer.execute.logs import log_tail, note, trim_log
 from fuzzer.execute.parallelism import parallel_env
-from fuzzer.execute.run import RunKind, RunRecord, RunRequest, Status
+from fuzzer.execute.run import RunKind, RunRecord, RunRequest
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import Workspace, remove_tree
+from fuzzer.model import RunStatus
 from fuzzer.observe import take_manifest
 from fuzzer.plan import Perturbation
 from fuzzer.tools import strace
@@ -238,7 +239,7 @@ class LocalExecutor:
         if self._closing:
             raise RunCancelled("the executor closed during the build")
         wall = time.monotonic() - started
-        status = Status.TIMEOUT if end.timed_out else Status.OK if end.exit_code == 0 else Status.FAILED
+        status = RunStatus.TIMEOUT if end.timed_out else RunStatus.OK if end.exit_code == 0 else RunStatus.FAILED
         manifest = take_manifest(cwd, skip=workspace.skipped()).joined(workspace.outside_manifest())
         note(log_path, _not_copied(workspace))
         note(log_path, end.note)

@@ -12,14 +12,9 @@ import enum
 from dataclasses import dataclass
 
 from fuzzer.execute.jitter import JitterEvent
+from fuzzer.model import RunStatus
 from fuzzer.observe import Manifest
 from fuzzer.plan import Perturbation
-
-
-class Status(enum.Enum):
-    OK = "ok"
-    FAILED = "failed"
-    TIMEOUT = "timeout"
 
 
 class RunKind(enum.Enum):
@@ -53,7 +48,7 @@ class RunRequest:
 class RunRecord:
     index: int
     perturbation: Perturbation
-    status: Status
+    status: RunStatus
     exit_code: int | None
     wall_s: float
     manifest: Manifest | None
@@ -70,4 +65,4 @@ class RunRecord:
 
     @property
     def ok(self) -> bool:
-        return self.status is Status.OK
+        return self.status is RunStatus.OK

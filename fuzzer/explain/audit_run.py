@@ -30,7 +30,7 @@ from fuzzer.explain.budget import Budget
 from fuzzer.explain.builds import Builds
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.writer import ReplayTargets
-from fuzzer.model import Culprit
+from fuzzer.model import AuditResult, Culprit
 from fuzzer.report.model import AuditedStep, AuditSummary
 from fuzzer.trace.steps import load_trace
 
@@ -58,13 +58,15 @@ def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audit
         started = time.monotonic()
         rows, culprits, why_left = _replay_planned(plan.chosen, slots, targets, record, builds.stabilizers, budget)
         wall_s = time.monotonic() - started
-    left = sum(r.result == "left" for r in rows) + len(plan.deferred)
+    left = sum(r.result == AuditResult.LEFT for r in rows) + len(plan.deferred)
     if plan.deferred:
         asked = f"--check-steps {share:.0%} of {len(plan.chosen) + len(plan.deferred)} replayable steps"
         why_left = f"{why_left}; " if why_left else ""
         why_left += f"{len(plan.deferred)} left for later campaigns by {asked} (the least recently audited go first)"
-    rows += [_row(a, targets, "left", "left for a later campaign (--check-steps share)") for a in plan.deferred]
-    rows += [AuditedStep(u.identity, u.step.command, u.step.cwd, [], "not-replayable", f"not replayable: {u.reason}")
+    rows += [_row(a, targets, AuditResult.LEFT, "left for a later campaign (--check-steps share)")
+             for a in plan.deferred]
+    rows += [AuditedStep(u.identity, u.step.command, u.step.cwd, [], AuditResult.NOT_REPLAYABLE,
+                         f"not replayable: {u.reason}")
              for u in plan.unreplayable]
     summary = _summary(share, len(plan.chosen) + len(plan.deferred) + len(plan.unreplayable), rows,
                        left, why_left, slots.at_once, wall_s)
@@ -86,7 +88,7 @@ def _replay_planned(chosen, slots: Slots, targets: ReplayTargets, record, stabil
         if why_left or not budget.affords(cost):
             why_left[:] = why_left or [f"{budget.describe()} would not hold the next step's {REPLAYS} replays "
                                        f"(about {cost:.0f} s, {max(budget.left(), 0):.0f} s left)"]
-            return _row(item, targets, "left", why_left[0]), None
+            return _row(item, targets, AuditResult.LEFT, why_left[0]), None
         return _audit_one(item, targets, context)
 
     done = in_slots(chosen, contexts, audit_in)
@@ -102,22 +104,22 @@ def _audit_one(item: audit.Audited, targets: ReplayTargets, context: Context) ->
     with context.replayer_for(item.candidate) as replayer:
         plain = replayer.replay(Variation("plain"), REPLAYS)
     if plain.failed:
-        return _row(item, targets, "replay-failed", f"replayed alone it {plain.failure}", started), None
+        return _row(item, targets, AuditResult.REPLAY_FAILED, f"replayed alone it {plain.failure}", started), None
     if not plain.varies:
         detail = (f"{REPLAYS}/{REPLAYS} replays alone gave the same bytes: any variation left is below "
                   f"{3 / REPLAYS:.0%} of replays (95%)")
-        return _row(item, targets, "stable", detail, started), None
+        return _row(item, targets, AuditResult.STABLE, detail, started), None
     detail = f"{plain.distinct} distinct outputs in {REPLAYS} replays alone, from the traced build's inputs"
     culprit = classify(item.candidate, context)
     evidence = f"step audit: {detail}, with no second build; {culprit.evidence}"
     culprit = targets.annotate(structs.replace(culprit, evidence=evidence), item.candidate)
-    return _row(item, targets, "varies", detail, started), culprit
+    return _row(item, targets, AuditResult.VARIES, detail, started), culprit
 
 
-def _row(item: audit.Audited, targets: ReplayTargets, result: str, detail: str, started: float | None = None
+def _row(item: audit.Audited, targets: ReplayTargets, result: AuditResult, detail: str, started: float | None = None
          ) -> AuditedStep:
     step, call = item.step, targets.of(item.candidate).call
-    ran = result in ("stable", "varies", "replay-failed")
+    ran = result.replayed
     return AuditedStep(
         identity=item.identity, command=step.command, cwd=step.cwd, outputs=list(item.candidate.outputs),
         result=result, detail=detail, replays=REPLAYS if ran else 0,
@@ -134,6 +136,6 @@ def _summary(share: float, reaching: int, rows: list[AuditedStep], left: int, wh
              wall_s: float) -> AuditSummary:
     audited = [r for r in rows if r.replays]
     return AuditSummary(share=share, reaching=reaching, audited=len(audited),
-                        roots=sum(r.result == "varies" for r in rows), left=left, why_left=why_left,
+                        roots=sum(r.result == AuditResult.VARIES for r in rows), left=left, why_left=why_left,
                         parallel=parallel, wall_s=round(wall_s, 3), step_s=round(sum(r.seconds for r in audited), 3),
                         steps=rows)

@@ -22,7 +22,7 @@ class Selection:
     artifacts: tuple[str, ...]
     ignore: tuple[str, ...]
     # (compared, reference) → compared with each .buildinfo or .changes that differs only as
-    # it does in every build given the reference's entry, so reruns judge the packages alone
+    # it does in every build given the reference's entry (campaign.evidence.Evidence.settled)
     settle: Callable[[Manifest, Manifest], Manifest] | None = None
 
     def everything(self, manifest: Manifest) -> Manifest:
@@ -32,14 +32,20 @@ class Selection:
     def compared(self, manifest: Manifest) -> Manifest:
         return self.everything(manifest).select(self.artifacts)
 
+    def settled(self, manifest: Manifest, reference: Manifest | None) -> Manifest:
+        """The compared files as the verdict, the run groups and localization's reruns judge
+        them: an upload record that differs from `reference`'s only as in every build counts
+        as the reference's, so the packages alone are judged. `reference` is read only at
+        compared paths: the whole manifest or its compared part give the same."""
+        compared = self.compared(manifest)
+        return compared if self.settle is None or reference is None else self.settle(compared, reference)
+
     def differs(self, record: RunRecord, reference: RunRecord) -> bool:
-        """A failed run, or one whose compared files differ from the reference's."""
+        """A failed run, or one whose compared files (settled) differ from the reference's."""
         if not record.ok:
             return True
-        ours, theirs = self.compared(record.manifest), self.compared(reference.manifest)
-        if self.settle is not None:
-            ours = self.settle(ours, theirs)
-        return ours.digest() != theirs.digest()
+        theirs = self.compared(reference.manifest)
+        return self.settled(record.manifest, theirs).digest() != theirs.digest()
 
 
 # a request for one more build of a kind: the campaign numbers each kind's builds across its phases

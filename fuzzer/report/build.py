@@ -126,7 +126,7 @@ def _summary(record: RunRecord, label: Label, overlapped_with: list[int]) -> Run
     return RunSummary(
         index=record.index,
         perturbation=structs.to_data(record.perturbation),
-        status=record.status.value,
+        status=record.status,
         exit_code=record.exit_code,
         wall_s=record.wall_s,
         digest=label.digest,

@@ -21,7 +21,7 @@ from fuzzer.rates import described
 from fuzzer.escaping import is_long, program, visible
 from fuzzer.execute.logs import failure_lines
 from fuzzer.plan import Perturbation
-from fuzzer.model import NAMED_KINDS, Kind
+from fuzzer.model import NAMED_KINDS, Kind, RunStatus
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
 
@@ -124,7 +124,7 @@ def folded(command: str, argv: list[str] | None = None) -> Folded:
 
 
 def _headline(report: Report) -> str:
-    failed = sum(1 for r in report.runs if r.status != "ok")
+    failed = sum(1 for r in report.runs if r.status != RunStatus.OK)
     facts = [f"{len(report.divergent_artifacts)} of {report.artifacts_checked} artifacts differ between builds"]
     if failed:
         facts.append(f"{failed} of {len(report.runs)} builds failed")
@@ -133,7 +133,7 @@ def _headline(report: Report) -> str:
 
 def _numbers(report: Report) -> list[tuple[str, int, bool]]:
     """(label, count, whether a non-zero count is bad news)."""
-    ok = sum(1 for r in report.runs if r.status == "ok")
+    ok = sum(1 for r in report.runs if r.status == RunStatus.OK)
     return [("runs", len(report.runs), False), ("succeeded", ok, False), ("failed", len(report.runs) - ok, True),
             ("artifacts checked", report.artifacts_checked, False),
             ("divergent", len(report.divergent_artifacts), True),
@@ -160,7 +160,7 @@ def _artifact(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> dict:
 
 def _run(run: RunSummary) -> dict:
     perturbation = structs.convert(run.perturbation, Perturbation).describe() + (" (reference)" if run.index == 0 else "")
-    errors = failure_lines(run.log_tail) if run.status != "ok" else []
+    errors = failure_lines(run.log_tail) if run.status != RunStatus.OK else []
     return {"run": run, "perturbation": perturbation, "errors": errors}
 
 

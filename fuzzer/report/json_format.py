@@ -1,5 +1,5 @@
 """The JSON report: the contract in docs/contracts.md (`schema` versions it), the
-encoding of the report's types (fuzzer/report/model.py) by msgspec, and back.
+encoding of the report's types (fuzzer/report/model.py), and back, through fuzzer/structs.py.
 
 A report decodes only into what the types say: a key they do not know or a value of the
 wrong type is an error (`msgspec.ValidationError`), never dropped or kept as it came.
@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 
-import msgspec
-
+from fuzzer import structs
 from fuzzer.report.model import Report
 
 # what earlier versions wrote and this one dropped: {where: keys}
@@ -30,25 +29,13 @@ def load(text: str) -> Report:
 
 def to_builtins(report: Report) -> dict:
     """The report as JSON values (what the store keeps), its `schema` first."""
-    data = msgspec.to_builtins(report, enc_hook=_plain)
+    data = structs.to_builtins(report)
     return {"schema": data.pop("schema"), **data}
 
 
 def from_builtins(data: dict) -> Report:
     """A report from its JSON values: one this version wrote, or one a store kept from an earlier one."""
-    try:
-        return msgspec.convert(_without_retired(data), Report)
-    except UnicodeEncodeError:  # msgspec quoting, in its error, a name that was not UTF-8 (a lone surrogate)
-        raise msgspec.ValidationError("a key or value this buildfuzz does not know (not UTF-8)") from None
-
-
-def _plain(value: object) -> object:
-    """A value of a subclass of str, int or float (a setting as the option read it, e.g.
-    cli.options.JobsRange) as the base type, which is how the JSON writes it."""
-    for base in (str, int, float):
-        if isinstance(value, base):
-            return base(value)
-    raise TypeError(f"a report holds a {type(value).__name__}, which has no JSON form")
+    return structs.convert(_without_retired(data), Report)
 
 
 def _without_retired(data: dict) -> dict:

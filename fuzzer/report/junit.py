@@ -19,7 +19,7 @@ from fuzzer.execute.logs import failure_summary
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, Identity
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
-from fuzzer.model import Culprit, Finding, Hazard
+from fuzzer.model import Culprit, Finding, Hazard, RunStatus
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.report.packages import inside_lines, packages_line, set_aside_line
 
@@ -87,7 +87,7 @@ def _artifact_case(report: Report, artifact: ArtifactFinding) -> ET.Element:
 
 def _run_cases(report: Report) -> list[ET.Element]:
     """One case per kind of failure (runs failing alike share it), or one for a failed reference."""
-    if report.runs and report.runs[0].status != "ok":
+    if report.runs and report.runs[0].status != RunStatus.OK:
         return [_timed(_failed_case(report, None, [report.runs[0]]), report.runs[:1])]
     alike: dict[Identity, list[RunSummary]] = {}
     for run in findings.failed_runs(report):

@@ -13,7 +13,7 @@ from fuzzer import findings, structs
 from fuzzer.escaping import markdown_inline as _esc
 from fuzzer.escaping import html_text, one_line, quoted_commands_cut, visible
 from fuzzer.execute.logs import failure_summary
-from fuzzer.model import Culprit
+from fuzzer.model import Culprit, RunStatus
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
 from fuzzer.report.model import ArtifactFinding, Report
@@ -37,7 +37,7 @@ def render(report: Report) -> str:
 
 def _headline(report: Report) -> str:
     icon = "✅" if report.reproducible else "❌"
-    ok = sum(1 for r in report.runs if r.status == "ok")
+    ok = sum(1 for r in report.runs if r.status == RunStatus.OK)
     facts = [f"{len(report.runs)} runs, {ok} succeeded", f"{len(report.divergent_artifacts)} of "
              f"{report.artifacts_checked} artifacts diverge", f"seed {report.seed}"]
     if report.exit_reason:
@@ -132,7 +132,7 @@ def _culprit(number: int, culprit: Culprit) -> str:
 
 
 def _failed_runs(report: Report) -> str:
-    failed = [r for r in report.runs if r.status != "ok"]
+    failed = [r for r in report.runs if r.status != RunStatus.OK]
     if not failed:
         return ""
     rows = ["### Failed runs", "", "| Run | Perturbation | Status | Exit |", "|---|---|---|---|"]

@@ -11,7 +11,8 @@ from typing import Annotated
 
 import msgspec
 
-from fuzzer.model import Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, Rate, Verdict
+from fuzzer.model import (AuditResult, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, Rate,
+                          RunStatus, Verdict)
 from fuzzer.plan import Reason
 from fuzzer.settings import SOURCES
 
@@ -32,7 +33,7 @@ class RunSummary(Model):
 
     index: int
     perturbation: dict
-    status: str  # ok | failed | timeout
+    status: RunStatus
     exit_code: int | None
     wall_s: float
     digest: str | None  # digest of the compared part of the manifest
@@ -111,7 +112,7 @@ class AuditedStep(Model):
     command: str
     cwd: str
     outputs: list[str]  # the compared files (or their upstream) whose bytes its replays compared
-    result: str  # stable | varies | replay-failed | not-replayable | left
+    result: AuditResult
     detail: str = ""  # what the replays gave, or why it was not replayed
     replays: int = 0
     seconds: float = 0.0  # what its replays took, wall time

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fuzzer import findings, structs
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
-from fuzzer.model import Verdict
+from fuzzer.model import RunStatus, Verdict
 from fuzzer.report.model import Report
 from fuzzer.report.audit_text import audit_lines
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
@@ -38,7 +38,7 @@ def render(report: Report) -> str:
             lines += ["  " + l for l in first.diff.splitlines()[:DIFF_LINES]]
     if report.packages:
         lines += ["", packages_line(report.packages)]
-    failed = [r for r in report.runs if r.status != "ok" and r.index != 0]
+    failed = [r for r in report.runs if r.status != RunStatus.OK and r.index != 0]
     if failed:
         lines += ["", f"failed runs ({len(failed)}):"]
         for run in failed:
@@ -97,7 +97,7 @@ def _rates(report: Report) -> list[str]:
 
 
 def _verdict(report: Report) -> str:
-    ok = sum(1 for r in report.runs if r.status == "ok")
+    ok = sum(1 for r in report.runs if r.status == RunStatus.OK)
     reason = f", {report.exit_reason}" if report.exit_reason else ""
     headline = HEADLINES.get(report.verdict, report.verdict.upper())
     return f"verdict: {headline} ({len(report.runs)} runs, {ok} succeeded{reason})"

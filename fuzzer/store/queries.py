@@ -17,7 +17,8 @@ from typing import Iterator
 from fuzzer import structs
 from fuzzer.config import MAX_INT
 from fuzzer.execute.jitter import JitterEvent
-from fuzzer.execute.run import RunRecord, Status
+from fuzzer.execute.run import RunRecord
+from fuzzer.model import RunStatus
 from fuzzer.observe import ALGORITHM, Entries, Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.store.migrations import StoreError, open_schema, transaction
@@ -303,7 +304,7 @@ def _record(row: tuple) -> RunRecord:
     return RunRecord(
         index=idx,
         perturbation=structs.decode(perturbation, Perturbation),
-        status=Status(status),
+        status=RunStatus(status),
         exit_code=exit_code,
         wall_s=wall_s,
         manifest=Manifest(structs.decode(zlib.decompress(manifest), Entries), hashes) if manifest else None,

@@ -2,15 +2,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzer.compare import compare
-from fuzzer.execute.run import RunRecord, Status
+from fuzzer.execute.run import RunRecord
+from fuzzer.model import RunStatus
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
 
 
-def run(index, files, jobs=1, cpus=(0, 1), jitter=0.0, status=Status.OK):
+def run(index, files, jobs=1, cpus=(0, 1), jitter=0.0, status=RunStatus.OK):
     manifest = Manifest({p: Entry("file", d) for p, d in files.items()})
     seed = 1 if jitter else 0
-    return RunRecord(index, Perturbation(jobs, cpus, jitter, seed), status, 0 if status is Status.OK else 2, 1.0, manifest, "")
+    return RunRecord(index, Perturbation(jobs, cpus, jitter, seed), status, 0 if status is RunStatus.OK else 2, 1.0, manifest, "")
 
 
 def test_identical_runs_are_reproducible():
@@ -46,9 +47,9 @@ def test_missing_file_is_a_variant():
 
 
 def test_failed_runs_are_findings_only_when_reference_passed():
-    ok = compare([run(0, {"a": "1"}), run(1, {}, jobs=4, status=Status.FAILED)])
+    ok = compare([run(0, {"a": "1"}), run(1, {}, jobs=4, status=RunStatus.FAILED)])
     assert ok.failed == (1,) and not ok.reproducible and not ok.divergent
-    assert compare([run(0, {}, status=Status.FAILED), run(1, {"a": "1"}, jobs=4)]).failed == ()
+    assert compare([run(0, {}, status=RunStatus.FAILED), run(1, {"a": "1"}, jobs=4)]).failed == ()
 
 
 digests = st.sampled_from("pqr")

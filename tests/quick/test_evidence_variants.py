@@ -8,7 +8,8 @@ import zipfile
 
 from fuzzer.campaign.evidence import Evidence
 from fuzzer.compare import DivergentArtifact, Variant
-from fuzzer.execute.run import RunRecord, Status
+from fuzzer.execute.run import RunRecord
+from fuzzer.model import RunStatus
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
 
@@ -27,7 +28,7 @@ def kept(tmp_path, variants: list[bytes]) -> tuple[Evidence, list[RunRecord], Di
     for index, data in enumerate(variants):
         evidence.blob(f"d{index}").write_bytes(data)
         manifest = Manifest({"dist/x.whl": Entry("file", f"d{index}", size=len(data))})
-        runs.append(RunRecord(index, Perturbation(1 + index, (0,), 0.0, 0), Status.OK, 0, 1.0, manifest, ""))
+        runs.append(RunRecord(index, Perturbation(1 + index, (0,), 0.0, 0), RunStatus.OK, 0, 1.0, manifest, ""))
     artifact = DivergentArtifact("dist/x.whl", tuple(Variant(chr(65 + i), f"d{i}", (i,)) for i in range(len(variants))),
                                  (), False)
     return evidence, runs, artifact

@@ -18,8 +18,9 @@ from fuzzer.execute.guard import BuildExit, FreezeWatch, Guard, GuardError, _Sam
 from fuzzer.execute.jitter import Jitter
 from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
 from fuzzer.execute.procfs import members as _members
-from fuzzer.execute.run import RunRequest, Status
+from fuzzer.execute.run import RunRequest
 from fuzzer.execute.workspace import Workspace
+from fuzzer.model import RunStatus
 from fuzzer.plan import Perturbation
 
 
@@ -253,7 +254,7 @@ def test_guard_sigkilled_mid_run_is_a_failed_run_and_no_build_process_outlives_i
         killer.start()
         record = executor.run(RunRequest(1, Perturbation(1, None, 0.0, 0)))
         killer.join()
-        assert record.status is Status.FAILED and record.exit_code is None
+        assert record.status is RunStatus.FAILED and record.exit_code is None
         assert "the guard process died (killed by SIGKILL)" in record.log_tail
         assert survivors(build) == []
         executor.spec = BuildSpec("true", spec.workspace, spec.logs)

@@ -17,7 +17,8 @@ from hypothesis import given, settings, strategies as st
 from conftest import buildfuzz
 from fuzzer import structs
 from fuzzer.config import FuzzConfig, available_cpus, stored_settings
-from fuzzer.execute.run import RunRecord, Status
+from fuzzer.execute.run import RunRecord
+from fuzzer.model import RunStatus
 from fuzzer.observe import ALGORITHM, SMALL_FILE, Entry, Manifest, hash_file, take_manifest
 from fuzzer.plan import Perturbation
 from fuzzer.store import DB_NAME, Store
@@ -121,7 +122,7 @@ def test_an_older_store_opens_and_its_runs_keep_their_scheme(tmp_path, source):
     runs = store.runs(1)
     assert [r.manifest.algorithm for r in runs] == ["sha256", "sha256"]
     assert not runs[0].manifest.differing(runs[1].manifest)  # the old runs still compare among themselves
-    new = RunRecord(2, Perturbation(3, (0,), 0.0, 0), Status.OK, 0, 0.5, Manifest({"out": Entry("file", "ab")}), "/l")
+    new = RunRecord(2, Perturbation(3, (0,), 0.0, 0), RunStatus.OK, 0, 0.5, Manifest({"out": Entry("file", "ab")}), "/l")
     store.save_run(1, new)
     assert [r.manifest.algorithm for r in store.runs(1)] == ["sha256", "sha256", ALGORITHM]
     store.close()

@@ -5,7 +5,8 @@ import io
 import threading
 import time
 
-from fuzzer.execute.run import RunRecord, Status
+from fuzzer.execute.run import RunRecord
+from fuzzer.model import RunStatus
 from fuzzer.plan import Perturbation
 from fuzzer.report.progress import HEARTBEAT_S, ConsoleEvents
 
@@ -19,7 +20,7 @@ class Clock:
 
 
 def record(index):
-    return RunRecord(index, Perturbation(4, (0, 1), 0.5, 9), Status.OK, 0, 1.5, None, "")
+    return RunRecord(index, Perturbation(4, (0, 1), 0.5, 9), RunStatus.OK, 0, 1.5, None, "")
 
 
 def test_a_line_once_nothing_was_written_for_the_interval():

@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 
 import fuzzer.explain as explain
 from fuzzer.campaign.evidence import Evidence
-from fuzzer.execute.run import RunRecord, Status
+from fuzzer.execute.run import RunRecord
 from fuzzer.explain import budget as budget_module
 from fuzzer.explain.budget import DEFAULT_BUILDS, DEFAULT_MIN_S, Budget, localization_budget
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.noise import known_noise, noise_between
 from fuzzer.explain.ranking import Tier, rank, tier_of
+from fuzzer.model import RunStatus
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import Culprit
@@ -140,7 +141,7 @@ def stored_campaign(tmp_path, reference: dict[str, bytes], blobs: dict[str, byte
     for digest, (path, data) in enumerate(blobs.items()):
         (tmp_path / "blobs" / str(digest)).write_bytes(data)
         manifest[path] = Entry("file", str(digest), size=len(data))
-    later = RunRecord(1, Perturbation(4, (0,), 0.0, 0), Status.OK, 0, 1.0, Manifest(manifest), "")
+    later = RunRecord(1, Perturbation(4, (0,), 0.0, 0), RunStatus.OK, 0, 1.0, Manifest(manifest), "")
     return SimpleNamespace(evidence=evidence, runs=[later])
 
 
@@ -191,7 +192,7 @@ def test_explaining_stops_when_the_budget_is_spent_and_names_what_is_left(monkey
 
 
 def run(perturbation: Perturbation) -> RunRecord:
-    return RunRecord(0, perturbation, Status.OK, 0, 1.0, Manifest({"x": Entry("file", "d", size=1)}), "")
+    return RunRecord(0, perturbation, RunStatus.OK, 0, 1.0, Manifest({"x": Entry("file", "d", size=1)}), "")
 
 
 def context_for(budget: Budget, noise: dict) -> Context:

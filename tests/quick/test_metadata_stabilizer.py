@@ -3,8 +3,9 @@ without it differs at the reference settings and the builds with it agree."""
 
 import pytest
 
-from fuzzer.execute.run import RunRecord, Status
+from fuzzer.execute.run import RunRecord
 from fuzzer.explain import artifact_metadata
+from fuzzer.model import RunStatus
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import ArtifactFinding
@@ -15,7 +16,7 @@ ARTIFACT = ArtifactFinding("dist/x.whl", 2, [], [], [], False)
 
 def _run(digest: str | None, ok: bool = True) -> RunRecord:
     entries = {"dist/x.whl": Entry("file", digest)} if digest else {}
-    return RunRecord(0, Perturbation(jobs=1, cpus=(0,)), Status.OK if ok else Status.FAILED, 0, 1.0,
+    return RunRecord(0, Perturbation(jobs=1, cpus=(0,)), RunStatus.OK if ok else RunStatus.FAILED, 0, 1.0,
                      Manifest(entries), "")
 
 

@@ -20,9 +20,10 @@ from fuzzer.campaign.evidence import Evidence
 from fuzzer.config import FuzzConfig, UsageError, validate
 from fuzzer.execute.guard import Guard
 from fuzzer.execute.local import BuildSpec, LocalExecutor
-from fuzzer.execute.run import RunRecord, RunRequest, Status
+from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import PARENT, Workspace, output_dirs
+from fuzzer.model import RunStatus
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import PackageFile
@@ -294,7 +295,7 @@ def test_the_kept_reference_serves_parent_files_and_outputs_come_from_blobs(tmp_
     live.parent.mkdir()
     live.write_text("a later run's wheel\n")
     entries = {"../pkg.deb": Entry("file", digest_of("deb\n")), str(live): Entry("file", digest_of("whl\n"))}
-    run0 = RunRecord(0, PLAIN, Status.OK, 0, 1.0, Manifest(entries), "")
+    run0 = RunRecord(0, PLAIN, RunStatus.OK, 0, 1.0, Manifest(entries), "")
     assert evidence.variant_file(run0, "../pkg.deb") == evidence.reference_tree.parent / "pkg.deb"
     assert evidence.variant_file(run0, str(live)) is None  # never the live file, which is no longer run 0's
     evidence.blob(digest_of("whl\n")).parent.mkdir(parents=True)

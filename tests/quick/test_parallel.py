@@ -20,8 +20,9 @@ from fuzzer.config import FuzzConfig, UsageError, validate
 from fuzzer.execute import choose
 from fuzzer.execute.fake import FakeExecutor
 from fuzzer.execute.local import BuildSpec, LocalExecutor
-from fuzzer.execute.run import RunRecord, RunRequest, Status
+from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.workspace import Workspace
+from fuzzer.model import RunStatus
 from fuzzer.plan import Perturbation
 from fuzzer.report.build import overlaps
 from fuzzer.store import Store
@@ -72,7 +73,7 @@ def our_mounts(path: Path) -> list[str]:
 
 
 def record(index: int, started_at: float, wall_s: float, host: str = "") -> RunRecord:
-    return RunRecord(index, PLAIN, Status.OK, 0, wall_s, None, "", host=host, started_at=started_at)
+    return RunRecord(index, PLAIN, RunStatus.OK, 0, wall_s, None, "", host=host, started_at=started_at)
 
 
 def test_overlaps_pair_runs_that_built_at_the_same_time_on_one_host():

@@ -1,19 +1,20 @@
 import io
 
-from fuzzer.execute.run import RunRecord, Status
+from fuzzer.execute.run import RunRecord
+from fuzzer.model import RunStatus
 from fuzzer.plan import Perturbation
 from fuzzer.report.progress import ConsoleEvents
 
 
-def record(index, status=Status.OK):
-    return RunRecord(index, Perturbation(4, (0, 1), 0.5, 9), status, 0 if status is Status.OK else 2, 1.5, None, "")
+def record(index, status=RunStatus.OK):
+    return RunRecord(index, Perturbation(4, (0, 1), 0.5, 9), status, 0 if status is RunStatus.OK else 2, 1.5, None, "")
 
 
 def test_plain_lines_for_logs():
     out = io.StringIO()
     events = ConsoleEvents(out, bar=False)
     events.run_finished(record(0), "A", 20)
-    events.run_finished(record(1, Status.FAILED), None, 20)
+    events.run_finished(record(1, RunStatus.FAILED), None, 20)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("run  0/20") and lines[0].endswith("group A  (reference)")
     assert "jobs=4 cpus=0-1 jitter=0.50/seed=9" in lines[1] and lines[1].rstrip().endswith("FAILED")

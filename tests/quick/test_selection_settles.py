@@ -1,17 +1,18 @@
-"""A localization rerun, a replay or a fix proof judges a build through the explain stage's
-Selection: a .buildinfo differing only in its date must be no divergence there either."""
+"""A localization rerun judges a build through the explain stage's Selection (`Selection.differs`):
+a .buildinfo differing only in its date must be no divergence there either."""
 
 from pathlib import Path
 
-from fuzzer.execute.run import RunRecord, Status
+from fuzzer.execute.run import RunRecord
 from fuzzer.explain.builds import Selection
+from fuzzer.model import RunStatus
 from fuzzer.plan import Perturbation
 
 from test_packages_metadata import _evidence, _manifest, buildinfo
 
 
 def _run(index: int, manifest) -> RunRecord:
-    return RunRecord(index, Perturbation(jobs=1, cpus=(0,)), Status.OK, 0, 1.0, manifest, "")
+    return RunRecord(index, Perturbation(jobs=1, cpus=(0,)), RunStatus.OK, 0, 1.0, manifest, "")
 
 
 def test_a_rerun_whose_buildinfo_differs_only_in_its_date_is_no_divergence(tmp_path: Path):

@@ -16,7 +16,8 @@ import pytest
 from conftest import buildfuzz
 from fuzzer import structs
 from fuzzer.config import FuzzConfig, available_cpus, stored_settings
-from fuzzer.execute.run import RunRecord, Status
+from fuzzer.execute.run import RunRecord
+from fuzzer.model import RunStatus
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.store import DB_NAME, VERSION, Store, StoreError
@@ -37,7 +38,7 @@ CREATE TABLE reports (campaign INTEGER PRIMARY KEY REFERENCES campaigns(id), wri
 
 def record(index: int) -> RunRecord:
     manifest = Manifest({"out": Entry("file", "ab" * 32, size=2)})
-    return RunRecord(index, Perturbation(1 + index, (0,), 0.0, 0), Status.OK, 0, 0.5, manifest, f"/logs/{index}.log")
+    return RunRecord(index, Perturbation(1 + index, (0,), 0.0, 0), RunStatus.OK, 0, 0.5, manifest, f"/logs/{index}.log")
 
 
 def make_store(root, source, finished=True) -> int:

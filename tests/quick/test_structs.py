@@ -17,7 +17,8 @@ from conftest import ROOT, buildfuzz
 from fuzzer import structs
 from fuzzer.compare.inside import Inside
 from fuzzer.config import FuzzConfig, StoredConfig, UsageError, stored_settings
-from fuzzer.execute.run import RunRecord, Status
+from fuzzer.execute.run import RunRecord
+from fuzzer.model import RunStatus
 from fuzzer.observe import Entries, Entry, Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.rates import Count
@@ -77,7 +78,7 @@ def test_an_old_stores_runs_still_load(tmp_path):
     p = Perturbation(8, (0, 2), 0.8, 7).with_variation("tz", "UTC")
     store = Store(tmp_path, create=True, exclusive=True)
     cid = store.new_campaign("/src", "make", 1, {})
-    store.save_run(cid, RunRecord(0, Perturbation(1, (0,)), Status.OK, 0, 0.5, None, "/logs/0.log"))
+    store.save_run(cid, RunRecord(0, Perturbation(1, (0,)), RunStatus.OK, 0, 0.5, None, "/logs/0.log"))
     store.db.execute("UPDATE runs SET perturbation = ?, manifest = ?",
                      (old_perturbation_json(p), zlib.compress(old_manifest_json(manifest))))
     store.save_remembered(cid, [(p, 1)])
