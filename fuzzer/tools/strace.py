@@ -9,6 +9,7 @@ unneeded (readlink: compilers call it ~1800 times per file to canonicalize paths
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 
 from fuzzer.tools import register
@@ -40,6 +41,10 @@ TRACED_SYSCALLS = (
 # fmt: on
 
 PROBE_TIMEOUT_S = 10
+# The longest string strace prints whole: the kernel's cap on one argv or envp string
+# (MAX_ARG_STRLEN, 32 pages). A shorter cap cuts a long `sh -c` recipe (automake's
+# generated headers run past 4096 bytes), and its replay fails on a truncated script.
+MAX_ARG_STRLEN = 32 * os.sysconf("SC_PAGE_SIZE")
 # Signals whose delivery lines would only add noise: one SIGCHLD per finished job, and the
 # jitter engine's stops and continues. `signal=none` is not used because it also hides
 # `+++ killed by SIGX +++`, the only record of a job dying by a signal.
@@ -72,7 +77,7 @@ def wrap(argv: list[str], trace_path: str) -> list[str]:
         "-ttt",
         "-y",
         "-q",
-        "-s", "4096",
+        "-s", str(MAX_ARG_STRLEN),
         "-o", trace_path,
         "-e", "signal=" + QUIET_SIGNALS,
         "-e", "verbose=" + DECODED,
