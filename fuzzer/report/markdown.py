@@ -13,9 +13,10 @@ from fuzzer import findings, structs
 from fuzzer.escaping import markdown_inline as _esc
 from fuzzer.escaping import html_text, one_line, quoted_commands_cut, visible
 from fuzzer.execute.logs import failure_summary
-from fuzzer.model import Culprit, RunStatus
+from fuzzer.model import AuditResult, Culprit, RunStatus
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
+from fuzzer.report.audit_text import left_line, summary_line
 from fuzzer.report.model import ArtifactFinding, Report
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
 
@@ -30,7 +31,8 @@ EXCERPT_CHARS = 4000
 
 def render(report: Report) -> str:
     sections = [_headline(report), _memory(report), _rates(report), _artifacts(report), _packages(report),
-                _culprits(report), _failed_runs(report), _hazards(report), _notes(report), _reproduce(report)]
+                _culprits(report), _audit(report), _failed_runs(report), _hazards(report), _notes(report),
+                _reproduce(report)]
     # control characters and lone surrogates (undecodable file names) shown as escapes
     return visible("\n\n".join(s for s in sections if s) + "\n")
 
@@ -69,6 +71,21 @@ def _rates(report: Report) -> str:
     if len(rated) > FINDING_ROWS:
         rated = rated[:FINDING_ROWS] + [f"- … and {len(rated) - FINDING_ROWS} more in the JSON report"]
     return "\n".join(["### How often (exact 95% intervals)", "", *rated]) if rated else ""
+
+
+def _audit(report: Report) -> str:
+    """The step audit: its counts, the steps that were not stable, and the rotation."""
+    audit = report.audit
+    if audit is None:
+        return ""
+    odd = [s for s in audit.steps if s.result not in (AuditResult.STABLE, AuditResult.LEFT)]
+    items = [f"- **{s.result}**: {_esc(one_line(s.command))} (in {_esc(s.cwd)}): {_esc(one_line(s.detail))}"
+             for s in odd[:FINDING_ROWS]]
+    if len(odd) > FINDING_ROWS:
+        items.append(f"- … and {len(odd) - FINDING_ROWS} more in the JSON report")
+    left = left_line(audit)
+    return "\n".join(["### Step audit", "", _esc(summary_line(audit)), *([""] + items if items else []),
+                      *(["", _esc(left)] if left else [])])
 
 
 def _artifacts(report: Report) -> str:

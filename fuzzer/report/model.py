@@ -132,7 +132,7 @@ class AuditSummary(Model):
     why_left: str  # "" when none was left
     parallel: int  # replays at once
     wall_s: float  # the audit's replays, wall time
-    step_s: float  # the steps' replays added up, each its own wall time: over wall_s, how many ran at once
+    step_s: float  # the steps' replays added up, each its own wall time (waits for a CPU turn included)
     steps: list[AuditedStep] = []
 
 
