@@ -21,7 +21,7 @@ from fuzzer.trace.parse import Exit, Record, Syscall, decode_array, decode_strin
 IGNORED_ROOTS = ("/proc", "/sys", "/dev")
 NOT_FOUND = frozenset({"ENOENT", "ENOTDIR"})
 OPENAT2_FLAGS = re.compile(r"flags=([A-Z_0-9|]+)")
-PATH_CACHE_LIMIT = 200_000
+PATH_CACHE_LIMIT, ENV_CACHE_LIMIT = 200_000, 256
 MOVED = ".at-"  # the build-path axis shows the workspace at WORKSPACE.at-VALUE
 STDOUT_FDS = ("1", "2")
 MAKES = ("make", "gmake")
@@ -44,7 +44,9 @@ class ProcessTracker:
         self.live: dict[int, LiveProcess] = {}
         self.thread_leader: dict[int, int] = {}
         self.orphans: dict[int, list[Record]] = {}
-        self.envs: dict[tuple[str, ...], tuple[str, ...]] = {}  # most processes share one environment: keep it once
+        # most processes share one environment, passed in the same words: keep it, and decode it, once
+        self.envs: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._environment = functools.lru_cache(ENV_CACHE_LIMIT)(self._decoded_environment)
         # paths repeat endlessly in a trace (headers, libraries): classify each once
         self._relative = functools.lru_cache(PATH_CACHE_LIMIT)(lambda path: self._classify(os.path.normpath(path)))
 
@@ -133,6 +135,10 @@ class ProcessTracker:
         if any(norm == r or norm.startswith(r + "/") for r in IGNORED_ROOTS):
             return None
         return norm
+
+    def _decoded_environment(self, arg: str) -> tuple[str, ...]:
+        env = tuple(map(self._unmoved, decode_array(arg)))
+        return self.envs.setdefault(env, env)
 
     def _unmoved(self, word: str) -> str:
         """An argv word or environment entry with the tree's other build path (WORKSPACE.at-VALUE)
@@ -235,8 +241,7 @@ class ProcessTracker:
         proc.argv = tuple(map(self._unmoved, decode_array(args[1])))
         proc.execs.append(proc.argv)
         if proc.env is None and len(args) >= 3 and args[2].startswith("["):
-            env = tuple(map(self._unmoved, decode_array(args[2])))
-            proc.env = self.envs.setdefault(env, env)
+            proc.env = self._environment(args[2])
         self._record(proc, "read", path, call.time)
 
     def on_execveat(self, proc: LiveProcess, call: Syscall) -> None:
