@@ -3,6 +3,7 @@
     python bench/bench_trace.py            # N = 1000, 10000 traced, 100000 synthetic; C build x3
     python bench/bench_trace.py --quick    # N = 300, 1000; smaller C build x2
     python bench/bench_trace.py --smoke    # N = 100 traced, 300 synthetic; one small C build (seconds)
+    python bench/bench_trace.py --sizes 10000 --against /path/to/main   # this tree's analysis and main's
 
 Each N: generate a make build of N cheap steps (cp / head chains with dependencies),
 trace it once at -j2 (timed, but not part of the measurement), then in a fresh
@@ -91,10 +92,12 @@ def analyze(trace_path: str, workspace: str) -> None:
     print(json.dumps(row))
 
 
-def bench_analysis(sizes: list[int], tmp: Path, synthetic_above: int, template_steps: int) -> list[dict]:
-    rows = []
+def bench_analysis(sizes: list[int], tmp: Path, synthetic_above: int, template_steps: int,
+                   against: Path | None = None) -> list[dict]:
+    analyses = [("this", __file__)] + ([(str(against), str(against / "bench" / "bench_trace.py"))] if against else [])
+    rows: list[dict] = []
     template = None
-    for n in sizes:
+    for size_index, n in enumerate(sizes):
         if n > synthetic_above:
             if template is None:
                 template = trace_chain(tmp, template_steps, "template")
@@ -102,17 +105,20 @@ def bench_analysis(sizes: list[int], tmp: Path, synthetic_above: int, template_s
             synthetic_trace(template[1], template_steps, n, trace_path)
         else:
             root, trace_path, trace_s = trace_chain(tmp, n, "chain")
-        child = subprocess.run(
-            [sys.executable, __file__, "--analyze", str(trace_path), str(root)],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
         source = "synthetic" if n > synthetic_above else "traced"
-        row = json.loads(child.stdout) | {"n": n, "source": source, "trace_s": trace_s,
-                                          "trace_mib": trace_path.stat().st_size / 2**20}
-        rows.append(row)
-        print_row(row)
+        # this tree's analysis and, with --against, another checkout's on the same trace, the
+        # order alternating from size to size so neither always runs on the cooler machine
+        for label, script in analyses if size_index % 2 == 0 else analyses[::-1]:
+            child = subprocess.run(
+                [sys.executable, script, "--analyze", str(trace_path), str(root)],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            row = json.loads(child.stdout) | {"n": n, "source": source, "trace_s": trace_s, "tree": label,
+                                              "trace_mib": trace_path.stat().st_size / 2**20}
+            rows.append(row)
+            print_row(row)
         trace_path.unlink()
         if n <= synthetic_above:
             shutil.rmtree(root)
@@ -188,7 +194,7 @@ def print_row(row: dict) -> None:
         f"{row['n']:>7} {row['source']:>9} {row['steps']:>7} {row['processes']:>7} {row['trace_s']:>8.1f}"
         f" {row['trace_mib']:>8.1f} {row['load_s']:>7.2f} {row['hazards_s']:>7.2f} {row['roots_s']:>7.2f}"
         f" {row['roots_half_s']:>7.2f} {row['total_s']:>7.2f} {row['cpu_s']:>7.2f} {row['rss_mib']:>8.0f}"
-        f" {row['hazards']:>7}  {verdict}",
+        f" {row['hazards']:>7}  {verdict}{'  ' + row['tree'] if row['tree'] != 'this' else ''}",
         flush=True,
     )
 
@@ -289,6 +295,8 @@ def main() -> int:
         "--sizes", type=lambda text: [int(n) for n in text.split(",")], help="step counts to generate, e.g. 1000,10000"
     )
     parser.add_argument("--synthetic-above", type=int, help="step counts above this are synthetic traces")
+    parser.add_argument("--against", type=Path, metavar="CHECKOUT",
+                        help="also run the analysis of this other checkout (e.g. main's) on every trace, side by side")
     parser.add_argument("--analyze", nargs=2, metavar=("TRACE", "WORKSPACE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.analyze:
@@ -311,7 +319,7 @@ def main() -> int:
             f"{'N':>7} {'source':>9} {'steps':>7} {'procs':>7} {'trace_s':>8} {'MiB':>8} {'load_s':>7} {'hazard':>7}"
             f" {'roots':>7} {'roots/2':>7} {'wall_s':>7} {'cpu_s':>7} {'rss_MiB':>8} {'hazards':>7}"
         )
-        bench_analysis(sizes, tmp, synthetic_above, template_steps)
+        bench_analysis(sizes, tmp, synthetic_above, template_steps, args.against)
         # tiny files are the worst case (a traced gcc makes ~600 syscalls whatever the file);
         # a few hundred real ones are the build the target is about
         for files, functions in builds:

@@ -29,6 +29,7 @@ the conflict, `reader` the second.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ PRIORITY = (DUPLICATE, WRITE_WRITE, MKDIR_RACE, LISTING_RACE, READ_BEFORE_WRITE)
 OVERLAP = "overlap"  # both were running at once
 BEFORE = "before"  # the first step was done before the second started
 AFTER = "after"  # the second step was done before the first started
+DIRNAME_CACHE = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,11 +254,12 @@ def _pairs(steps: list[Step]) -> Iterator[tuple[Step, Step]]:
 
 def _read_write(trace: BuildTrace) -> Iterator[_Conflict]:
     """A step looked at a file another step writes."""
+    writers_of = trace.writers_of
     for reader in trace.steps:
         for path in reader.inputs:
-            if not in_workspace(path):
+            if path not in writers_of or not in_workspace(path):  # most inputs are nobody's output
                 continue
-            for writer in trace.writers(path):
+            for writer in writers_of[path]:
                 how = relation(trace, writer, reader) if writer is not reader else None
                 if how is not None:
                     look = reader.first_look(path)
@@ -271,9 +274,12 @@ def _mkdir_races(trace: BuildTrace) -> Iterator[_Conflict]:
     A step that checks or creates the directory itself (`mkdir -p obj && cc -o obj/x.o`)
     does not depend on the other."""
     created = {d: (m, t) for m in trace.steps for d, t in m.mkdirs.items() if in_workspace(d)}
+    if not created:  # most builds: no step made a directory
+        return
+    directories = functools.lru_cache(DIRNAME_CACHE)(os.path.dirname)  # steps touch the same files
     for step in trace.steps:
         for path in step.writes.keys() | {p for p, probe in step.probes.items() if not probe.found}:
-            directory = os.path.dirname(path)
+            directory = directories(path)
             maker, made = created.get(directory, (None, 0.0))
             if maker is None or maker is step or step.first_look(directory) is not None:
                 continue

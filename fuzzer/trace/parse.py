@@ -17,9 +17,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-# pid, time and, on a line that starts a call, its name
-HEAD = re.compile(r"(\d+) +(\d+\.\d+) (?:([a-z_0-9]+)\()?")
-RESUMED = re.compile(r"<\.\.\. ([a-z_0-9]+) resumed>")
+# pid, time and, on a line that starts a call, its name; on one that resumes a call, its name
+HEAD = re.compile(r"(\d+) +(\d+\.\d+) (?:([a-z_0-9]+)\(|<\.\.\. ([a-z_0-9]+) resumed>)?")
 UNFINISHED = " <unfinished ...>"
 # `) = 3</abs/path>`, `) = -1 ENOENT (No such file or directory)`, `) = ?`
 RESULT = re.compile(
@@ -33,7 +32,7 @@ KILLED = re.compile(r"\+\+\+ killed by (SIG[A-Z0-9]+)")
 # `"` is an unterminated string, a lone `<` an unterminated fd annotation (strace escapes
 # `<` and `>` inside one): either way the line was cut short. Runs keep the loop below to
 # about two tokens an argument.
-ARG_TOKEN = re.compile(r'(?:"(?:[^"\\]|\\.)*+"(?:\.\.\.)?|<[^<>]*+>|/\*.*?\*/|[^",<\[\]{}()/]++|/)++|.', re.DOTALL)
+ARG_TOKEN = re.compile(r'(?:"[^"\\]*+(?:\\.[^"\\]*+)*+"(?:\.\.\.)?|<[^<>]*+>|/\*.*?\*/|[^",<\[\]{}()/]++|/)++|.', re.DOTALL)
 OPENERS = frozenset("[{(")
 CLOSERS = frozenset("]})")
 STRUCTURE = OPENERS | CLOSERS | {'"', "<"}
@@ -75,7 +74,7 @@ Record = Syscall | Exit
 
 
 def parse_trace(path: str | os.PathLike) -> Iterator[Record]:
-    with open(path, "rb") as lines:
+    with open(path, encoding="latin-1", newline="\n") as lines:  # latin-1: every byte survives
         yield from parse_lines(lines)
 
 
@@ -83,28 +82,35 @@ def parse_lines(lines: Iterable[bytes | str]) -> Iterator[Record]:
     """Records in file order; a call split by `<unfinished ...>` comes out when it resumes,
     stamped with its start time."""
     pending: dict[int, tuple[float, str, str]] = {}  # pid → (start, name, args so far)
+    match = HEAD.match
+    make = tuple.__new__  # a record without the named tuple's Python-level constructor: half the cost
     for raw in lines:
         line = (raw.decode("latin-1") if isinstance(raw, bytes) else raw).rstrip("\n")
-        head = HEAD.match(line)
+        head = match(line)
         if head is None:
             continue
-        pid, time, name = int(head[1]), float(head[2]), head[3]
+        pid, time, name, resumed = head.groups()
         if name is not None:
             if line.endswith(UNFINISHED):
-                pending[pid] = (time, name, line[head.end() : -len(UNFINISHED)])
+                pending[int(pid)] = (float(time), name, line[head.end() : -len(UNFINISHED)])
                 continue
-            record = _syscall(pid, time, name, line[head.end() :])
-        else:
-            rest = line[head.end() :]
-            if rest.startswith("+++"):
-                pending.pop(pid, None)
-                record = _exit(pid, time, rest)
-            elif rest.startswith("<..."):
-                record = _resumed(pid, rest, pending)
-            else:
-                continue
-        if record is not None:
-            yield record
+            text = line[head.end() :]
+            parts = _call_parts(text) if len(text) > CACHED_CALL_CHARS else _cached_call_parts(text)
+            if parts is not None:
+                yield make(Syscall, (int(pid), float(time), name, *parts))
+        elif resumed is not None:
+            started = pending.pop(int(pid), None)
+            if started is not None and started[1] == resumed:
+                text = started[2] + line[head.end() :]
+                parts = _call_parts(text) if len(text) > CACHED_CALL_CHARS else _cached_call_parts(text)
+                if parts is not None:
+                    yield make(Syscall, (int(pid), started[0], resumed, *parts))
+        elif line.startswith("+++", head.end()):
+            pending.pop(int(pid), None)
+            if (record := _exit(int(pid), float(time), line[head.end() :])) is not None:
+                yield record
+        elif line.startswith("<...", head.end()):  # a resumption strace did not name
+            pending.pop(int(pid), None)
 
 
 def _exit(pid: int, time: float, rest: str) -> Exit | None:
@@ -115,30 +121,48 @@ def _exit(pid: int, time: float, rest: str) -> Exit | None:
     return None  # "+++ superseded by execve +++": the thread lives on as the leader
 
 
-def _resumed(pid: int, rest: str, pending: dict[int, tuple[float, str, str]]) -> Syscall | None:
-    m = RESUMED.match(rest)
-    started = pending.pop(pid, None)
-    if m is None or started is None or started[1] != m[1]:
-        return None
-    time, name, head = started
-    return _syscall(pid, time, name, head + rest[m.end() :])
-
-
-def _syscall(pid: int, time: float, name: str, text: str) -> Syscall | None:
-    """`text` is everything after `name(`: the arguments, `) = `, the result."""
-    parts = _call_parts(text) if len(text) > CACHED_CALL_CHARS else _cached_call_parts(text)
-    return Syscall(pid, time, name, *parts) if parts is not None else None
-
-
 # Most lines of a build's trace repeat another's text after the pid and time (every program
 # loads the same libraries from the same directory): parse each text once. Long lines
 # (execve's environment) are seldom repeated and would crowd the cache.
 CACHED_CALL_CHARS = 400
 CALL_CACHE_SIZE = 1 << 16
 
+# The fast path: a call of up to FLAT_ARGS flat arguments (quoted strings, fd annotations,
+# words: most lines of a trace), or execve's string and two string arrays, matched whole by
+# one regex. Any other text goes through the general splitter, whose result for these
+# shapes is the same (tests/quick/test_trace_fast_path.py holds them to it). `) = ` must
+# come once only: otherwise the general splitter decides which one ends the call.
+QUOTED = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"(?:\.\.\.)?'
+FLAT_ARG = "(" + QUOTED + r"|(?:-?\d+|AT_FDCWD)<[^<>]*+>|[A-Za-z0-9_|=+-]++)"
+FLAT_ARGS = 6
+RESULT_TEXT = r"\) = (-?\d+|\?|0x[0-9a-fA-F]+)(?:<([^<>]*)>)?(?: (E[A-Z0-9]+))?(?: \([^()]*\))?\s*"
+FLAT_CALL = re.compile(
+    "(?:" + functools.reduce(lambda inner, _: FLAT_ARG + "(?:, " + inner + ")?", range(FLAT_ARGS - 1), FLAT_ARG)
+    + ")?" + RESULT_TEXT
+)
+STRINGS = r"\[(?:" + QUOTED + "(?:, " + QUOTED + r")*+)?\]"
+EXEC_CALL = re.compile("(" + QUOTED + "), (" + STRINGS + "), (" + STRINGS + ")" + RESULT_TEXT)
+
 
 def _call_parts(text: str) -> tuple[tuple[str, ...], int | None, str | None, str | None] | None:
     """A call's (args, result, errno, result path), None if the line is damaged."""
+    if text.count(") = ") != 1:
+        return _split_call_parts(text)
+    m = FLAT_CALL.fullmatch(text)
+    if m is not None:
+        groups = m.groups()
+        args = groups[: groups.index(None, 0, FLAT_ARGS)] if None in groups[:FLAT_ARGS] else groups[:FLAT_ARGS]
+        ret, ann, errno = groups[FLAT_ARGS:]
+    elif (m := EXEC_CALL.fullmatch(text)) is not None:
+        args, (ret, ann, errno) = m.groups()[:3], m.groups()[3:]
+    else:
+        return _split_call_parts(text)
+    result = None if ret == "?" else int(ret, 0)
+    return args, result, errno, _annotation_path(ann) if ann is not None else None
+
+
+def _split_call_parts(text: str) -> tuple[tuple[str, ...], int | None, str | None, str | None] | None:
+    """`_call_parts` of any text: the last `) = ` that ends the line, the arguments split."""
     end = text.rfind(") = ")
     m = RESULT.fullmatch(text, end) if end >= 0 else None
     if m is None:

@@ -17,9 +17,11 @@ Access kinds:
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, field
 
 WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
+MAKES = ("make", "gmake")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,10 @@ class LiveProcess:
     accesses: dict[tuple[str, str, bool], list] = field(default_factory=dict)
     stdin_pipe: bool = False
     network: str | None = None
+
+    @property
+    def a_fork_of_make(self) -> bool:
+        return not self.execs and bool(self.argv) and os.path.basename(self.argv[0]) in MAKES
 
 
 @functools.lru_cache(maxsize=1024)

@@ -21,10 +21,9 @@ from fuzzer.trace.parse import Exit, Record, Syscall, decode_array, decode_strin
 IGNORED_ROOTS = ("/proc", "/sys", "/dev")
 NOT_FOUND = frozenset({"ENOENT", "ENOTDIR"})
 OPENAT2_FLAGS = re.compile(r"flags=([A-Z_0-9|]+)")
-PATH_CACHE_LIMIT = 200_000
+PATH_CACHE_LIMIT, AT_CACHE_LIMIT, ENV_CACHE_LIMIT = 200_000, 1 << 16, 256
 MOVED = ".at-"  # the build-path axis shows the workspace at WORKSPACE.at-VALUE
 STDOUT_FDS = ("1", "2")
-MAKES = ("make", "gmake")
 
 
 class ProcessTracker:
@@ -44,9 +43,13 @@ class ProcessTracker:
         self.live: dict[int, LiveProcess] = {}
         self.thread_leader: dict[int, int] = {}
         self.orphans: dict[int, list[Record]] = {}
-        self.envs: dict[tuple[str, ...], tuple[str, ...]] = {}  # most processes share one environment: keep it once
+        # most processes share one environment, passed in the same words: keep it, and decode it, once
+        self.envs: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._environment = functools.lru_cache(ENV_CACHE_LIMIT)(
+            lambda arg: self.envs.setdefault(env := tuple(map(self._unmoved, decode_array(arg))), env))
         # paths repeat endlessly in a trace (headers, libraries): classify each once
         self._relative = functools.lru_cache(PATH_CACHE_LIMIT)(lambda path: self._classify(os.path.normpath(path)))
+        self._resolved_at = functools.lru_cache(AT_CACHE_LIMIT)(self._resolve_at)  # each dirfd's paths, too
 
     def feed(self, record: Record) -> None:
         pid = self.thread_leader.get(record.pid, record.pid)
@@ -141,21 +144,29 @@ class ProcessTracker:
         return self.moved.sub(lambda m: m[1], word) if MOVED in word else word
 
     def _path(self, proc: LiveProcess, path_arg: str, dirfd_arg: str | None = None) -> str | None:
-        if is_truncated(path_arg):
-            return None
-        path = decode_string(path_arg)
-        if not path:  # "" with AT_EMPTY_PATH is an fstat of an open fd
-            return None
+        if dirfd_arg is None:
+            path = None if is_truncated(path_arg) else decode_string(path_arg)
+            if not path or not (path.startswith("/") or proc.cwd):
+                return None
+            return self._relative(path if path.startswith("/") else proc.cwd + "/" + path)
+        at_cwd, base, resolved = self._resolved_at(dirfd_arg, path_arg)
+        if at_cwd:  # strace shows the live cwd: trust it over our tracking
+            if base is None:  # unless it could not name it
+                base = proc.cwd
+                resolved = self._relative(base + "/" + decode_string(path_arg)) if base else None
+            proc.cwd = base
+            proc.start_cwd = proc.start_cwd or base
+        return resolved
+
+    def _resolve_at(self, dirfd_arg: str, path_arg: str) -> tuple[bool, str | None, str | None]:
+        """`*at(dirfd, path)` → (shows the cwd, the directory dirfd names, the path: None if cut or "")."""
+        path = None if is_truncated(path_arg) else decode_string(path_arg)
+        if not path:
+            return False, None, None
         if path.startswith("/"):
-            return self._relative(path)
-        base = proc.cwd
-        if dirfd_arg is not None:
-            base = fd_path(dirfd_arg)
-            if dirfd_arg.startswith("AT_FDCWD"):
-                base = base or proc.cwd
-                proc.cwd = base  # strace shows the live cwd: trust it over our tracking
-                proc.start_cwd = proc.start_cwd or base
-        return self._relative(base + "/" + path) if base else None
+            return False, None, self._relative(path)
+        base = fd_path(dirfd_arg)
+        return dirfd_arg.startswith("AT_FDCWD"), base, self._relative(base + "/" + path) if base else None
 
     # --- recording -----------------------------------------------------------------------
 
@@ -235,8 +246,7 @@ class ProcessTracker:
         proc.argv = tuple(map(self._unmoved, decode_array(args[1])))
         proc.execs.append(proc.argv)
         if proc.env is None and len(args) >= 3 and args[2].startswith("["):
-            env = tuple(map(self._unmoved, decode_array(args[2])))
-            proc.env = self.envs.setdefault(env, env)
+            proc.env = self._environment(args[2])
         self._record(proc, "read", path, call.time)
 
     def on_execveat(self, proc: LiveProcess, call: Syscall) -> None:
@@ -246,10 +256,8 @@ class ProcessTracker:
         if not call.ok:
             self._probe_failure(proc, call, old)
             return
-        if keep_old:  # link: the new name shares the old file's content
-            self._record(proc, "read", old, call.time)
-        else:
-            self._record(proc, "delete", old, call.time)
+        # link: the new name shares the old file's content
+        self._record(proc, "read" if keep_old else "delete", old, call.time)
         self._record(proc, "write", new, call.time, origin=old)
 
     def on_rename(self, proc: LiveProcess, call: Syscall) -> None:
@@ -325,7 +333,7 @@ class ProcessTracker:
         make closed its writing end, so it reads as empty, as a replay's /dev/null does."""
         if len(call.args) >= 2 and call.ok and call.args[1].partition("<")[0] == "0":
             piped = call.args[0].partition("<")[2].startswith(("pipe:", "socket:"))
-            proc.stdin_pipe = piped and not _a_fork_of_make(proc)
+            proc.stdin_pipe = piped and not proc.a_fork_of_make
 
     def on_connect(self, proc: LiveProcess, call: Syscall) -> None:
         if len(call.args) >= 2 and proc.network is None and (call.ok or call.errno == "EINPROGRESS"):
@@ -348,10 +356,6 @@ class ProcessTracker:
     def on_exit_group(self, proc: LiveProcess, call: Syscall) -> None:
         if call.args and call.args[0].lstrip("-").isdigit():
             proc.exit_group_code = int(call.args[0])
-
-
-def _a_fork_of_make(proc: LiveProcess) -> bool:
-    return not proc.execs and bool(proc.argv) and os.path.basename(proc.argv[0]) in MAKES
 
 
 HANDLERS = {
