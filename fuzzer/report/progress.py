@@ -25,11 +25,11 @@ CLEAR_BAR = "\r\033[K\033[?25h"  # a line written over click's bar: the bar goes
 
 
 class ConsoleEvents:
-    def __init__(self, stream: TextIO = sys.stderr, quiet: bool = False, bar: bool | None = None,
+    def __init__(self, stream: TextIO | None = None, quiet: bool = False, bar: bool | None = None,
                  planned: int = 0, heartbeat_s: float = HEARTBEAT_S, clock=time.monotonic):
-        self.stream = stream
+        self.stream = sys.stderr if stream is None else stream  # the one at the call, not at the import
         self.quiet = quiet
-        self.bar = stream.isatty() if bar is None else bar
+        self.bar = self.stream.isatty() if bar is None else bar
         self.clock = clock
         self.started_at = self.last_line = clock()
         self.walls: list[float] = []
