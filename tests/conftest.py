@@ -1,7 +1,13 @@
+import contextlib
+import locale
+import logging
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import traceback
 from pathlib import Path
 
 import pytest
@@ -29,11 +35,122 @@ def pytest_collection_modifyitems(items):
 
 
 def buildfuzz(*args, cwd=None, timeout=300, env=None):
-    """Run the real CLI in a subprocess (exit codes and stderr as a user sees them)."""
+    """Run the real CLI in a subprocess (exit codes and stderr as a user sees them). For what
+    needs a process of its own: the entry point, signals, another environment (tool probes
+    and imports are cached per process)."""
     return subprocess.run(
         [sys.executable, "-m", "fuzzer", *map(str, args)],
         cwd=cwd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
     )
+
+
+def buildfuzz_in_process(*args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
+    """`buildfuzz()` without the interpreter's start (most of a refused command's cost): the
+    same `run_cli` that `python -m fuzzer` calls, the same result. Its file descriptors 1 and 2
+    are captured, so the processes it starts are heard as from a real process; what the call
+    changes in this process is put back."""
+    from fuzzer.cli import run_cli
+
+    argv = [str(a) for a in args]
+    with _process_state_kept(cwd), _captured() as texts, _interrupted_after(timeout) as timer:
+        try:
+            code = run_cli(argv)
+        except SystemExit as e:  # a command that decides its exit code
+            code = _exit_status(e.code)
+        except Exception:  # what the interpreter does with an exception nobody caught
+            traceback.print_exc()
+            code = 1
+    if timer.fired:
+        raise subprocess.TimeoutExpired(argv, timeout, *texts)
+    return subprocess.CompletedProcess([sys.executable, "-m", "fuzzer", *argv], code, *texts)
+
+
+def _exit_status(code) -> int:
+    if code is None or isinstance(code, int):
+        return (code or 0) % 256
+    print(code, file=sys.stderr)
+    return 1
+
+
+@contextlib.contextmanager
+def _process_state_kept(cwd):
+    """The cwd, environment, umask, signal handlers and loggers, as a fresh process starts
+    with them: put back after the call, so no call reaches the next one."""
+    here, environ, umask = os.getcwd(), dict(os.environ), os.umask(0o022)
+    os.umask(umask)
+    handlers = {s: signal.getsignal(s) for s in signal.valid_signals()}
+    loggers = [logging.getLogger(), *(v for v in logging.Logger.manager.loggerDict.values()
+                                      if isinstance(v, logging.Logger))]
+    logger_state = [(lg, lg.level, list(lg.handlers), lg.disabled, lg.propagate) for lg in loggers]
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        yield
+    finally:
+        os.chdir(here)
+        if os.environ != environ:
+            os.environ.clear()
+            os.environ.update(environ)
+        os.umask(umask)
+        for number, handler in handlers.items():
+            if handler is not None and signal.getsignal(number) is not handler:
+                signal.signal(number, handler)
+        for lg, level, kept, disabled, propagate in logger_state:
+            lg.level, lg.handlers[:], lg.disabled, lg.propagate = level, kept, disabled, propagate
+
+
+@contextlib.contextmanager
+def _captured():
+    """Descriptors 1 and 2, and sys.stdout and sys.stderr over them, into memory files: what
+    the call and the processes it starts write, as subprocess.run's pipes would get it."""
+    streams = sys.stdout, sys.stderr
+    for stream in streams:
+        stream.flush()
+    memories = [os.memfd_create(f"buildfuzz-fd{fd}") for fd in (1, 2)]
+    kept = [os.dup(fd) for fd in (1, 2)]
+    for fd, memory in zip((1, 2), memories):
+        os.dup2(memory, fd)
+    # as the interpreter opens them on a pipe: stdout block-buffered, stderr by the line
+    sys.stdout = open(1, "w", encoding=sys.__stdout__.encoding, errors=sys.__stdout__.errors, closefd=False)
+    sys.stderr = open(2, "w", encoding=sys.__stderr__.encoding, errors=sys.__stderr__.errors, closefd=False,
+                      buffering=1)
+    texts = ["", ""]
+    try:
+        yield texts
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = streams
+        for index, (fd, memory, old) in enumerate(zip((1, 2), memories, kept)):
+            os.dup2(old, fd)
+            os.close(old)
+            with open(memory, "rb") as written:
+                written.seek(0)
+                texts[index] = _as_text(written.read())
+
+
+def _as_text(data: bytes) -> str:
+    """As subprocess.run(text=True) decodes: the locale's encoding, strictly, newlines made \\n."""
+    return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
+
+
+@contextlib.contextmanager
+def _interrupted_after(timeout: float):
+    """As a Ctrl-C after `timeout` seconds: the CLI's own way to stop, instead of a hung test."""
+    main = threading.get_ident()
+
+    def interrupt():
+        timer.fired = True
+        signal.pthread_kill(main, signal.SIGINT)
+
+    timer = threading.Timer(timeout, interrupt)
+    timer.fired = False
+    timer.start()
+    try:
+        yield timer
+    finally:
+        timer.cancel()
+        timer.join()
 
 
 def make_project(root: Path, makefile: str, files: dict[str, str] | None = None) -> Path:

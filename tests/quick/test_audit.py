@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import buildfuzz, make_project
+from conftest import buildfuzz, buildfuzz_in_process, make_project
 
 
 GENERATED = """
@@ -37,7 +37,7 @@ def assert_one_line_error(result, words):
 @pytest.mark.parametrize("share", ["0", "1.5", "150%", "-1", "half"])
 def test_a_share_outside_zero_one_is_refused(tmp_path, share):
     src = make_project(tmp_path / "src", GENERATED, FILES)
-    r = buildfuzz("run", "--source", src, "--store", tmp_path / "s", "--check-steps", share, "--", "make")
+    r = buildfuzz_in_process("run", "--source", src, "--store", tmp_path / "s", "--check-steps", share, "--", "make")
     assert_one_line_error(r, "--check-steps")
     assert not (tmp_path / "s").exists()
 
@@ -57,7 +57,7 @@ def test_without_tracing_the_audit_is_refused(tmp_path):
 def test_the_settings_file_sets_check_steps_and_is_checked_alike(tmp_path):
     src = make_project(tmp_path / "src", GENERATED, FILES)
     (src / "buildfuzz.toml").write_text('check-steps = "0%"\n')
-    r = buildfuzz("run", "--source", src, "--store", tmp_path / "s", "--", "make")
+    r = buildfuzz_in_process("run", "--source", src, "--store", tmp_path / "s", "--", "make")
     assert_one_line_error(r, "--check-steps")
 
 

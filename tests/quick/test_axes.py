@@ -6,12 +6,12 @@ import itertools
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import buildfuzz_in_process
 from fuzzer import axes, structs
 from fuzzer.compare import compare
 from fuzzer.execute.local import BuildSpec, LocalExecutor
@@ -186,9 +186,8 @@ def test_too_few_runs_for_the_varied_axes_is_one_line_and_exit_2(tmp_path):
     source = tmp_path / "src"
     source.mkdir()
     (source / "Makefile").write_text("all:\n\ttouch built\n")
-    done = subprocess.run([sys.executable, "-m", "fuzzer", "run", "--source", source, "--store", tmp_path / "store",
-                           "--runs", "2", "--vary", "tz,umask", "--", "make"], capture_output=True, text=True,
-                          timeout=120)
+    done = buildfuzz_in_process("run", "--source", source, "--store", tmp_path / "store", "--runs", "2",
+                                "--vary", "tz,umask", "--", "make", timeout=120)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "buildfuzz: error: --runs 2 is too small for --vary tz,umask: the reference and one run per varied axis "

@@ -4,6 +4,7 @@ introduces a race that fails about 1 build in 4; bisect must name commit 7."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from fuzzer.plan import Perturbation
 from fuzzer.store import Store
 
 from bisect_history import make_history
-from conftest import ROOT, buildfuzz
+from conftest import ROOT, buildfuzz, buildfuzz_in_process
 
 
 REVS = [str(commit) for commit in range(2, 13)]  # after the good commit 1, up to the bad 12
@@ -68,9 +69,9 @@ def test_the_tries_follow_the_measured_rate():
 # --- bad input: exit 2, one line, before any build ----------------------------------------
 
 
-def _bisect(repo: Path, *args: str, store: Path | None = None):
+def _bisect(repo: Path, *args: str, store: Path | None = None, cli=buildfuzz_in_process):
     store = store or repo.parent / "store"
-    return buildfuzz("bisect", "--store", str(store), *args, cwd=repo)
+    return cli("bisect", "--store", str(store), *args, cwd=repo)
 
 
 def _one_line(result, words: str) -> None:
@@ -78,14 +79,25 @@ def _one_line(result, words: str) -> None:
     assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+@pytest.fixture(scope="module")
+def made_history(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("history") / "repo"
+    return repo, make_history(repo)
+
+
 @pytest.fixture
-def history(tmp_path):
-    return tmp_path / "repo", make_history(tmp_path / "repo")
+def history(tmp_path, made_history):
+    """A copy of the one history this module makes (37 git commands), for a test to change."""
+    made, hashes = made_history
+    shutil.copytree(made, tmp_path / "repo", symlinks=True)
+    return tmp_path / "repo", hashes
 
 
 def test_a_directory_that_is_not_git_is_one_line(tmp_path):
     (tmp_path / "plain").mkdir()
-    _one_line(_bisect(tmp_path / "plain", "--good", "a", "--bad", "b", "--", "make"), "not in a git repository")
+    # a real process: bisect's entry point, as a user starts it
+    _one_line(_bisect(tmp_path / "plain", "--good", "a", "--bad", "b", "--", "make", cli=buildfuzz),
+              "not in a git repository")
 
 
 def test_good_not_an_ancestor_of_bad_is_one_line(history):

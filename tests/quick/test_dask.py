@@ -14,7 +14,7 @@ import pytest
 
 from fuzzer.execute.source_archive import pack, unpack_once
 
-from conftest import ROOT, buildfuzz, make_project
+from conftest import ROOT, buildfuzz_in_process, make_project
 
 
 # ---------------------------------------------------------------- the source archive (no Dask needed)
@@ -84,7 +84,8 @@ def test_a_worker_fetches_and_unpacks_an_archive_once_and_refuses_a_damaged_one(
 ])
 def test_dask_options_are_checked_before_anything_is_built(tmp_path, args, message):
     project = make_project(tmp_path / "src", "all:\n    echo hi > out\n")
-    result = buildfuzz("run", "--source", project, "--store", tmp_path / "store", *args, "--", "make", cwd=tmp_path)
+    result = buildfuzz_in_process("run", "--source", project, "--store", tmp_path / "store", *args, "--", "make",
+                                  cwd=tmp_path)
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "store").exists()

@@ -1,12 +1,14 @@
 """`buildfuzz fix`: remedies written in the Makefile's own style, applied exactly, and proven
 (or not) by rebuilding the schedule that showed the finding."""
 
+import functools
+
 import pytest
 
 from fuzzer.fix import makefile
 from fuzzer.fix.patch import PatchError, apply, target_file, unified
 
-from conftest import buildfuzz, make_project
+from conftest import buildfuzz, buildfuzz_in_process, make_project
 
 
 @pytest.mark.parametrize("line, name, order_only, expected", [
@@ -61,10 +63,11 @@ def assert_usage(proc, text):
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path, clean_project):
-    assert assert_usage(buildfuzz("fix", "--store", tmp_path / "nowhere"), "no store")
+    assert assert_usage(buildfuzz("fix", "--store", tmp_path / "nowhere"), "no store")  # the entry point, for real
     store = tmp_path / "store"
-    assert buildfuzz("run", "--source", clean_project, "--runs", 2, "--no-localize", "--store", store,
-                     "--", "make", "-j{jobs}").returncode == 0
-    assert assert_usage(buildfuzz("fix", "--store", store, "0123456789ab"), "no culprit or hazard '0123456789ab'")
-    assert assert_usage(buildfuzz("fix", "--store", store, "--apply", "0123456789ab"), "no culprit or hazard")
-    assert assert_usage(buildfuzz("fix", "--store", store, "--force"), "--force goes with --apply")
+    assert buildfuzz_in_process("run", "--source", clean_project, "--runs", 2, "--no-localize", "--store", store,
+                                "--", "make", "-j{jobs}").returncode == 0
+    fix = functools.partial(buildfuzz_in_process, "fix", "--store", store)
+    assert assert_usage(fix("0123456789ab"), "no culprit or hazard '0123456789ab'")
+    assert assert_usage(fix("--apply", "0123456789ab"), "no culprit or hazard")
+    assert assert_usage(fix("--force"), "--force goes with --apply")

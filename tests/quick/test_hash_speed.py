@@ -14,7 +14,7 @@ import pytest
 import xxhash
 from hypothesis import given, settings, strategies as st
 
-from conftest import buildfuzz
+from conftest import buildfuzz_in_process
 from fuzzer import structs
 from fuzzer.config import FuzzConfig, available_cpus, stored_settings
 from fuzzer.execute.run import RunRecord
@@ -126,7 +126,7 @@ def test_an_older_store_opens_and_its_runs_keep_their_scheme(tmp_path, source):
     store.save_run(1, new)
     assert [r.manifest.algorithm for r in store.runs(1)] == ["sha256", "sha256", ALGORITHM]
     store.close()
-    shown = buildfuzz("explain", "--store", tmp_path / "s")
+    shown = buildfuzz_in_process("explain", "--store", tmp_path / "s")
     assert shown.returncode == 0, shown.stderr
 
 
@@ -136,8 +136,8 @@ def test_building_into_a_campaign_hashed_otherwise_is_refused_before_building(tm
     argv = ["sh", "-c", f"echo x > out; echo built >> {marker}"]
     older_store(tmp_path / "s", source, finished=False, command=shlex.join(argv))
     build = ["--", *argv] if command[0] == "run" else []
-    done = buildfuzz(*command, "--store", tmp_path / "s", *(["--source", source] if command[0] == "run" else []),
-                     *build)
+    done = buildfuzz_in_process(*command, "--store", tmp_path / "s",
+                                *(["--source", source] if command[0] == "run" else []), *build)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert "hashed with sha256" in done.stderr and "buildfuzz explain" in done.stderr

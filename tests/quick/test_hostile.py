@@ -2,15 +2,13 @@
 exit 2 before anything is built or created; no input ends in a traceback; a signal at
 any phase gives "no verdict" (exit 4), never a green, and leaves no process behind.
 
-The table and fuzz tests run the real command line in-process (`cli.run_cli`): the
-validation they exercise happens before any build, and whatever gets past it builds
-`true`, so they stay in the quick subset.
+The table and fuzz tests run the real command line in-process (`cli.run_cli`, through
+`conftest.buildfuzz_in_process`): the validation they exercise happens before any build,
+and whatever gets past it builds `true`, so they stay in the quick subset.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import tempfile
@@ -20,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzer import cli
+from conftest import buildfuzz_in_process
 
 
 SRC, STORE, OUT = "{src}", "{store}", "{out}"  # placeholders, filled per sandbox
@@ -197,13 +195,8 @@ def sandbox(tmp_path, monkeypatch):
 
 def invoke(args: list[str]) -> tuple[int, str, str]:
     """The real command line, in-process: its exit code, stdout and stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = cli.run_cli(args)
-        except SystemExit as e:
-            code = e.code
-    return code, out.getvalue(), err.getvalue()
+    done = buildfuzz_in_process(*args)
+    return done.returncode, done.stdout, done.stderr
 
 
 def fill(args: list[str], root: Path) -> list[str]:

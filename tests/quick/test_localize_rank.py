@@ -25,7 +25,7 @@ from fuzzer.report.model import Culprit
 from fuzzer.trace.graph import find_roots
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 
-from conftest import buildfuzz
+from conftest import buildfuzz_in_process
 from test_stabilizers import Clock
 
 
@@ -225,7 +225,7 @@ def test_a_step_too_costly_to_replay_is_explained_from_the_traces():
     (["--stabilizers", ","], "--stabilizers needs at least one name"),
 ])
 def test_bad_localization_options_are_one_line_and_exit_2(tmp_path, args, message):
-    result = buildfuzz("run", "--source", tmp_path, "--store", tmp_path / "store", *args, "--", "true")
+    result = buildfuzz_in_process("run", "--source", tmp_path, "--store", tmp_path / "store", *args, "--", "true")
     assert result.returncode == 2 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
     assert not (tmp_path / "store").exists()

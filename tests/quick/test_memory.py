@@ -29,7 +29,7 @@ from fuzzer.plan import Perturbation
 from fuzzer.report import html, json_format, junit, markdown, text
 from fuzzer.store import DB_NAME, MIGRATIONS, VERSION, FindingRow, Store
 
-from conftest import buildfuzz, make_project
+from conftest import buildfuzz, buildfuzz_in_process, make_project
 from report_samples import unreproducible
 
 
@@ -381,7 +381,8 @@ def test_a_bad_baseline_is_one_line_exit_2_before_anything_is_made(tmp_path, con
     with pytest.raises(UsageError, match=words):
         findings.read_baseline(path)
     source = make_project(tmp_path / "src", "all:\n    echo built > $@.txt\n")
-    result = buildfuzz("run", "--source", source, "--store", tmp_path / "store", "--baseline", path, "--", "make")
+    result = buildfuzz_in_process("run", "--source", source, "--store", tmp_path / "store", "--baseline", path,
+                                  "--", "make")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr
     assert not (tmp_path / "store").exists() and sorted(os.listdir(tmp_path)) == sorted(
@@ -391,7 +392,7 @@ def test_a_bad_baseline_is_one_line_exit_2_before_anything_is_made(tmp_path, con
 def test_the_accept_and_baseline_commands(tmp_path):
     campaign(tmp_path, one_cpu_differs)
     store, output = tmp_path / "store", tmp_path / "baseline.json"
-    written = buildfuzz("baseline", "--store", store, "-o", output)
+    written = buildfuzz("baseline", "--store", store, "-o", output)  # real processes: both entry points
     assert written.returncode == 0, written.stderr
     assert [f["what"] for f in json.loads(output.read_text())["findings"]] == ["out.txt"]
     accepted = buildfuzz("accept", "--store", store)
@@ -399,7 +400,7 @@ def test_the_accept_and_baseline_commands(tmp_path):
     for args in (("accept", "--store", tmp_path / "none"),
                  ("baseline", "--store", store, "--campaign", "9", "-o", output),
                  ("baseline", "--store", store, "-o", tmp_path / "no" / "dir.json")):
-        refused = buildfuzz(*args)
+        refused = buildfuzz_in_process(*args)
         assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     assert not (tmp_path / "none").exists()
 

@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 import xxhash
 
-from conftest import ROOT
+from conftest import buildfuzz_in_process
 from fuzzer.campaign.evidence import Evidence
 from fuzzer.config import FuzzConfig, UsageError, validate
 from fuzzer.execute.guard import Guard
@@ -191,9 +190,7 @@ def test_two_outputs_may_not_nest(tmp_path):
 
 
 def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fuzzer", "run", "--store", str(tmp_path / "store"), *args],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return buildfuzz_in_process("run", "--store", tmp_path / "store", *args, cwd=tmp_path, timeout=120)
 
 
 def test_the_cli_says_one_line_and_exits_2_for_an_output_that_is_no_directory(tmp_path):

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 from msgspec import structs
 
-from conftest import buildfuzz
+from conftest import buildfuzz_in_process
 from fuzzer import rates
 from fuzzer.campaign import run_campaign
 from fuzzer.campaign import state as campaign_state
@@ -146,7 +146,7 @@ def test_until_confidence_that_the_budget_cuts_short_says_so(tmp_path, monkeypat
 @pytest.mark.parametrize("value", ["0", "100%", "1.5", "five"])
 def test_a_bad_until_confidence_is_one_line(tmp_path, value):
     (tmp_path / "src").mkdir()
-    result = buildfuzz("run", "--source", str(tmp_path / "src"), "--until-confidence", value, "--", "true")
+    result = buildfuzz_in_process("run", "--source", str(tmp_path / "src"), "--until-confidence", value, "--", "true")
     assert result.returncode == 2 and "--until-confidence" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
@@ -154,7 +154,7 @@ def test_a_bad_until_confidence_is_one_line(tmp_path, value):
 def test_until_confidence_is_read_from_the_settings_file(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "buildfuzz.toml").write_text('until-confidence = "bad"\n')
-    result = buildfuzz("run", "--source", str(tmp_path / "src"), "--", "true")
+    result = buildfuzz_in_process("run", "--source", str(tmp_path / "src"), "--", "true")
     assert result.returncode == 2 and "until-confidence" in result.stderr
 
 

@@ -8,7 +8,7 @@ from fuzzer.config import UsageError
 from fuzzer.report.model import ArtifactFinding, Culprit, InsideSummary, MetadataStabilizer, Report
 from fuzzer.scenarios import Expect, find_scenarios, load_scenario, score
 
-from conftest import SCENARIOS, buildfuzz
+from conftest import SCENARIOS, buildfuzz_in_process
 
 
 BUNDLED = find_scenarios([SCENARIOS])
@@ -133,7 +133,7 @@ def test_bad_scenario_files(tmp_path, text, message):
 
 
 def test_check_command_rejects_a_directory_without_scenarios(tmp_path):
-    r = buildfuzz("scenarios", "check", tmp_path)
+    r = buildfuzz_in_process("scenarios", "check", tmp_path)
     assert r.returncode == 2 and "holds no scenario.toml" in r.stderr
 
 

@@ -26,7 +26,7 @@ def test_the_schema_is_a_valid_2020_12_schema():
 
 
 def test_buildfuzz_schema_prints_it():
-    result = buildfuzz("schema")
+    result = buildfuzz("schema")  # a real process: the entry point, as a user starts it
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == report_schema()
 

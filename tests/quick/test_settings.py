@@ -10,7 +10,7 @@ from fuzzer.cli import run
 from fuzzer.config import UsageError
 from fuzzer.settings import used
 
-from conftest import buildfuzz
+from conftest import buildfuzz, buildfuzz_in_process
 
 
 @pytest.fixture(autouse=True)
@@ -122,7 +122,7 @@ def test_an_unknown_variable_is_a_warning_and_a_bad_value_an_error(tmp_path, mon
 
 def test_cli_errors_are_one_line_exit_2_and_leave_no_store(tmp_path):
     source = pyproject(tmp_path / "src", "runz = 3")
-    result = buildfuzz("run", "--", "make", cwd=source)
+    result = buildfuzz_in_process("run", "--", "make", cwd=source)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "unknown key 'runz'" in result.stderr
     assert sorted(p.name for p in source.iterdir()) == ["pyproject.toml"]

@@ -13,7 +13,7 @@ from contextlib import closing
 
 import pytest
 
-from conftest import buildfuzz
+from conftest import buildfuzz, buildfuzz_in_process
 from fuzzer import structs
 from fuzzer.config import FuzzConfig, available_cpus, stored_settings
 from fuzzer.execute.run import RunRecord
@@ -82,8 +82,8 @@ def source(tmp_path):
 
 
 def run_on(store, source, marker):
-    return buildfuzz("run", "--source", source, "--store", store, "--runs", "2", "--no-localize", "--",
-                     "sh", "-c", f"echo x > out; echo built >> {marker}")
+    return buildfuzz_in_process("run", "--source", source, "--store", store, "--runs", "2", "--no-localize",
+                                "--", "sh", "-c", f"echo x > out; echo built >> {marker}")
 
 
 def assert_refused(result, *words):
@@ -126,7 +126,7 @@ def test_store_from_a_newer_buildfuzz_is_refused_before_building(tmp_path, sourc
     assert_refused(run_on(root, source, tmp_path / "built"), str(root / DB_NAME), "newer")
     assert not (tmp_path / "built").exists()
     assert fingerprint(root) == before
-    assert_refused(buildfuzz("explain", "--store", root), "newer")
+    assert_refused(buildfuzz_in_process("explain", "--store", root), "newer")
 
 
 def overwrite_a_page(root, page: int) -> None:
@@ -143,8 +143,8 @@ def test_damaged_store_is_refused_and_left_as_it_is(tmp_path, source):
     overwrite_a_page(root, 2)
     before = fingerprint(root)
     assert_refused(run_on(root, source, tmp_path / "built"), str(root / DB_NAME), "damaged")
-    assert_refused(buildfuzz("explain", "--store", root), "damaged")
-    assert_refused(buildfuzz("replay", "--store", root, "--run", "1"), "damaged")
+    assert_refused(buildfuzz_in_process("explain", "--store", root), "damaged")
+    assert_refused(buildfuzz_in_process("replay", "--store", root, "--run", "1"), "damaged")
     assert not (tmp_path / "built").exists()
     assert fingerprint(root) == before
 
@@ -167,8 +167,8 @@ def test_store_of_another_schema_is_refused_untouched(tmp_path, source, change, 
     make_store(root, source, finished=False)
     sql(root, change)
     before = fingerprint(root)
-    result = buildfuzz("run", "--resume", "--source", source, "--store", root, "--runs", "2", "--",
-                       "sh", "-c", f"echo x > out; echo built >> {tmp_path / 'built'}")
+    result = buildfuzz_in_process("run", "--resume", "--source", source, "--store", root, "--runs", "2", "--",
+                                  "sh", "-c", f"echo x > out; echo built >> {tmp_path / 'built'}")
     assert_refused(result, str(root / DB_NAME), "another schema", *words)
     assert not (tmp_path / "built").exists()
     assert fingerprint(root) == before and campaign_count(root) == 1
@@ -207,7 +207,7 @@ def test_read_only_store_still_shows_its_report(tmp_path, source, read_only):
     root = tmp_path / "s"
     make_store(root, source)
     read_only(root / DB_NAME)
-    r = buildfuzz("explain", "--store", root)
+    r = buildfuzz("explain", "--store", root)  # a real process: the entry point, as a user starts it
     assert r.returncode == 0, r.stderr
     assert "REPRODUCIBLE" in r.stdout
 
@@ -216,20 +216,20 @@ def test_read_only_store_still_shows_its_report(tmp_path, source, read_only):
                                      ["replay", "--jobs", "2"]])
 def test_explain_and_replay_never_create_a_store(tmp_path, command):
     root = tmp_path / "nowhere" / "store"
-    assert_refused(buildfuzz(*command, "--store", root), "no store at", str(root))
+    assert_refused(buildfuzz_in_process(*command, "--store", root), "no store at", str(root))
     assert not (tmp_path / "nowhere").exists()
 
 
 def test_explain_of_a_campaign_that_never_finished_says_what_to_do(tmp_path, source):
     root = tmp_path / "s"
     make_store(root, source, finished=False)
-    assert_refused(buildfuzz("explain", "--store", root), "no stored report", "--relocalize", "--resume")
+    assert_refused(buildfuzz_in_process("explain", "--store", root), "no stored report", "--relocalize", "--resume")
 
 
 def test_explain_of_an_unknown_campaign(tmp_path, source):
     root = tmp_path / "s"
     make_store(root, source)
-    assert_refused(buildfuzz("explain", "--store", root, "--campaign", "9"), "holds no campaign 9")
+    assert_refused(buildfuzz_in_process("explain", "--store", root, "--campaign", "9"), "holds no campaign 9")
 
 
 def test_only_one_exclusive_holder_at_a_time(tmp_path):

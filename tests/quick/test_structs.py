@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import ROOT, buildfuzz
+from conftest import ROOT, buildfuzz_in_process
 from fuzzer import structs
 from fuzzer.compare.inside import Inside
 from fuzzer.config import FuzzConfig, StoredConfig, UsageError, stored_settings
@@ -147,14 +147,14 @@ def test_a_scenario_file_that_does_not_fit_names_file_key_and_expectation(tmp_pa
 
 def test_a_bad_scenario_file_is_one_line_and_exit_2(tmp_path):
     (tmp_path / "scenario.toml").write_text("command = 'make'\n[expect]\nverdict = 'reproducible'\nhazards = '1'\n")
-    result = buildfuzz("scenarios", "check", str(tmp_path))
+    result = buildfuzz_in_process("scenarios", "check", str(tmp_path))
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "scenario.toml': expect.hazards must be a whole number from 0 to 1000000, got '1'" in result.stderr
 
 
 def test_a_settings_file_that_does_not_fit_is_one_line_and_exit_2(tmp_path):
     (tmp_path / "buildfuzz.toml").write_text("runs = 4\nparallel = '2'\n")
-    result = buildfuzz("run", "--source", str(tmp_path), "--", "true")
+    result = buildfuzz_in_process("run", "--source", str(tmp_path), "--", "true")
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert f"{Path(tmp_path) / 'buildfuzz.toml'}': parallel must be a whole number, got '2'" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["buildfuzz.toml"]

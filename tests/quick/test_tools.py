@@ -27,7 +27,7 @@ def test_missing_tool_names_its_package():
 
 
 def test_doctor_lists_every_tool():
-    r = buildfuzz("doctor")
+    r = buildfuzz("doctor")  # a real process: it probes the tools as a fresh process finds them
     assert r.returncode == 0
     for tool in all_tools():
         assert tool.name in r.stdout
