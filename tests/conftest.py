@@ -54,7 +54,7 @@ def buildfuzz_in_process(*args, cwd=None, timeout=300) -> subprocess.CompletedPr
     argv = [str(a) for a in args]
     with _process_state_kept(cwd), _captured() as texts, _interrupted_after(timeout) as timer:
         try:
-            code = run_cli(argv)
+            code = int(run_cli(argv))
         except SystemExit as e:  # a command that decides its exit code
             code = _exit_status(e.code)
         except Exception:  # what the interpreter does with an exception nobody caught
