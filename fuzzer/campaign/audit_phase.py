@@ -13,7 +13,7 @@ from fuzzer.explain.budget import localization_budget
 from fuzzer.model import Verdict
 from fuzzer.report.model import AuditedStep
 
-LOCALIZATION_BUILDS = 2
+LOCALIZATION_BUILDS = 1
 
 
 def audit_steps(campaign: Campaign, events: Events) -> AuditOutcome | None:
@@ -22,7 +22,8 @@ def audit_steps(campaign: Campaign, events: Events) -> AuditOutcome | None:
         return None
     budget = localization_budget(config.localize_budget_s, campaign.seconds_left(), campaign.runs[0].wall_s)
     last_audits = campaign.store.last_audits(str(config.source), config.command)
-    # localization's traced rerun and traced reference come out of the same budget
+    # localization's traced rerun comes out of the same budget (its reference is the audit's
+    # when the audit classified the roots)
     reserve = LOCALIZATION_BUILDS if config.localize else 0
     outcome = with_own_executor(campaign, "audit", events, lambda executor: run_audit(
         campaign.builds(), executor, budget, config.check_steps, last_audits, reserve))
