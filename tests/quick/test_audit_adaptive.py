@@ -14,6 +14,7 @@ from fuzzer.explain import audit, audit_replays
 from fuzzer.explain.audit_run import taken_over
 from fuzzer.explain.budget import UNLIMITED, Budget
 from fuzzer.explain.ranking import rank
+from fuzzer.explain.traced import TracedPair
 from fuzzer.explain.writer import ReplayTargets
 from fuzzer.model import Culprit, Kind
 from fuzzer.observe import Entry, Manifest
@@ -104,3 +105,30 @@ def test_localization_takes_over_the_audits_root_with_its_evidence_and_replays_o
     assert culprit.evidence.startswith("step audit: 2 distinct outputs in 1 replay alone\n")
     assert "a root of the two traced builds too, and did not replay it again" in culprit.evidence
     assert culprit.evidence.endswith("chain: app ← b.c")
+
+
+def test_the_audits_traced_reference_serves_until_a_root_needs_this_workspaces_tree(monkeypatch):
+    import fuzzer.explain as explain
+
+    audit_reference, own_reference = SimpleNamespace(name="audit's"), SimpleNamespace(name="own")
+    traced: list = []
+    monkeypatch.setattr(explain.strace, "available", lambda: "")
+    monkeypatch.setattr(explain, "trace_pair", lambda builds, comparison, executor, reference: TracedPair(
+        reference or own_reference, None, ()))
+    monkeypatch.setattr(explain, "trace_reference", lambda builds, executor: traced.append(1) or own_reference)
+    calls: list = []
+
+    def localized(builds, comparison, executor, budget, evidence, pair, audited, borrowed):
+        calls.append((pair.reference.name, borrowed))
+        return None if borrowed and needs_tree else "localization"
+
+    monkeypatch.setattr(explain, "_localize", localized)
+    outcome = SimpleNamespace(classified={"gen (in .) #0": object()}, reference=audit_reference)
+    for needs_tree, expected in ((False, [("audit's", True)]), (True, [("audit's", True), ("own", False)])):
+        calls.clear()
+        assert explain.localize(None, None, None, UNLIMITED, None, outcome) == "localization"
+        assert calls == expected
+    assert traced == [1]  # traced again only for the root that needed replays
+    calls.clear()
+    explain.localize(None, None, None, UNLIMITED, None, SimpleNamespace(classified={}, reference=audit_reference))
+    assert calls == [("own", False)]  # an audit that classified nothing lends nothing
