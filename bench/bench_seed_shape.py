@@ -114,6 +114,7 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="4 steps of 0.02-1.2 s")
     parser.add_argument("--scale", type=float, default=0.1, help="of the 1-60 s durations (default 0.1)")
     parser.add_argument("--count", type=int, default=30)
+    parser.add_argument("--report-json", type=Path, help="keep buildfuzz's report here")
     args = parser.parse_args()
     count, varying, scale = (4, SMOKE, 0.02) if args.smoke else (args.count, FULL, args.scale)
     if count < 2 or not 0 < scale <= 1:
@@ -126,6 +127,8 @@ def main() -> int:
         load = os.getloadavg()
         wall = run(root / "src", root / "store", root / "report.json")
         report = json.loads((root / "report.json").read_text())
+        if args.report_json:
+            shutil.copy(root / "report.json", args.report_json)
         load_after = os.getloadavg()
     return show(report, modes, seconds, scale, wall, load, load_after)
 
