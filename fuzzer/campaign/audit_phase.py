@@ -13,6 +13,8 @@ from fuzzer.explain.budget import localization_budget
 from fuzzer.model import Verdict
 from fuzzer.report.model import AuditedStep
 
+LOCALIZATION_BUILDS = 1
+
 
 def audit_steps(campaign: Campaign, events: Events) -> AuditOutcome | None:
     config = campaign.config
@@ -20,8 +22,11 @@ def audit_steps(campaign: Campaign, events: Events) -> AuditOutcome | None:
         return None
     budget = localization_budget(config.localize_budget_s, campaign.seconds_left(), campaign.runs[0].wall_s)
     last_audits = campaign.store.last_audits(str(config.source), config.command)
+    # localization's traced rerun comes out of the same budget (its reference is the audit's
+    # when the audit classified the roots)
+    reserve = LOCALIZATION_BUILDS if config.localize else 0
     outcome = with_own_executor(campaign, "audit", events, lambda executor: run_audit(
-        campaign.builds(), executor, budget, config.check_steps, last_audits))
+        campaign.builds(), executor, budget, config.check_steps, last_audits, reserve))
     if outcome is not None:
         _remember(campaign, outcome.summary.steps)
     return outcome

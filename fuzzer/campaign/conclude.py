@@ -12,7 +12,8 @@ from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, with_own_ex
 from fuzzer.compare import Comparison, compare
 from fuzzer.config import MIN_SUCCESSFUL, UsageError, shown
 from fuzzer.execute.run import RunRecord
-from fuzzer.explain.budget import Budget, localization_budget
+from fuzzer.explain.audit_run import AuditOutcome
+from fuzzer.explain.budget import localization_budget
 from fuzzer.model import ExitReason, Verdict
 from fuzzer.report import json_format
 from fuzzer.report.model import Report
@@ -28,7 +29,7 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     concluded = campaign.verdict(comparison) in (Verdict.REPRODUCIBLE, Verdict.UNREPRODUCIBLE)
     audited = audit_steps(campaign, events) if concluded else None
     if campaign.config.localize and campaign.verdict(comparison) in (Verdict.REPRODUCIBLE, Verdict.UNREPRODUCIBLE):
-        localization = _localize(campaign, comparison, events, audited.budget if audited else None)
+        localization = _localize(campaign, comparison, events, audited)
     localization = _confirm_targets(campaign, with_audit(localization, audited))
     diffs = campaign.evidence.diffs(campaign.runs, comparison, campaign.config.diff_timeout)
     tested = metadata_builds.test_metadata_stabilizer(campaign, diffs)
@@ -76,17 +77,18 @@ def _require_evidence(campaign: Campaign, comparison: Comparison | None) -> None
 
 
 def _localize(campaign: Campaign, comparison: Comparison, events: Events,
-              shared: Budget | None = None) -> explain.Localization | None:
-    """Localize a divergence, or scan a reproducible build for latent hazards; `shared`: the
-    step audit's budget, whose time localization spends with it."""
+              audited: AuditOutcome | None = None) -> explain.Localization | None:
+    """Localize a divergence, or scan a reproducible build for latent hazards; `audited`: the
+    step audit, whose budget localization spends with it and whose classified roots it
+    takes over."""
     def work(localizer):
         if comparison.reproducible:
             return explain.scan_hazards(campaign.builds(), localizer)
-        budget = shared or localization_budget(campaign.config.localize_budget_s, campaign.seconds_left(),
-                                               campaign.runs[0].wall_s)
+        budget = audited.budget if audited else localization_budget(
+            campaign.config.localize_budget_s, campaign.seconds_left(), campaign.runs[0].wall_s)
         builds = campaign.builds()  # tracing and shrinking stop inside the localization's budget too
         builds = replace(builds, deadline=min(builds.deadline, budget.deadline))
-        return explain.localize(builds, comparison, localizer, budget, campaign.evidence)
+        return explain.localize(builds, comparison, localizer, budget, campaign.evidence, audited)
 
     return with_own_executor(campaign, "hazards" if comparison.reproducible else "localize", events, work)
 

@@ -209,12 +209,17 @@ class StepReplayer:
                 live.unlink()
 
     def _digest(self) -> str:
-        h = hashlib.sha256()
-        for rel in sorted(self.call.compared):
-            path = self.tree / rel
-            h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
-            h.update((hash_file(str(path)) if path.is_file() else "absent").encode() + b"\n")
-        return h.hexdigest()
+        return outputs_digest(self.call.compared, lambda rel: hash_file(str(p)) if (p := self.tree / rel).is_file() else None)
+
+
+def outputs_digest(compared, digest_of: Callable[[str], str | None]) -> str:
+    """One replay's digest of its compared outputs, given each one's content digest (None:
+    absent); made the same way from a manifest, it is the traced build's (the step audit)."""
+    h = hashlib.sha256()
+    for rel in sorted(compared):
+        h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
+        h.update((digest_of(rel) or "absent").encode() + b"\n")
+    return h.hexdigest()
 
 
 @contextlib.contextmanager

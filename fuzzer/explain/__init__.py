@@ -14,12 +14,14 @@ latent hazards.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Mapping, Sequence
 
 from msgspec import structs
 
 from fuzzer.execute.run import RunKind
 from fuzzer.explain import ranking, stabilizers
 from fuzzer.explain.ablation import any_rebuild, minimal_reproducer
+from fuzzer.explain.audit_run import AuditOutcome, taken_over
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.builds import Builds
 from fuzzer.explain.classify import Context, classify
@@ -29,7 +31,7 @@ from fuzzer.execute.logs import error_lines
 from fuzzer.explain.noise import known_noise
 from fuzzer.execute.replay_slots import in_slots, replay_slots
 from fuzzer.execute.step_replay import StepReplayer
-from fuzzer.explain.traced import trace_pair
+from fuzzer.explain.traced import TracedPair, trace_pair, trace_reference
 from fuzzer.explain.writer import ReplayTargets, provenance
 from fuzzer.model import Culprit, Hazard, Kind
 from fuzzer.observe import Manifest
@@ -57,23 +59,35 @@ class Localization:
     audit: AuditSummary | None = None  # the step audit (--check-steps; fuzzer/explain/audit_run.py)
 
 
-def localize(builds: Builds, comparison, executor, budget: Budget, evidence) -> Localization:
+def localize(builds: Builds, comparison, executor, budget: Budget, evidence,
+             audit: AuditOutcome | None = None) -> Localization:
     """`budget`: the localization's (`budget.localization_budget`), which `builds.deadline`
     holds its tracing and shrinking runs to as well; `evidence`: the variants kept of the
-    runs' files (`known_noise` reads them)."""
+    runs' files (`known_noise` reads them); `audit`: the step audit, whose classified roots
+    are taken over rather than replayed again, and whose traced reference serves as this
+    one's when no other root needs replaying."""
     unusable = strace.available()
     if unusable:
         return Localization(notes=(f"step localization disabled: {unusable}; results are artifact-level only",))
-    return _localize(builds, comparison, executor, budget, evidence)
+    borrowed = audit.reference if audit is not None and audit.classified else None
+    pair = trace_pair(builds, comparison, executor, borrowed)
+    audited = audit.classified if audit is not None else {}
+    found = _localize(builds, comparison, executor, budget, evidence, pair, audited, borrowed is not None)
+    if found is None:  # a root the audit did not classify is replayed here, on this workspace's reference tree
+        pair = replace(pair, reference=trace_reference(builds, executor))
+        found = _localize(builds, comparison, executor, budget, evidence, pair, audited, False)
+    return found
 
 
-def _localize(builds: Builds, comparison, executor, budget: Budget, evidence) -> Localization:
-    pair = trace_pair(builds, comparison, executor)
+def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pair: TracedPair,
+              audited: Mapping[str, Culprit], borrowed: bool) -> Localization | None:
+    """None: the reference is `borrowed` (the audit's, its tree gone) and a root needs replays."""
     tree, parent = builds.tree, builds.parent_outputs
     reference_trace = load_trace(pair.reference.trace_path, tree, parent)
     outside = outside_note(reference_trace, builds.compared_places)
     attempts = [(a, load_trace(a.trace_path, tree, parent)) for a in pair.attempts]
-    labels = trace_hazards.distinct_labels(["traced reference", *(_label(a) for a, _ in attempts)])
+    reference_label = "step audit's traced reference" if borrowed else "traced reference"
+    labels = trace_hazards.distinct_labels([reference_label, *(_label(a) for a, _ in attempts)])
     found = trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)], labels,
                                        declared.declared_graph(builds.command, tree))
     failures = {i: error_lines(read_log(builds.runs[i].log_path)) for i in comparison.failed}
@@ -92,12 +106,19 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence) ->
     made = provenance(reference_trace, pair.reference.manifest or Manifest({}), pair.divergent.manifest or Manifest({}),
                       [p for r in roots for p in r.outputs], lambda path, dest: executor.fetch(pair.reference, path, dest))
     targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs, made)
-    with replay_slots(executor, pair.reference, builds.replays_at_once, builds.logs / "replays") as slots:
-        context = Context(pair.reference, pair.divergent, _replayer_factory(slots, 0, pair, targets),
-                          tuple(found), budget, {roots[i].step.key: n for i, n in noise.items()},
-                          builds.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
-        contexts = [replace(context, replayer_for=_replayer_factory(slots, k, pair, targets)) for k in range(slots.count)]
-        explained, left = _explain_in_budget(ranked, context, targets, contexts)
+    taken, ranked = taken_over(ranked, audited, f"the {labels[0]} and the {_label(pair.divergent)}")
+    if ranked and borrowed:
+        return None
+    if ranked:
+        with replay_slots(executor, pair.reference, builds.replays_at_once, builds.logs / "replays") as slots:
+            context = Context(pair.reference, pair.divergent, _replayer_factory(slots, 0, pair, targets),
+                              tuple(found), budget, {roots[i].step.key: n for i, n in noise.items()},
+                              builds.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
+            contexts = [replace(context, replayer_for=_replayer_factory(slots, k, pair, targets))
+                        for k in range(slots.count)]
+            explained, left = _explain_in_budget(ranked, context, targets, contexts, taken)
+    else:  # every root was the audit's: no replay slot is set up
+        explained, left = _explain_in_budget([], None, taken=taken)
     culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
     minimal = _minimal_reproducer(builds, executor, pair) if culprits else None
     notes = _notes(roots, left, budget, builds.stabilizers) + outside \
@@ -105,12 +126,14 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence) ->
     return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True)
 
 
-def _explain_in_budget(ranked: list[ranking.Ranked], context: Context, targets: ReplayTargets | None = None,
-                       contexts: list[Context] | None = None) -> tuple[list[Culprit], list[ranking.Ranked]]:
+def _explain_in_budget(ranked: list[ranking.Ranked], context: Context | None, targets: ReplayTargets | None = None,
+                       contexts: list[Context] | None = None, taken: Sequence[tuple[ranking.Ranked, Culprit]] = ()
+                       ) -> tuple[list[Culprit], list[ranking.Ranked]]:
     """Classify in rank order while the budget lasts, as many at once as there are replay
     slots (`contexts`, one per slot); the culprits in report order (each with the process
-    that wrote its bytes, given the traces' `targets`), and the roots left unexplained."""
-    done: list[tuple[ranking.Ranked, Culprit]] = []
+    that wrote its bytes, given the traces' `targets`), with those `taken` over from the step
+    audit, and the roots left unexplained."""
+    done: list[tuple[ranking.Ranked, Culprit]] = list(taken)
     left: list[ranking.Ranked] = []
 
     def explain(root: ranking.Ranked, slot: Context) -> None:
@@ -120,7 +143,8 @@ def _explain_in_budget(ranked: list[ranking.Ranked], context: Context, targets: 
             culprit = classify(root.root, slot)
             done.append((root, targets.annotate(culprit, root.root) if targets else culprit))
 
-    in_slots(ranked, contexts or [context], explain)
+    if ranked:
+        in_slots(ranked, contexts or [context], explain)
     done.sort(key=lambda pair: ranking.report_key(pair[0]))
     left.sort(key=ranked.index)
     return [culprit for _, culprit in done], left

@@ -2,33 +2,32 @@
 replayed alone on its tree, and every step that varies classified as a root.
 
 Each step is replayed as what wrote its compared outputs (`fuzzer.explain.writer`: the
-smallest replayable process, else the step), REPLAYS times with its traced argv, cwd and
-environment, every file it wrote put back first (`fuzzer.execute.step_replay`). One that
-gives more than one output is a root of its own: classify and the stabiliser search take
-it from there, as for a root two builds found, and no second build is needed. Identical
-replays only bound what is left: k of them put the variation below 3/k at 95%, and the
-report says so. Steps are replayed N at once (`--parallel`, else the CPU count), each in a
-slot of its own (`fuzzer.execute.replay_slots`); the audit stops starting steps when its
-budget would not hold the next one.
+smallest replayable process, else the step), with its traced argv, cwd and environment,
+every file it wrote put back first (`fuzzer.execute.step_replay`): first once each, then up
+to REPLAYS times the cheapest first while the budget lasts (`fuzzer.explain.audit_replays`).
+One whose output differs from the traced build's is a root of its own: classify and the
+stabiliser search take it from there, as for a root two builds found, and no second build
+is needed; localization takes those roots over (`taken_over`) rather than replay them
+again. Steps are replayed N at once (`--parallel`, else the CPU count), each in a slot of
+its own (`fuzzer.execute.replay_slots`).
 """
 
 from __future__ import annotations
 
 import functools
-import shlex
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from typing import Mapping
 
 from msgspec import structs
 
 from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots
-from fuzzer.execute.run import RunKind
-from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, Variation
+from fuzzer.execute.run import RunKind, RunRecord
 from fuzzer.explain import audit
+from fuzzer.explain.audit_replays import Steps, row
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.builds import Builds
-from fuzzer.explain.classify import Context, classify
+from fuzzer.explain.classify import Context
 from fuzzer.explain.writer import ReplayTargets
 from fuzzer.model import AuditResult, Culprit
 from fuzzer.report.model import AuditedStep, AuditSummary
@@ -38,32 +37,48 @@ from fuzzer.trace.steps import load_trace
 @dataclass(frozen=True)
 class AuditOutcome:
     summary: AuditSummary
-    culprits: tuple[Culprit, ...]
+    classified: dict[str, Culprit]  # the roots it classified, by step identity (audit.step_identity)
     notes: tuple[str, ...]
     budget: Budget  # the audit's, which localization then spends the rest of
+    reference: RunRecord | None = None  # its traced build (its trace is kept in the logs; its tree is not)
+
+    @property
+    def culprits(self) -> tuple[Culprit, ...]:
+        return tuple(self.classified.values())
 
 
-def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audits: dict[str, str]) -> AuditOutcome:
+def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audits: dict[str, str],
+              reserve_builds: int = 0) -> AuditOutcome:
     """Trace the reference once, replay the planned steps alone (`share` of them, the least
-    recently audited first: `last_audits`, by step identity), classify those that vary."""
+    recently audited first: `last_audits`, by step identity), classify those that vary.
+    `reserve_builds`: traced builds' time the top-up replays leave in the budget (for the
+    localization that follows)."""
     record = executor.run(builds.request(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation, trace=True))
     if not record.ok or record.trace_path is None:
-        return AuditOutcome(_summary(share, 0, [], 0, "the traced build failed", 0, 0.0), (),
+        return AuditOutcome(_summary(share, 0, [], 0, "the traced build failed", 0, 0.0), {},
                             (f"step audit not run: the traced reference build failed (exit {record.exit_code})",), budget)
     trace = load_trace(record.trace_path, builds.tree)
     compared = set(builds.selection.compared(record.manifest).entries) if record.manifest else set()
     plan = audit.plan(trace, compared, share, builds.selection.artifacts, last_audits)
     targets = ReplayTargets(trace, trace, record.perturbation.jobs)
-    with replay_slots(executor, record, builds.replays_at_once, builds.logs / "audit") as slots:
+    logs = builds.logs / "audit"
+    with replay_slots(executor, record, builds.replays_at_once, logs) as slots:
         started = time.monotonic()
-        rows, culprits, why_left = _replay_planned(plan.chosen, slots, targets, record, builds.stabilizers, budget)
+        contexts = [Context(record, record, functools.partial(_replayer, slots, k, targets, record.perturbation.cpus),
+                            budget=budget, stabilizers=builds.stabilizers,
+                            replay_seconds=lambda c: targets.of(c).duration) for k in range(slots.count)]
+        steps = Steps(plan.chosen, targets, record, logs, budget, reserve_builds * record.wall_s)
+        in_slots(plan.chosen, contexts, steps.first)
+        in_slots(sorted(steps.topped_up(), key=lambda a: targets.of(a.candidate).duration), contexts, steps.more)
         wall_s = time.monotonic() - started
+    rows = [steps.row(a) for a in plan.chosen]
+    why_left = steps.why_left
     left = sum(r.result == AuditResult.LEFT for r in rows) + len(plan.deferred)
     if plan.deferred:
         asked = f"--check-steps {share:.0%} of {len(plan.chosen) + len(plan.deferred)} replayable steps"
         why_left = f"{why_left}; " if why_left else ""
         why_left += f"{len(plan.deferred)} left for later campaigns by {asked} (the least recently audited go first)"
-    rows += [_row(a, targets, AuditResult.LEFT, "left for a later campaign (--check-steps share)")
+    rows += [row(a, targets, AuditResult.LEFT, "left for a later campaign (--check-steps share)")
              for a in plan.deferred]
     rows += [AuditedStep(u.identity, u.step.command, u.step.cwd, [], AuditResult.NOT_REPLAYABLE,
                          f"not replayable: {u.reason}")
@@ -71,65 +86,30 @@ def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audit
     summary = _summary(share, len(plan.chosen) + len(plan.deferred) + len(plan.unreplayable), rows,
                        left, why_left, slots.at_once, wall_s)
     serial = f"step replays ran one at a time: {slots.serial_reason}" if slots.serial_reason else ""
-    return AuditOutcome(summary, tuple(culprits), (serial,) if serial and summary.audited else (), budget)
+    notes = ((serial,) if serial and summary.audited else ()) + steps.short_note()
+    return AuditOutcome(summary, steps.classified, notes, budget, record)
 
 
-def _replay_planned(chosen, slots: Slots, targets: ReplayTargets, record, stabilizers: tuple[str, ...],
-                    budget: Budget):
-    """Each planned step replayed in the first free slot, in plan order, while the budget
-    holds the next one's replays; (rows in plan order, culprits, why steps were left)."""
-    contexts = [Context(record, record, functools.partial(_replayer, slots, k, targets, record.perturbation.cpus),
-                        budget=budget, stabilizers=stabilizers, replay_seconds=lambda c: targets.of(c).duration)
-                for k in range(slots.count)]
-    why_left: list[str] = []
-
-    def audit_in(item: audit.Audited, context: Context):
-        cost = REPLAYS * targets.of(item.candidate).duration + SPREAD_S
-        if why_left or not budget.affords(cost):
-            why_left[:] = why_left or [f"{budget.describe()} would not hold the next step's {REPLAYS} replays "
-                                       f"(about {cost:.0f} s, {max(budget.left(), 0):.0f} s left)"]
-            return _row(item, targets, AuditResult.LEFT, why_left[0]), None
-        return _audit_one(item, targets, context)
-
-    done = in_slots(chosen, contexts, audit_in)
-    return [row for row, _ in done], [c for _, c in done if c is not None], why_left[0] if why_left else ""
+def taken_over(ranked, audited: Mapping[str, Culprit], found: str):
+    """Of localization's ranked roots, those the audit classified, each as the audit's
+    culprit (its kind, stabilisers and replays are the evidence) with what localization's
+    builds add: the outputs they differ in and the chain from an artifact, and the rest."""
+    taken, rest = [], []
+    for root in ranked:
+        culprit = audited.get(audit.step_identity(root.root.ref)) if root.root.ref is not None else None
+        if culprit is None:
+            rest.append(root)
+            continue
+        chain = " ← ".join(root.root.chain) if len(root.root.chain) > 1 else ""
+        evidence = (f"{culprit.evidence}\nlocalization found it as a root of {found} too, and did not replay it "
+                    f"again: its kind and stabilisers are the step audit's above" + (f"\nchain: {chain}" if chain else ""))
+        taken.append((root, structs.replace(culprit, outputs=sorted({*culprit.outputs, *root.root.outputs}),
+                                            chain=list(root.root.chain), evidence=evidence)))
+    return taken, rest
 
 
 def _replayer(slots: Slots, slot: int, targets: ReplayTargets, cpus, candidate):
     return slots.replayer(slot, targets.of(candidate).call, cpus)
-
-
-def _audit_one(item: audit.Audited, targets: ReplayTargets, context: Context) -> tuple[AuditedStep, Culprit | None]:
-    started = time.monotonic()
-    with context.replayer_for(item.candidate) as replayer:
-        plain = replayer.replay(Variation("plain"), REPLAYS)
-    if plain.failed:
-        return _row(item, targets, AuditResult.REPLAY_FAILED, f"replayed alone it {plain.failure}", started), None
-    if not plain.varies:
-        detail = (f"{REPLAYS}/{REPLAYS} replays alone gave the same bytes: any variation left is below "
-                  f"{3 / REPLAYS:.0%} of replays (95%)")
-        return _row(item, targets, AuditResult.STABLE, detail, started), None
-    detail = f"{plain.distinct} distinct outputs in {REPLAYS} replays alone, from the traced build's inputs"
-    culprit = classify(item.candidate, context)
-    evidence = f"step audit: {detail}, with no second build; {culprit.evidence}"
-    culprit = targets.annotate(structs.replace(culprit, evidence=evidence), item.candidate)
-    return _row(item, targets, AuditResult.VARIES, detail, started), culprit
-
-
-def _row(item: audit.Audited, targets: ReplayTargets, result: AuditResult, detail: str, started: float | None = None
-         ) -> AuditedStep:
-    step, call = item.step, targets.of(item.candidate).call
-    ran = result.replayed
-    return AuditedStep(
-        identity=item.identity, command=step.command, cwd=step.cwd, outputs=list(item.candidate.outputs),
-        result=result, detail=detail, replays=REPLAYS if ran else 0,
-        seconds=round(time.monotonic() - started, 3) if started is not None else 0.0,
-        last_audit=item.last_audit, audited=_now() if ran else "", replay=f"cd {shlex.quote(call.cwd)} && {shlex.join(call.argv)}",
-    )
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
 def _summary(share: float, reaching: int, rows: list[AuditedStep], left: int, why_left: str, parallel: int,

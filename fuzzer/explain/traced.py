@@ -3,7 +3,8 @@
 The divergent perturbations are re-run under strace until one diverges again (tracing
 changes timing, and races are probabilistic), cycling through the telling runs, for as
 long as the budget allows. Every traced run is kept: each is evidence for hazards. The
-reference is traced last, so its final tree is left in the workspace for step replays.
+reference is traced last, so its final tree is left in the workspace for step replays; the
+step audit's traced reference serves instead when no step is replayed here.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ def divergent_perturbations(runs: tuple[RunRecord, ...], comparison) -> list[Per
     return seen
 
 
-def trace_pair(builds: Builds, comparison, executor: Executor) -> TracedPair:
+def trace_pair(builds: Builds, comparison, executor: Executor, reference: RunRecord | None = None) -> TracedPair:
+    """`reference`: a traced reference build already at hand (the step audit's), traced
+    again only when its tree is needed here (`trace_reference`)."""
     candidates = divergent_perturbations(builds.runs, comparison)
     attempts: list[RunRecord] = []
     divergent = None
@@ -48,9 +51,11 @@ def trace_pair(builds: Builds, comparison, executor: Executor) -> TracedPair:
         if builds.differs_from_reference(record):
             divergent = record
             break
-    reference = builds.runs[0]
-    traced_reference = executor.run(builds.request(RunKind.TRACE_REFERENCE, reference.perturbation, trace=True))
-    return TracedPair(traced_reference, divergent, tuple(attempts))
+    return TracedPair(reference or trace_reference(builds, executor), divergent, tuple(attempts))
+
+
+def trace_reference(builds: Builds, executor: Executor) -> RunRecord:
+    return executor.run(builds.request(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation, trace=True))
 
 
 def _affordable(builds: Builds) -> bool:

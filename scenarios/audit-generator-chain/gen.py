@@ -2,7 +2,7 @@
 """One generator step of the chain: writes a C file of numbered local labels, as PeachPy
 numbers a kernel's unnamed labels while iterating a set.
 
-    gen.py MODE NAME OUTPUT [PREVIOUS]
+    gen.py MODE NAME OUTPUT [PREVIOUS] [--seconds=S]
 
 MODE says what the set's order follows:
   stable  sorted by name: nothing varies;
@@ -11,8 +11,11 @@ MODE says what the set's order follows:
   joint   hash(name) ^ the address: both (stable only with ASLR off and the seed fixed).
 PREVIOUS, the chain's prior generated file, is read and its checksum written in: a step
 depends on the one before, as NNPACK's PeachPy kernels are chained by DEPENDS.
+--seconds=S first spends S seconds of CPU time, as a real generator computes before it
+writes (bench/bench_seed_shape.py gives each step its own); the output does not depend on it.
 """
 import sys
+import time
 import zlib
 
 LABELS = 40
@@ -43,7 +46,17 @@ def order(mode, names):
     return [label.name for label in labels]
 
 
+def work(seconds):
+    total = 0
+    while time.process_time() < seconds:
+        total += sum(range(1000))
+    return total
+
+
 def main(argv):
+    seconds = [float(a.split("=", 1)[1]) for a in argv if a.startswith("--seconds=")]
+    argv = [a for a in argv if not a.startswith("--seconds=")]
+    work(seconds[0] if seconds else 0.0)
     mode, name, output = argv[1:4]
     previous = open(argv[4], "rb").read() if len(argv) > 4 else b""
     names = ["%s_block%02d" % (name, i) for i in range(LABELS)]

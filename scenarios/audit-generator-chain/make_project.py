@@ -18,13 +18,16 @@ def mode(i: int, count: int) -> str:
     return {1: "aslr", 2: "seed"}.get(i % 3, "stable")
 
 
-def cmakelists(count: int) -> str:
+def cmakelists(count: int, modes: list[str] | None = None, seconds: list[float] | None = None) -> str:
+    """`modes`, `seconds`: each step's (default: `mode`, and no CPU time spent first)."""
+    modes = modes or [mode(i, count) for i in range(count)]
     lines = ["cmake_minimum_required(VERSION 3.13)", "project(kernels C)", ""]
     for i in range(count):
         previous = f" ${{CMAKE_CURRENT_BINARY_DIR}}/k{i - 1}.c" if i else ""
+        spend = f" --seconds={seconds[i]:g}" if seconds else ""
         lines += [
             f"add_custom_command(OUTPUT k{i}.c",
-            f"  COMMAND python3 ${{CMAKE_CURRENT_SOURCE_DIR}}/gen.py {mode(i, count)} k{i} k{i}.c{previous}",
+            f"  COMMAND python3 ${{CMAKE_CURRENT_SOURCE_DIR}}/gen.py {modes[i]} k{i} k{i}.c{previous}{spend}",
             f"  DEPENDS ${{CMAKE_CURRENT_SOURCE_DIR}}/gen.py{previous})",
         ]
     sources = " ".join(f"${{CMAKE_CURRENT_BINARY_DIR}}/k{i}.c" for i in range(count))

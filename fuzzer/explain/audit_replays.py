@@ -1,0 +1,163 @@
+"""The step audit's replays, adaptive (`fuzzer.explain.audit_run` runs them in slots).
+
+A first pass gives every planned step one replay alone, in plan order (deliverables first,
+then the cheapest), compared with what the traced build left: a step whose replay differs
+is a root and is classified at once, kind and stabilisers. A second pass tops the steps
+that matched up to REPLAYS replays, cheapest first, while the budget lasts, less what the
+localization that follows needs. On a PyTorch-sized build the long stable steps are most of
+the time and the varying generators a few seconds each: replaying every long step REPLAYS
+times would spend the night on the steps least likely to matter. k replays identical to the
+traced build bound the variation left below 1 - 0.05^(1/k) of replays at 95% (about 3/k);
+each step's row says how many it got and that bound.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from msgspec import structs
+
+from fuzzer.execute.run import RunRecord
+from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, StepCall, Variation, outputs_digest
+from fuzzer.explain import audit
+from fuzzer.explain.budget import Budget
+from fuzzer.explain.classify import Context, classify
+from fuzzer.explain.writer import ReplayTargets
+from fuzzer.model import AuditResult, Culprit
+from fuzzer.report.model import AuditedStep
+from fuzzer.stats import percent_above, upper_bound_zero
+
+FIRST = 1  # replays each step gets in the first pass, when the traced build's output is known
+
+
+@dataclass
+class _State:
+    replays: int = 0
+    seconds: float = 0.0
+    result: AuditResult = AuditResult.LEFT
+    detail: str = ""
+    audited: str = ""  # when its last replay ended
+    digests: set[str] = field(default_factory=set)
+
+
+class Steps:
+    """Each planned step's replays so far; `first` and `more` are the passes' work, one
+    step in one slot (`fuzzer.execute.replay_slots.in_slots`)."""
+
+    def __init__(self, chosen: tuple[audit.Audited, ...], targets: ReplayTargets, record: RunRecord, logs: Path,
+                 budget: Budget, reserve_s: float):
+        self.targets, self.record, self.logs, self.budget, self.reserve_s = targets, record, logs, budget, reserve_s
+        self.chosen = chosen
+        self.classified: dict[str, Culprit] = {}
+        self.why_left = ""  # why the first pass left steps unreplayed
+        self._why_short = ""  # why the second left steps with fewer than REPLAYS
+        self._states = {item.identity: _State() for item in chosen}
+        self._lock = threading.Lock()
+
+    def first(self, item: audit.Audited, context: Context) -> None:
+        state = self._states[item.identity]
+        call = self.targets.of(item.candidate).call
+        traced = self._traced(call)
+        times = FIRST if traced else 2  # nothing to compare one replay with: two, with each other
+        cost = times * self.targets.of(item.candidate).duration + (SPREAD_S if times > 1 else 0.0)
+        with self._lock:
+            if self.why_left or not self.budget.affords(cost):
+                self.why_left = self.why_left or (
+                    f"{self.budget.describe()} would not hold the next step's first replay "
+                    f"(about {cost:.0f} s, {max(self.budget.left(), 0):.0f} s left)")
+                state.detail = self.why_left
+                return
+        self._replay(item, context, state, times, traced)
+
+    def topped_up(self) -> list[audit.Audited]:
+        """What the second pass may add replays to: steps that matched, with fewer than REPLAYS."""
+        return [i for i in self.chosen if (s := self._states[i.identity]).result == AuditResult.STABLE and s.replays < REPLAYS]
+
+    def more(self, item: audit.Audited, context: Context) -> None:
+        state = self._states[item.identity]
+        times = REPLAYS - state.replays
+        cost = times * self.targets.of(item.candidate).duration + SPREAD_S
+        if not self.budget.affords(cost + self.reserve_s):
+            with self._lock:
+                self._why_short = self._why_short or (
+                    f"{self.budget.describe()} would not hold their {times} more replays (about {cost:.0f} s for "
+                    f"the cheapest left, {max(self.budget.left(), 0):.0f} s left"
+                    + (f", {self.reserve_s:.0f} s of it kept for localization's traced builds)" if self.reserve_s
+                       else ")"))
+            return
+        self._replay(item, context, state, times, self._traced(self.targets.of(item.candidate).call))
+
+    def short_note(self) -> tuple[str, ...]:
+        short = [s for s in self._states.values() if s.result == AuditResult.STABLE and s.replays < REPLAYS]
+        if not short:
+            return ()
+        return (f"step audit: {len(short)} stable step(s) got fewer than {REPLAYS} replays ({self._why_short}); "
+                "each step's row says how many it got and the bound they give",)
+
+    def row(self, item: audit.Audited) -> AuditedStep:
+        state = self._states[item.identity]
+        return row(item, self.targets, state.result, state.detail, state.replays, state.seconds, state.audited)
+
+    def _traced(self, call: StepCall) -> str | None:
+        """The traced build's digest of what the replays compare; None when the manifest
+        lacks one of them (written outside the tree)."""
+        entries = self.record.manifest.entries if self.record.manifest else {}
+        if not all(rel in entries for rel in call.compared):
+            return None
+        return outputs_digest(call.compared, lambda rel: entries[rel].digest if entries[rel].kind == "file" else None)
+
+    def _replay(self, item: audit.Audited, context: Context, state: _State, times: int, traced: str | None) -> None:
+        started = time.monotonic()
+        with context.replayer_for(item.candidate) as replayer:
+            outcome = replayer.replay(Variation("plain"), times)
+        state.replays += len(outcome.digests)
+        state.digests |= set(outcome.digests)
+        state.audited = _now()
+        state.seconds += time.monotonic() - started
+        if outcome.failed:
+            state.result, state.detail = AuditResult.REPLAY_FAILED, f"replayed alone it {outcome.failure}"
+            return
+        k = state.replays
+        seen = state.digests | ({traced} if traced else set())
+        if len(seen) == 1:
+            matched = "the traced build's bytes" if traced else "the same bytes"
+            state.result = AuditResult.STABLE
+            state.detail = (f"{k}/{k} replays alone gave {matched}: any variation left is below "
+                            f"{percent_above(upper_bound_zero(k))} of replays (95%; k identical replays bound it "
+                            "below about 3/k)")
+            return
+        against = " and the traced build" if traced else ""
+        state.result = AuditResult.VARIES
+        state.detail = (f"{len(seen)} distinct outputs in {k} replay{'s' if k > 1 else ''} alone{against}, "
+                        "from the traced build's inputs")
+        self._classify(item, context, state)
+
+    def _classify(self, item: audit.Audited, context: Context, state: _State) -> None:
+        started = time.monotonic()
+        culprit = classify(item.candidate, context)
+        evidence = (f"step audit: {state.detail} (replays of the audit's traced build at "
+                    f"{self.record.perturbation.describe()}, their logs under {self.logs}), with no second build; "
+                    f"{culprit.evidence}")
+        self.classified[item.identity] = self.targets.annotate(structs.replace(culprit, evidence=evidence),
+                                                               item.candidate)
+        state.seconds += time.monotonic() - started
+
+
+def row(item: audit.Audited, targets: ReplayTargets, result: AuditResult, detail: str, replays: int = 0,
+        seconds: float = 0.0, audited: str = "") -> AuditedStep:
+    step, call = item.step, targets.of(item.candidate).call
+    return AuditedStep(
+        identity=item.identity, command=step.command, cwd=step.cwd, outputs=list(item.candidate.outputs),
+        result=result, detail=detail, replays=replays if result.replayed else 0, seconds=round(seconds, 3),
+        last_audit=item.last_audit, audited=audited if result.replayed else "",
+        replay=f"cd {shlex.quote(call.cwd)} && {shlex.join(call.argv)}",
+    )
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")

@@ -1,0 +1,134 @@
+"""The step audit's adaptive replays (fuzzer/explain/audit_replays.py) and localization's
+taking over of the roots it classified (audit_run.taken_over), with fake replayers."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+from test_audit_plan import chain
+
+from fuzzer.execute.replay_slots import in_slots
+from fuzzer.execute.step_replay import REPLAYS, ReplayOutcome, outputs_digest
+from fuzzer.explain import audit, audit_replays
+from fuzzer.explain.audit_run import taken_over
+from fuzzer.explain.budget import UNLIMITED, Budget
+from fuzzer.explain.ranking import rank
+from fuzzer.explain.traced import TracedPair
+from fuzzer.explain.writer import ReplayTargets
+from fuzzer.model import Culprit, Kind
+from fuzzer.observe import Entry, Manifest
+from fuzzer.trace.graph import RootCandidate
+from fuzzer.trace.synthetic import synthetic_trace
+
+OUTPUTS = ("a.c", "b.c", "a.o", "app", "build.log")
+
+
+class Replayer:
+    """Gives the traced build's bytes, or other bytes for a step that varies."""
+
+    def __init__(self, call, varies: bool, log: list):
+        self.call, self.varies, self.log = call, varies, log
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def replay(self, variation, times=REPLAYS):
+        self.log.append((self.call.compared, times))
+        digest = outputs_digest(self.call.compared, lambda rel: ("other-" if self.varies else "d-") + rel)
+        return ReplayOutcome((digest,) * times, (0,) * times, 0)
+
+
+def audited(varying: str, budget: Budget):
+    trace = synthetic_trace(chain())
+    plan = audit.plan(trace, {"app", "build.log"}, 1.0, (), {})
+    targets = ReplayTargets(trace, trace, 1)
+    record = SimpleNamespace(manifest=Manifest({p: Entry("file", "d-" + p, size=1) for p in OUTPUTS}),
+                             perturbation=SimpleNamespace(describe=lambda: "jobs=1"))
+    log: list = []
+    context = SimpleNamespace(replayer_for=lambda c: Replayer(targets.of(c).call, varying in c.outputs, log))
+    steps = audit_replays.Steps(plan.chosen, targets, record, SimpleNamespace(), budget, 0.0)
+    return plan, steps, context, log
+
+
+def classified(monkeypatch):
+    monkeypatch.setattr(audit_replays, "classify", lambda candidate, context: Culprit(
+        command=candidate.step.command, argv=[], cwd=".", outputs=list(candidate.outputs), kind=Kind.INTRINSIC,
+        stabilized_by=["PYTHONHASHSEED"], evidence="it becomes stable with PYTHONHASHSEED"))
+
+
+def test_one_replay_each_then_the_stable_ones_topped_up_cheapest_first(monkeypatch):
+    classified(monkeypatch)
+    plan, steps, context, log = audited("b.c", UNLIMITED)
+    in_slots(plan.chosen, [context], steps.first)
+    assert [times for _, times in log] == [1] * len(plan.chosen)  # the first pass: one replay each
+    more = steps.topped_up()
+    assert ("b.c",) not in [a.candidate.outputs for a in more]  # the varying one is classified, not topped up
+    in_slots(sorted(more, key=lambda a: a.candidate.duration), [context], steps.more)
+    rows = {r.outputs[0]: r for r in map(steps.row, plan.chosen)}
+    assert rows["b.c"].result == "varies" and rows["b.c"].replays == 1
+    assert "2 distinct outputs in 1 replay alone and the traced build" in rows["b.c"].detail
+    assert all(rows[p].result == "stable" and rows[p].replays == REPLAYS for p in ("a.c", "a.o", "app", "build.log"))
+    assert "any variation left is below 46% of replays (95%" in rows["a.c"].detail and "3/k" in rows["a.c"].detail
+    (culprit,) = steps.classified.values()
+    assert culprit.stabilized_by == ["PYTHONHASHSEED"] and culprit.evidence.startswith("step audit: 2 distinct outputs")
+    assert steps.short_note() == ()
+
+
+def test_a_budget_that_holds_only_the_first_pass_leaves_the_long_step_with_one_replay_and_says_so(monkeypatch):
+    classified(monkeypatch)
+    # gen_b's replay is 7 s, the others' 1 s or less: its four more (28 s) do not fit, theirs do
+    plan, steps, context, log = audited("nothing", Budget(time.monotonic() + 20, 20, "--localize-budget"))
+    in_slots(plan.chosen, [context], steps.first)
+    in_slots(sorted(steps.topped_up(), key=lambda a: a.candidate.duration), [context], steps.more)
+    rows = {r.outputs[0]: r for r in map(steps.row, plan.chosen)}
+    assert rows["b.c"].replays == 1 and "below 95% of replays" in rows["b.c"].detail
+    assert all(rows[p].replays == REPLAYS for p in ("a.c", "a.o", "app", "build.log"))
+    (note,) = steps.short_note()
+    assert "1 stable step(s) got fewer than 5 replays" in note and "20 s, --localize-budget" in note
+
+
+def test_localization_takes_over_the_audits_root_with_its_evidence_and_replays_only_the_rest():
+    trace = synthetic_trace(chain())
+    gen_a, gen_b = (next(s for s in trace.steps if s.command == c) for c in ("python3 gen_a.py", "python3 gen_b.py"))
+    roots = [RootCandidate(ref=s, div=s, outputs=(out,), explains=("app",), input_differences=(),
+                           chain=("app", out), failed=False) for s, out in ((gen_a, "a.c"), (gen_b, "b.c"))]
+    mine = Culprit(command=gen_b.command, argv=[], cwd=".", outputs=["b.c"], kind=Kind.INTRINSIC,
+                   stabilized_by=["ASLR"], evidence="step audit: 2 distinct outputs in 1 replay alone")
+    taken, rest = taken_over(rank(roots, (), set()), {audit.step_identity(gen_b): mine}, "the two traced builds")
+    assert [r.root.ref.command for r in rest] == ["python3 gen_a.py"]
+    ((root, culprit),) = taken
+    assert root.root.ref is gen_b and culprit.stabilized_by == ["ASLR"] and culprit.chain == ["app", "b.c"]
+    assert culprit.evidence.startswith("step audit: 2 distinct outputs in 1 replay alone\n")
+    assert "a root of the two traced builds too, and did not replay it again" in culprit.evidence
+    assert culprit.evidence.endswith("chain: app ← b.c")
+
+
+def test_the_audits_traced_reference_serves_until_a_root_needs_this_workspaces_tree(monkeypatch):
+    import fuzzer.explain as explain
+
+    audit_reference, own_reference = SimpleNamespace(name="audit's"), SimpleNamespace(name="own")
+    traced: list = []
+    monkeypatch.setattr(explain.strace, "available", lambda: "")
+    monkeypatch.setattr(explain, "trace_pair", lambda builds, comparison, executor, reference: TracedPair(
+        reference or own_reference, None, ()))
+    monkeypatch.setattr(explain, "trace_reference", lambda builds, executor: traced.append(1) or own_reference)
+    calls: list = []
+
+    def localized(builds, comparison, executor, budget, evidence, pair, audited, borrowed):
+        calls.append((pair.reference.name, borrowed))
+        return None if borrowed and needs_tree else "localization"
+
+    monkeypatch.setattr(explain, "_localize", localized)
+    outcome = SimpleNamespace(classified={"gen (in .) #0": object()}, reference=audit_reference)
+    for needs_tree, expected in ((False, [("audit's", True)]), (True, [("audit's", True), ("own", False)])):
+        calls.clear()
+        assert explain.localize(None, None, None, UNLIMITED, None, outcome) == "localization"
+        assert calls == expected
+    assert traced == [1]  # traced again only for the root that needed replays
+    calls.clear()
+    explain.localize(None, None, None, UNLIMITED, None, SimpleNamespace(classified={}, reference=audit_reference))
+    assert calls == [("own", False)]  # an audit that classified nothing lends nothing
