@@ -13,7 +13,7 @@ from fuzzer.explain.classify import Context, classify
 from fuzzer.report.model import Culprit, Hazard, RunSummary
 from fuzzer.trace.graph import find_roots
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
-from fuzzer.trace.tempnames import TEMPORARY_FILES, identity, normalised, renamed
+from fuzzer.trace.tempnames import TEMPORARY_FILES, identity, normalised
 
 
 ALNUM = string.ascii_letters + string.digits
