@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fuzzer.explain import ranking
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace, Step
-from fuzzer.trace.writers import delivered_from, step_not_replayable
+from fuzzer.trace.writers import Mtimes, delivered_from, step_not_replayable
 
 # Devices a replay gives back just as the build had them; any other read under /dev is not
 DEVICES_REPLAYED = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
@@ -76,23 +76,24 @@ def reaching_steps(trace: BuildTrace, compared: set[str]) -> list[tuple[Step, tu
     return found[::-1]
 
 
-def not_replayable(trace: BuildTrace, step: Step) -> str | None:
+def not_replayable(trace: BuildTrace, step: Step, mtimes: Mtimes = {}) -> str | None:
     """Why the step replayed alone would not see what it saw; None: it would."""
     device = next((path for i in step.members for a in trace.processes[i].accesses
                    if a.kind == "read" and (path := a.path).startswith("/dev/") and path not in DEVICES_REPLAYED), None)
     if device:
         return f"it read the device {device}"
-    return step_not_replayable(trace, step)
+    return step_not_replayable(trace, step, mtimes)
 
 
 def plan(trace: BuildTrace, compared: set[str], share: float, named: tuple[str, ...],
-         last_audits: dict[str, str]) -> AuditPlan:
+         last_audits: dict[str, str], mtimes: Mtimes = {}) -> AuditPlan:
     """`share`: of the replayable steps, in (0, 1]; `named`: the user's --artifact globs;
-    `last_audits`: step identity → when it was last audited."""
+    `last_audits`: step identity → when it was last audited; `mtimes`: the traced build's
+    files' (`fuzzer.trace.writers.Mtimes`)."""
     auditable, unreplayable = [], []
     for step, outputs in reaching_steps(trace, compared):
         identity = step_identity(step)
-        reason = not_replayable(trace, step)
+        reason = not_replayable(trace, step, mtimes)
         if reason:
             unreplayable.append(Unreplayable(step, identity, reason))
             continue

@@ -52,8 +52,9 @@ def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audit
                             (f"step audit not run: the traced reference build failed (exit {record.exit_code})",), budget)
     trace = load_trace(record.trace_path, builds.tree)
     compared = set(builds.selection.compared(record.manifest).entries) if record.manifest else set()
-    plan = audit.plan(trace, compared, share, builds.selection.artifacts, last_audits)
-    targets = ReplayTargets(trace, trace, record.perturbation.jobs)
+    mtimes = {path: e.mtime_ns for path, e in record.manifest.entries.items()} if record.manifest else {}
+    plan = audit.plan(trace, compared, share, builds.selection.artifacts, last_audits, mtimes)
+    targets = ReplayTargets(trace, trace, record.perturbation.jobs, mtimes=mtimes)
     with replay_slots(executor, record, builds.replays_at_once, builds.logs / "audit") as slots:
         started = time.monotonic()
         rows, culprits, why_left = _replay_planned(plan.chosen, slots, targets, record, builds.stabilizers, budget)

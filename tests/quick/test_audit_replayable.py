@@ -1,0 +1,61 @@
+"""Whether a step can be replayed alone, decided from what really happened: an open for
+writing that wrote nothing (dpkg-genbuildinfo locking debian/control) is no rewrite, by
+the traced build's mtimes."""
+
+from __future__ import annotations
+
+import textwrap
+
+from fuzzer.explain import audit
+from fuzzer.trace.parse import parse_lines
+from fuzzer.trace.processes import track_processes
+from fuzzer.trace.steps import build_trace
+from fuzzer.trace.writers import step_not_replayable
+
+WS = "/ws"
+S = 1_000_000_000  # ns a second
+
+
+def trace(text: str):
+    lines = textwrap.dedent(text).strip().splitlines(keepends=True)
+    return build_trace(track_processes(parse_lines(lines), WS), WS)
+
+
+# `cat control > out.txt`, then a later step opens control O_WRONLY (a lock) or renames over it
+LOCKED = """
+    1 1000.0 execve("/usr/bin/make", ["make"], 0x1 /* 1 vars */) = 0
+    1 1000.1 clone(child_stack=NULL) = 2
+    2 1000.2 execve("/bin/sh", ["/bin/sh", "-c", "cat control > out.txt"], 0x1 /* 1 vars */) = 0
+    2 1000.3 openat(AT_FDCWD</ws>, "out.txt", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</ws/out.txt>
+    2 1000.4 openat(AT_FDCWD</ws>, "control", O_RDONLY) = 4</ws/control>
+    2 1000.5 +++ exited with 0 +++
+    1 1001.0 clone(child_stack=NULL) = 3
+    3 1001.1 execve("/bin/sh", ["/bin/sh", "-c", "LATER"], 0x1 /* 1 vars */) = 0
+    3 1001.2 OPEN
+    3 1001.3 +++ exited with 0 +++
+    1 1001.4 +++ exited with 0 +++
+"""
+LOCK = 'openat(AT_FDCWD</ws>, "control", O_WRONLY) = 3</ws/control>'
+RENAME = 'renameat2(AT_FDCWD</ws>, "control.new", AT_FDCWD</ws>, "control", 0) = 0'
+
+
+def locked(open_line: str = LOCK):
+    t = trace(LOCKED.replace("OPEN", open_line))
+    return t, next(s for s in t.steps if s.command == "cat control > out.txt")
+
+
+def test_an_open_for_writing_that_left_the_file_as_it_was_is_no_rewrite():
+    t, cat = locked()
+    assert step_not_replayable(t, cat, {"control": 900 * S}) is None  # last modified long before the read
+    plan = audit.plan(t, {"out.txt"}, 1.0, (), {}, {"control": 900 * S, "out.txt": 1000 * S})
+    assert [a.step.command for a in plan.chosen] == ["cat control > out.txt"] and plan.unreplayable == ()
+
+
+def test_a_file_modified_after_the_read_or_replaced_or_of_unknown_mtime_was_rewritten():
+    t, cat = locked()
+    rewrote = "read control, which `LATER` rewrote afterwards"
+    assert step_not_replayable(t, cat, {"control": int(1001.25 * S)}) == rewrote  # written after the read
+    assert step_not_replayable(t, cat, {"control": int(1000.39 * S)}) == rewrote  # within a clock tick of it
+    assert step_not_replayable(t, cat, {}) == rewrote  # no manifest says otherwise
+    t, cat = locked(RENAME)  # a rename brings another file's bytes, and keeps that file's mtime
+    assert step_not_replayable(t, cat, {"control": 900 * S}) == rewrote
