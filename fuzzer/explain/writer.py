@@ -78,6 +78,12 @@ def provenance(trace: BuildTrace, reference: Manifest, divergent: Manifest, outp
     return Provenance(made_from, copies(trace, digests))
 
 
+def mtimes_of(manifest: Manifest | None) -> Mtimes:
+    """A traced build's files' mtimes when it ended, which tell an open for writing that
+    wrote nothing from a rewrite (`fuzzer.trace.writers`)."""
+    return {path: e.mtime_ns for path, e in manifest.entries.items()} if manifest else {}
+
+
 def _archive(path: str) -> bool:
     return is_package(path) or path.endswith(".a")
 

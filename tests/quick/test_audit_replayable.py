@@ -8,6 +8,9 @@ from __future__ import annotations
 import textwrap
 
 from fuzzer.explain import audit
+from fuzzer.explain.writer import ReplayTargets, mtimes_of
+from fuzzer.observe import Entry, Manifest
+from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.parse import parse_lines
 from fuzzer.trace.processes import track_processes
 from fuzzer.trace.steps import build_trace
@@ -99,3 +102,16 @@ def test_with_no_replayable_writer_inside_the_step_stays_not_replayable():
     assert plan.chosen == ()
     (unreplayable,) = plan.unreplayable
     assert unreplayable.reason == "read debian/control, which `mv control.new debian/control` rewrote afterwards"
+
+
+def test_localization_replays_the_writer_inside_when_the_later_open_left_its_input_as_it_was():
+    locked = RULES.replace('"configure.ac", O_RDONLY', '"debian/control", O_RDONLY').replace(
+        'renameat2(AT_FDCWD</ws>, "control.new", AT_FDCWD</ws>, "debian/control", 0) = 0',
+        'openat(AT_FDCWD</ws>, "debian/control", O_WRONLY) = 3</ws/debian/control>')
+    t = trace(locked)
+    rules = next(s for s in t.steps if s.command == "debian/rules binary")
+    candidate = RootCandidate(ref=rules, div=None, outputs=("autom4te.cache/requests",), explains=(),
+                              input_differences=(), chain=(), failed=False)
+    kept = ReplayTargets(t, t, 1, mtimes=mtimes_of(Manifest({"debian/control": Entry("file", "d", mtime_ns=900 * S)})))
+    assert kept.of(candidate).replays_process and kept.of(candidate).call.argv == ("perl", "autom4te", "configure.ac")
+    assert not ReplayTargets(t, t, 1).of(candidate).replays_process  # no manifest: the lock counts as a rewrite
