@@ -32,7 +32,7 @@ from fuzzer.explain.noise import known_noise
 from fuzzer.execute.replay_slots import in_slots, replay_slots
 from fuzzer.execute.step_replay import StepReplayer
 from fuzzer.explain.traced import TracedPair, trace_pair, trace_reference
-from fuzzer.explain.writer import ReplayTargets, provenance
+from fuzzer.explain.writer import ReplayTargets, mtimes_of, provenance
 from fuzzer.model import Culprit, Hazard, Kind
 from fuzzer.observe import Manifest
 from fuzzer.report.model import AuditSummary
@@ -105,7 +105,8 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     ranked = ranking.rank(roots, builds.selection.artifacts, set(noise))
     made = provenance(reference_trace, pair.reference.manifest or Manifest({}), pair.divergent.manifest or Manifest({}),
                       [p for r in roots for p in r.outputs], lambda path, dest: executor.fetch(pair.reference, path, dest))
-    targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs, made)
+    targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs, made,
+                            mtimes_of(pair.reference.manifest))
     taken, ranked = taken_over(ranked, audited, f"the {labels[0]} and the {_label(pair.divergent)}")
     if ranked and borrowed:
         return None

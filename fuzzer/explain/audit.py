@@ -6,7 +6,10 @@ an input of a step that did, and so on upstream (read backwards over the trace, 
 order). What it is compared on is exactly those outputs. A step is not replayable when
 replayed alone it could not see what it saw: what `fuzzer.trace.writers` says of its
 process tree (stdin from a pipe, the network, an input rewritten later), or it read a
-device. Those are listed with their reason and never counted as checked.
+device. Such a step is still audited through the smallest process inside it that wrote
+its outputs and can be replayed alone (`debian/rules binary` read debian/control, which
+a later step locks, while its autom4te did not), as localization replays it; with none,
+it is listed with its reason and never counted as checked.
 
 The order: the steps least recently audited first (never audited before all), so a
 `--check-steps 10%` audit covers the whole build in about ten nights; among equals,
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from fuzzer.explain import ranking
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace, Step
-from fuzzer.trace.writers import delivered_from, step_not_replayable
+from fuzzer.trace.writers import Mtimes, delivered_from, step_not_replayable, writer_of
 
 # Devices a replay gives back just as the build had them; any other read under /dev is not
 DEVICES_REPLAYED = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
@@ -76,23 +79,32 @@ def reaching_steps(trace: BuildTrace, compared: set[str]) -> list[tuple[Step, tu
     return found[::-1]
 
 
-def not_replayable(trace: BuildTrace, step: Step) -> str | None:
-    """Why the step replayed alone would not see what it saw; None: it would."""
-    device = next((path for i in step.members for a in trace.processes[i].accesses
-                   if a.kind == "read" and (path := a.path).startswith("/dev/") and path not in DEVICES_REPLAYED), None)
-    if device:
-        return f"it read the device {device}"
-    return step_not_replayable(trace, step)
+def not_replayable(trace: BuildTrace, step: Step, mtimes: Mtimes = {}, outputs: tuple[str, ...] = ()) -> str | None:
+    """Why the step replayed alone would not see what it saw, nor the smallest process in it
+    that wrote `outputs`; None: one of them would."""
+    device = _device(trace, step.members)
+    reason = f"it read the device {device}" if device else step_not_replayable(trace, step, mtimes)
+    if reason and outputs:
+        writer = writer_of(trace, step, outputs, mtimes=mtimes)
+        if not writer.is_step and not _device(trace, [p.index for p in writer.members]):
+            return None
+    return reason
+
+
+def _device(trace: BuildTrace, members) -> str | None:
+    return next((path for i in members for a in trace.processes[i].accesses
+                 if a.kind == "read" and (path := a.path).startswith("/dev/") and path not in DEVICES_REPLAYED), None)
 
 
 def plan(trace: BuildTrace, compared: set[str], share: float, named: tuple[str, ...],
-         last_audits: dict[str, str]) -> AuditPlan:
+         last_audits: dict[str, str], mtimes: Mtimes = {}) -> AuditPlan:
     """`share`: of the replayable steps, in (0, 1]; `named`: the user's --artifact globs;
-    `last_audits`: step identity → when it was last audited."""
+    `last_audits`: step identity → when it was last audited; `mtimes`: the traced build's
+    files' (`fuzzer.trace.writers.Mtimes`)."""
     auditable, unreplayable = [], []
     for step, outputs in reaching_steps(trace, compared):
         identity = step_identity(step)
-        reason = not_replayable(trace, step)
+        reason = not_replayable(trace, step, mtimes, outputs)
         if reason:
             unreplayable.append(Unreplayable(step, identity, reason))
             continue

@@ -28,7 +28,7 @@ from fuzzer.explain.audit_replays import Steps, row
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.builds import Builds
 from fuzzer.explain.classify import Context
-from fuzzer.explain.writer import ReplayTargets
+from fuzzer.explain.writer import ReplayTargets, mtimes_of
 from fuzzer.model import AuditResult, Culprit
 from fuzzer.report.model import AuditedStep, AuditSummary
 from fuzzer.trace.steps import load_trace
@@ -59,8 +59,9 @@ def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audit
                             (f"step audit not run: the traced reference build failed (exit {record.exit_code})",), budget)
     trace = load_trace(record.trace_path, builds.tree)
     compared = set(builds.selection.compared(record.manifest).entries) if record.manifest else set()
-    plan = audit.plan(trace, compared, share, builds.selection.artifacts, last_audits)
-    targets = ReplayTargets(trace, trace, record.perturbation.jobs)
+    mtimes = mtimes_of(record.manifest)
+    plan = audit.plan(trace, compared, share, builds.selection.artifacts, last_audits, mtimes)
+    targets = ReplayTargets(trace, trace, record.perturbation.jobs, mtimes=mtimes)
     logs = builds.logs / "audit"
     with replay_slots(executor, record, builds.replays_at_once, logs) as slots:
         started = time.monotonic()

@@ -34,7 +34,7 @@ from fuzzer.observe import EMPTY_DIGESTS, Manifest
 from fuzzer.report.packages import is_package
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace
-from fuzzer.trace.writers import Writer, content_source, copies, writer_of
+from fuzzer.trace.writers import Mtimes, Writer, content_source, copies, writer_of
 
 MEMBERS_SHOWN = 3
 
@@ -78,6 +78,12 @@ def provenance(trace: BuildTrace, reference: Manifest, divergent: Manifest, outp
     return Provenance(made_from, copies(trace, digests))
 
 
+def mtimes_of(manifest: Manifest | None) -> Mtimes:
+    """A traced build's files' mtimes when it ended, which tell an open for writing that
+    wrote nothing from a rewrite (`fuzzer.trace.writers`)."""
+    return {path: e.mtime_ns for path, e in manifest.entries.items()} if manifest else {}
+
+
 def _archive(path: str) -> bool:
     return is_package(path) or path.endswith(".a")
 
@@ -116,9 +122,12 @@ class ReplayTarget:
 class ReplayTargets:
     """One target per root candidate, in the trace of the tree replays run on."""
 
-    def __init__(self, reference: BuildTrace, divergent: BuildTrace, jobs: int, made: Provenance = Provenance()):
-        """`made`: what the reference trace's archives and plain copies were made from."""
+    def __init__(self, reference: BuildTrace, divergent: BuildTrace, jobs: int, made: Provenance = Provenance(),
+                 mtimes: Mtimes = {}):
+        """`made`: what the reference trace's archives and plain copies were made from;
+        `mtimes`: its files' when it ended (`fuzzer.trace.writers.Mtimes`)."""
         self.reference, self.divergent, self.jobs, self.made = reference, divergent, jobs, made
+        self.mtimes = mtimes
         self._targets: dict[int, ReplayTarget] = {}
 
     def of(self, candidate: RootCandidate) -> ReplayTarget:
@@ -133,7 +142,8 @@ class ReplayTargets:
         paths = tuple(dict.fromkeys((*candidate.outputs, *candidate.explains)))
         made = self.made if trace is self.reference else Provenance()
         made_from = {p: made.sources(p) for p in paths if made.sources(p)}
-        writer = writer_of(trace, step, paths, made_from, made.copied) if step.members else None  # type: ignore[union-attr]
+        mtimes = self.mtimes if trace is self.reference else {}
+        writer = writer_of(trace, step, paths, made_from, made.copied, mtimes) if step.members else None  # type: ignore[union-attr]
         if writer is None or writer.is_step:
             return ReplayTarget(self._step_call(candidate), candidate.duration, writer)
         return ReplayTarget(self._process_call(writer), writer.duration, writer)

@@ -16,6 +16,12 @@ every file it read still holds what it read (no other process rewrote or removed
 afterwards), every file it looked for and missed is still missing, the directories it
 wrote into still exist, its standard input was not a pipe from another process, and it did
 not use the network. Otherwise its parent is tried, up to the step itself.
+
+The trace shows opens, not writes: dpkg-genbuildinfo opens debian/control for writing only
+to lock it. So a plain open for writing after the read (no rename, link or copy onto the
+file, no removal) counts as a rewrite only when the file changed after the read by what the
+traced build's manifest says (`mtimes`: path → mtime_ns when it ended); a file opened for
+writing and never written keeps its mtime, and its content.
 """
 
 from __future__ import annotations
@@ -34,6 +40,10 @@ from fuzzer.trace.tempnames import normalised
 MAX_HOPS = 64  # renames and copies followed from one file (a cycle ends here too)
 SHOWN_REASONS = 3
 Copies = Mapping[str, tuple[str, int]]  # written file → (the file read with its bytes, the process that copied)
+Mtimes = Mapping[str, int]  # path → its mtime_ns when the traced build ended (its manifest)
+# File times come from the kernel's coarse clock, a tick (up to 10 ms) behind the trace's:
+# a file whose mtime is this much before a read was last written before it
+MTIME_SLACK_S = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +184,7 @@ def copied_input(trace: BuildTrace, step: Step, path: str) -> str | None:
 
 
 def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...], made_from: Mapping[str, tuple[str, ...]] = {},
-              copied: Copies = {}) -> Writer:
+              copied: Copies = {}, mtimes: Mtimes = {}) -> Writer:
     """The smallest replayable process of `step` (a step of `trace`, with its processes)
     that produced the bytes of `paths` (files the step wrote, or files copied from them);
     the step's root when none smaller is. An archive of `made_from` stands for the files its
@@ -187,7 +197,7 @@ def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...], made_from: 
     unit = _common_ancestor(trace, [s.process.index for s in sources], root)
     passed_over = []
     while unit != root:
-        reason = _why_not_replayable(trace, unit)
+        reason = _why_not_replayable(trace, unit, mtimes)
         if reason is None:
             break
         passed_over.append(f"`{command_of(_argv(trace.processes[unit]))}` {reason}")
@@ -213,12 +223,12 @@ def _identity(step: Step, proc: Process, siblings: list[Process]) -> str:
     return normalised(text)  # no temporary names either (`bdist_wheel -d /tmp/pip-wheel-…`)
 
 
-def step_not_replayable(trace: BuildTrace, step: Step) -> str | None:
+def step_not_replayable(trace: BuildTrace, step: Step, mtimes: Mtimes = {}) -> str | None:
     """Why the whole step replayed alone would not see what it saw; None: it would."""
-    return _why_not_replayable(trace, step.members[0]) if step.members else "its processes were not traced"
+    return _why_not_replayable(trace, step.members[0], mtimes) if step.members else "its processes were not traced"
 
 
-def _why_not_replayable(trace: BuildTrace, unit: int) -> str | None:
+def _why_not_replayable(trace: BuildTrace, unit: int, mtimes: Mtimes = {}) -> str | None:
     """Why `unit`'s subtree replayed alone would not see what it saw; None: it would."""
     proc = trace.processes[unit]
     if not proc.execs:
@@ -233,17 +243,19 @@ def _why_not_replayable(trace: BuildTrace, unit: int) -> str | None:
     index, inside = _index(trace), set(subtree)
     for member in members:
         for a in member.accesses:
-            reason = _lost(trace, index, inside, a.kind, a.path, a.time, a.found)
+            reason = _lost(trace, index, inside, a.kind, a.path, a.time, a.found, mtimes)
             if reason:
                 return reason
     return None
 
 
 def _lost(trace: BuildTrace, index: _Index, inside: set[int], kind: str, path: str, time: float,
-          found: bool) -> str | None:
+          found: bool, mtimes: Mtimes = {}) -> str | None:
     """Whether what the subtree saw of `path` at `time` is gone: another process rewrote,
     removed or created it afterwards, or removed the directory it wrote into."""
     later = [e for e in index.events.get(path, ()) if e.process not in inside and e.time > time]
+    if later and found and kind in ("read", "probe") and _unchanged_since(later, mtimes.get(path), time):
+        return None
     if kind in ("read", "probe", "list") and later:
         other = command_of(_argv(trace.processes[later[0].process]))
         if kind == "probe" and not found:
@@ -256,6 +268,14 @@ def _lost(trace: BuildTrace, index: _Index, inside: set[int], kind: str, path: s
             if gone and gone[-1].time > time:
                 return f"wrote into {parent}, which `{command_of(_argv(trace.processes[gone[-1].process]))}` removed"
     return None
+
+
+def _unchanged_since(later: list[Event], mtime_ns: int | None, time: float) -> bool:
+    """Whether opens for writing after `time` left the file as it was: only plain opens (a
+    rename, link or copy brings other bytes, keeping their mtime), and the file's last
+    modification before `time`."""
+    plain = all(e.kind == "write" and e.origin is None for e in later)
+    return plain and mtime_ns is not None and mtime_ns < (time - MTIME_SLACK_S) * 1e9
 
 
 def _last_write(index: _Index, path: str, before: float) -> Event | None:

@@ -1,0 +1,42 @@
+"""The step audit on a real traced build, on what decides whether a step is replayed alone:
+a later step that opens a file for writing only to lock it (dpkg-genbuildinfo on
+debian/control) leaves its readers replayable; a step whose shell read a file a later step
+really rewrote is audited through the process inside it that wrote its output."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import buildfuzz, make_project
+from test_trace_steps_builds import need_strace
+
+MAKEFILE = """
+    all: out.txt locked gen.txt bumped
+    out.txt: control
+        cat control > out.txt
+    locked: out.txt
+        python3 -c "import os; os.close(os.open('control', os.O_WRONLY))" && echo locked > $@
+    gen.txt: rules.sh gen.py
+        sh rules.sh
+    bumped: gen.txt
+        echo 2 > version.txt && echo bumped > $@
+    """
+GEN = "import sys\nwith open(sys.argv[1], 'w') as f:\n    f.write('generated\\n')\n"  # its own output, as autom4te
+RULES = "read v < version.txt\necho \"version $v\" > /dev/null\npython3 gen.py gen.txt\n"
+
+
+def test_a_locked_input_and_a_step_with_a_replayable_writer_inside_are_audited(tmp_path):
+    need_strace()
+    src = make_project(tmp_path / "src", MAKEFILE, {"control": "Source: x\n", "rules.sh": RULES,
+                                                    "gen.py": GEN, "version.txt": "1\n"})
+    out = tmp_path / "report.json"
+    r = buildfuzz("run", "--source", src, "--store", tmp_path / "s", "--runs", "2", "--jobs", "1",
+                  "--check-steps", "all", "--no-localize", "--report-json", out, "--", "make")
+    assert r.returncode == 0, r.stderr
+    audit = json.loads(out.read_text())["audit"]
+    steps = {s["command"]: s for s in audit["steps"]}
+    cat = steps["cat control > out.txt"]
+    assert (cat["result"], cat["replays"]) == ("stable", 5), cat["detail"]  # not "control, which … rewrote"
+    rules = steps["sh rules.sh"]
+    assert (rules["result"], rules["replays"]) == ("stable", 5), rules["detail"]
+    assert rules["replay"].endswith("python3 gen.py gen.txt")  # the writer inside, not the whole script
