@@ -176,7 +176,9 @@ def parse_stabilizers(text: str) -> tuple[str, ...]:
     words = [w.strip() for w in text.split(",") if w.strip()]
     if not words:
         raise UsageError(f"--stabilizers needs at least one name, of: {', '.join(STABILIZERS)}")
-    return tuple(dict.fromkeys(canonical.get(w.lower(), w) for w in words))
+    names = tuple(dict.fromkeys(canonical.get(w.lower(), w) for w in words))
+    _check_stabilizers(names)
+    return names
 
 
 def parse_check_steps(text: str) -> float:

@@ -1,5 +1,6 @@
 """What the commands' options share: paths that refuse '', ids, the store option, and the
-values that are read as they are parsed (durations, job ranges, CPU lists). A bad value
+values that are read as they are parsed (durations, job ranges, CPU lists, stabilisers, the
+step audit's share). A bad value
 is our one-line usage error, with the words it always had."""
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from fuzzer.config import MAX_INT, UsageError, available_cpus, parse_duration, shown
+from fuzzer.config import (MAX_INT, UsageError, available_cpus, parse_check_steps, parse_duration, parse_stabilizers,
+                           shown)
 from fuzzer.plan import format_cpus, parse_cpus, parse_jobs_range
 
 
@@ -89,6 +91,36 @@ class _RateType(_Read):
         return rate
 
 
+class Stabilizers(str):
+    """--stabilizers as the user wrote it, and the candidates' own names."""
+
+    names: tuple[str, ...]
+
+
+class _StabilizersType(_Read):
+    meaning = "names"
+
+    def read(self, text: str) -> Stabilizers:
+        stabilizers = Stabilizers(text)
+        stabilizers.names = parse_stabilizers(text)
+        return stabilizers
+
+
+class CheckSteps(str):
+    """--check-steps as the user wrote it, and the share of the steps it audits."""
+
+    share: float
+
+
+class _CheckStepsType(_Read):
+    meaning = "share"
+
+    def read(self, text: str) -> CheckSteps:
+        check_steps = CheckSteps(text)
+        check_steps.share = parse_check_steps(text)
+        return check_steps
+
+
 class _CpuListType(click.ParamType):
     """`0-3,6`: CPUs this machine offers."""
 
@@ -112,6 +144,8 @@ DURATION = _DurationType()
 JOBS_RANGE = _JobsRangeType()
 CPU_LIST = _CpuListType()
 RATE = _RateType()
+STABILIZERS = _StabilizersType()
+CHECK_STEPS = _CheckStepsType()
 
 
 def _remember_store(ctx: click.Context, param, value: Path) -> Path:
