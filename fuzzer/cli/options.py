@@ -5,6 +5,7 @@ is our one-line usage error, with the words it always had."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -49,13 +50,17 @@ class _Read(click.ParamType):
         return value if isinstance(value, str) and hasattr(value, self.meaning) else self.read(str(value))
 
 
-class _DurationType(_Read):
-    meaning = "seconds"
+class _Parsed(_Read):
+    """Read by one of config's parsers, which raise our usage error: `carrier(text)` with the
+    parsed value as its `meaning`."""
 
-    def read(self, text: str) -> Duration:
-        duration = Duration(text)
-        duration.seconds = parse_duration(text)
-        return duration
+    def __init__(self, carrier: type[str], meaning: str, parse: Callable[[str], object]):
+        self.carrier, self.meaning, self.parse = carrier, meaning, parse
+
+    def read(self, text: str) -> str:
+        value = self.carrier(text)
+        setattr(value, self.meaning, self.parse(text))
+        return value
 
 
 class _JobsRangeType(_Read):
@@ -97,28 +102,10 @@ class Stabilizers(str):
     names: tuple[str, ...]
 
 
-class _StabilizersType(_Read):
-    meaning = "names"
-
-    def read(self, text: str) -> Stabilizers:
-        stabilizers = Stabilizers(text)
-        stabilizers.names = parse_stabilizers(text)
-        return stabilizers
-
-
 class CheckSteps(str):
     """--check-steps as the user wrote it, and the share of the steps it audits."""
 
     share: float
-
-
-class _CheckStepsType(_Read):
-    meaning = "share"
-
-    def read(self, text: str) -> CheckSteps:
-        check_steps = CheckSteps(text)
-        check_steps.share = parse_check_steps(text)
-        return check_steps
 
 
 class _CpuListType(click.ParamType):
@@ -140,12 +127,12 @@ class _CpuListType(click.ParamType):
         return cpus
 
 
-DURATION = _DurationType()
+DURATION = _Parsed(Duration, "seconds", parse_duration)
 JOBS_RANGE = _JobsRangeType()
 CPU_LIST = _CpuListType()
 RATE = _RateType()
-STABILIZERS = _StabilizersType()
-CHECK_STEPS = _CheckStepsType()
+STABILIZERS = _Parsed(Stabilizers, "names", parse_stabilizers)
+CHECK_STEPS = _Parsed(CheckSteps, "share", parse_check_steps)
 
 
 def _remember_store(ctx: click.Context, param, value: Path) -> Path:
