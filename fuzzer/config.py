@@ -14,6 +14,7 @@ import msgspec
 from fuzzer import axes as axis_table
 from fuzzer.errors import UsageError
 from fuzzer.escaping import shown  # also the name other modules import it by
+from fuzzer.model import STABILIZERS
 
 MAX_RUNS = 100_000  # an overnight campaign of 1-second builds runs ~30,000
 MAX_INT = 2**63 - 1  # SQLite's INTEGER: seeds and campaign ids are stored there
@@ -171,13 +172,13 @@ def _check_axes(axes: tuple[str, ...]) -> None:
 
 def parse_stabilizers(text: str) -> tuple[str, ...]:
     """`--stabilizers ASLR,pythonhashseed` → the candidates' own names (any case)."""
-    from fuzzer.explain.stabilizers import NAMES  # the candidate table lives with the search
-
-    canonical = {name.lower(): name for name in NAMES}
+    canonical = {name.lower(): name for name in STABILIZERS}
     words = [w.strip() for w in text.split(",") if w.strip()]
     if not words:
-        raise UsageError(f"--stabilizers needs at least one name, of: {', '.join(NAMES)}")
-    return tuple(dict.fromkeys(canonical.get(w.lower(), w) for w in words))
+        raise UsageError(f"--stabilizers needs at least one name, of: {', '.join(STABILIZERS)}")
+    names = tuple(dict.fromkeys(canonical.get(w.lower(), w) for w in words))
+    _check_stabilizers(names)
+    return names
 
 
 def parse_check_steps(text: str) -> float:
@@ -203,11 +204,9 @@ def _check_audit(share: float) -> None:
 
 
 def _check_stabilizers(names: tuple[str, ...]) -> None:
-    from fuzzer.explain.stabilizers import NAMES
-
-    unknown = [n for n in names if n not in NAMES]
+    unknown = [n for n in names if n not in STABILIZERS]
     if unknown:
-        raise UsageError(f"unknown stabiliser {shown(unknown[0])} in --stabilizers; known: {', '.join(NAMES)}")
+        raise UsageError(f"unknown stabiliser {shown(unknown[0])} in --stabilizers; known: {', '.join(STABILIZERS)}")
 
 
 def dask_local_workers(address: str) -> int | None:

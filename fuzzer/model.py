@@ -1,7 +1,8 @@
 """The domain's vocabulary, defined once: what a campaign concludes (`Verdict`), how the
 command line exits (`ExitCode`), why a campaign stopped (`ExitReason`), how a build ended
-(`RunStatus`), what the step audit made of a step (`AuditResult`), the kind of cause a
-culprit is (`Kind`), and what a campaign finds: a `Culprit` (with its `WriterProcess`),
+(`RunStatus`), the stabilisers localization tries (`Stabilizer`), what the step audit made
+of a step (`AuditResult`), the kind of cause a culprit is (`Kind`), and what a campaign
+finds: a `Culprit` (with its `WriterProcess`),
 a `Hazard` (with its `HazardType` and `HazardStatus`) and a `Finding` (with its `FindingKind` and
 `FindingStatus`). Trace, explain, guided, memory and every report format use these;
 `fuzzer/report/model.py` builds the report out of them.
@@ -68,6 +69,25 @@ class RunStatus(StrEnum):
     OK = "ok"
     FAILED = "failed"
     TIMEOUT = "timeout"  # killed after --timeout (a failed run, too)
+
+
+class Stabilizer(StrEnum):
+    """The stabiliser candidates, most common causes first (the order localization tries
+    them and `--stabilizers` lists them); what fixing each means is in
+    `fuzzer/explain/stabilizers.py`'s TABLE."""
+
+    PYTHONHASHSEED = "PYTHONHASHSEED"
+    ASLR = "ASLR"
+    SOURCE_DATE_EPOCH = "SOURCE_DATE_EPOCH"
+    PERL_HASH_SEED = "PERL_HASH_SEED"
+    CLOCK = "clock"
+    TZ = "TZ"
+    LC_ALL = "LC_ALL"
+    HOME = "HOME"
+    UMASK = "umask"
+
+
+STABILIZERS = tuple(s.value for s in Stabilizer)
 
 
 class AuditResult(StrEnum):

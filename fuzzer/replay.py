@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain.builds import Selection
+from fuzzer.observe import Manifest
 
 SHOWN_PATHS = 10
 
@@ -19,10 +20,11 @@ class ReplayResult:
 
 def judged(selection: Selection, runs: tuple[RunRecord, ...], index: int | None, replayed: RunRecord) -> ReplayResult:
     """`replayed` against the reference (`runs[0]`) and, given its `index`, the run it replays."""
-    same_as_reference, against_reference = _compared(selection, replayed, runs[0], "the reference")
+    reference = runs[0].manifest
+    same_as_reference, against_reference = _compared(selection, replayed, runs[0], reference, "the reference")
     lines = [f"{replayed.perturbation.describe()}: the replay {replayed.status.value}"]
     if index:  # run 0 is the reference itself
-        lines.append(_compared(selection, replayed, runs[index], f"run {index}")[1])
+        lines.append(_compared(selection, replayed, runs[index], reference, f"run {index}")[1])
     lines.append(against_reference)
     if not replayed.ok:
         lines.append(f"log: {replayed.log_path}\n{replayed.log_tail}")
@@ -32,13 +34,15 @@ def judged(selection: Selection, runs: tuple[RunRecord, ...], index: int | None,
     return ReplayResult(reproduced, "\n".join(lines))
 
 
-def _compared(selection: Selection, replayed: RunRecord, recorded: RunRecord, name: str) -> tuple[bool, str]:
+def _compared(selection: Selection, replayed: RunRecord, recorded: RunRecord, reference: Manifest | None,
+              name: str) -> tuple[bool, str]:
     """Whether the replay gave what `recorded` gave (its status; its compared files when
-    both succeeded), and a line saying so."""
+    both succeeded, each settled against the `reference`'s as the campaign judged its runs),
+    and a line saying so."""
     if not (recorded.ok and replayed.ok):
         same = recorded.status == replayed.status
         return same, f"{name} was {recorded.status.value}: {'the same' if same else 'a different'} outcome"
-    differing = selection.compared(recorded.manifest).differing(selection.compared(replayed.manifest))
+    differing = selection.differing(recorded.manifest, replayed.manifest, reference)
     if not differing:
         return True, f"same digests as {name} ({len(selection.compared(replayed.manifest).entries)} files compared)"
     shown = "".join(f"\n  {p}" for p in differing[:SHOWN_PATHS])

@@ -13,6 +13,7 @@ import tempfile
 import time
 import tomllib
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -49,10 +50,18 @@ class Scenario:
     check_steps: str | None = None  # the step audit's share, as --check-steps takes it ("all", "10%")
 
 
+class CheckStatus(StrEnum):
+    """How one expectation fared, as the table prints it (an absent check is shown "-")."""
+
+    PASS = "pass"
+    FAIL = "FAIL"
+    PENDING = "pending"  # not judged: localization did not get that far
+
+
 @dataclass(frozen=True)
 class Check:
     name: str  # verdict, artifacts, culprit, ...
-    status: str  # pass | FAIL | pending
+    status: CheckStatus
     detail: str = ""
 
 
@@ -66,7 +75,7 @@ class Score:
 
     @property
     def passed(self) -> bool:
-        return not self.error and all(c.status != "FAIL" for c in self.checks)
+        return not self.error and all(c.status != CheckStatus.FAIL for c in self.checks)
 
     def to_json(self) -> dict:
         return {
@@ -173,13 +182,13 @@ def score(expect: Expect, report: Report) -> tuple[Check, ...]:
         if want is None:
             continue
         if not report.localized:
-            checks.append(Check(name, "pending", "not localized: " + "; ".join(report.notes)[:120]))
+            checks.append(Check(name, CheckStatus.PENDING, "not localized: " + "; ".join(report.notes)[:120]))
         else:
             got = _found(name, report)
             checks.append(_check(name, got is not None and _meets(name, want, got), _detail(name, want, got)))
     if expect.culprits:
         problems = every_culprit(expect.culprits, report.culprits, _meets) if report.localized else None
-        checks.append(Check("culprits", "pending") if problems is None else
+        checks.append(Check("culprits", CheckStatus.PENDING) if problems is None else
                       _check("culprits", not problems, "; ".join(problems) or f"{len(expect.culprits)} named"))
     return tuple(checks)
 
@@ -214,7 +223,7 @@ def _detail(name: str, want: object, got: object) -> str:
 
 
 def _check(name: str, ok: bool, detail: str) -> Check:
-    return Check(name, "pass" if ok else "FAIL", detail)
+    return Check(name, CheckStatus.PASS if ok else CheckStatus.FAIL, detail)
 
 
 def _missing(expected: Iterable[str], found: set[str]) -> str:
@@ -233,7 +242,7 @@ def render_table(scores: list[Score]) -> str:
         rows.append([s.scenario, *(by_name.get(n, "-") for n in names), f"{s.seconds:.1f}s", result])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-    failures = [f"  {s.scenario}: {c.name}: {c.detail}" for s in scores for c in s.checks if c.status == "FAIL"]
+    failures = [f"  {s.scenario}: {c.name}: {c.detail}" for s in scores for c in s.checks if c.status == CheckStatus.FAIL]
     passed = sum(s.passed for s in scores)
     lines += ["", f"{passed}/{len(scores)} scenarios pass"] + (["failed checks:", *failures] if failures else [])
     return "\n".join(lines)

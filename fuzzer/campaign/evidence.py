@@ -15,7 +15,7 @@ from fuzzer.compare.inside import Inside, look_inside
 from fuzzer.compare.package_metadata import Expected, expected_difference, is_package_metadata
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunRecord
-from fuzzer.observe import Entry, Manifest
+from fuzzer.observe import Entry, Manifest, has_digest
 from fuzzer.report.build import Diff
 from fuzzer.report.model import InsideSummary
 from fuzzer.tools import diffoscope
@@ -32,9 +32,10 @@ class Evidence:
     dir: Path  # the campaign's directory in the store
     tree_name: str = "tree"  # the workspace's own name
     kept: dict[str, int] = field(default_factory=dict)  # path → variants kept as blobs in this invocation
-    # (path, digest) → what that variant of a .buildinfo/.changes differs from the reference's in,
-    # when only what differs in every build (compare/package_metadata.py); None: something else
-    expected: dict[tuple[str, str], Expected | None] = field(default_factory=dict)
+    # (path, digest, reference's digest) → what that variant of a .buildinfo/.changes differs from
+    # that reference's in, when only what differs in every build (compare/package_metadata.py);
+    # None: something else. A fix proof judges against a patched reference too.
+    expected: dict[tuple[str, str, str], Expected | None] = field(default_factory=dict)
 
     @property
     def reference_tree(self) -> Path:
@@ -59,6 +60,12 @@ class Evidence:
         self._keep_blobs(executor, record, [p for p, e in record.manifest.entries.items()
                                             if reference.entries.get(p) is None
                                             or reference.entries[p].identity() != e.identity()])
+
+    def keep_records(self, executor: Executor, record: RunRecord) -> None:
+        """Keep every upload record of a build made again (a replay, a fix proof's), so that
+        `settled` judges it, or judges against it, as it did the campaign's runs."""
+        if record.ok and record.manifest is not None:
+            self._keep_blobs(executor, record, [p for p in record.manifest.entries if is_package_metadata(p)])
 
     def _keep_blobs(self, executor: Executor, record: RunRecord, paths: list[str]) -> None:
         for path in paths:
@@ -91,23 +98,26 @@ class Evidence:
         return Manifest(entries) if changed else manifest
 
     def _expected(self, path: str, ours: Entry, theirs: Entry) -> Expected | None:
-        key = (path, ours.digest)
+        key = (path, ours.digest, theirs.digest)
         if key not in self.expected:
             variant, original = self._read(self.blob(ours.digest)), self._reference_bytes(path, theirs)
             if variant is None or original is None:
-                judged = [found for (p, _), found in self.expected.items() if p == path]
+                judged = [found for (p, _, r), found in self.expected.items() if p == path and r == theirs.digest]
                 return judged[0] if judged and all(judged) else None  # not cached: its blob may come
             self.expected[key] = expected_difference(path, original, variant)
         return self.expected[key]
 
     def expected_of(self, path: str) -> tuple[str, ...]:
         """What the variants of `path` that were set aside differ in (() when none was)."""
-        return tuple(dict.fromkeys(part for (p, _), found in sorted(self.expected.items()) if p == path and found
+        return tuple(dict.fromkeys(part for (p, *_), found in sorted(self.expected.items()) if p == path and found
                                    for part in found.parts))
 
     def _reference_bytes(self, path: str, entry: Entry) -> bytes | None:
-        kept = self.blob(entry.digest) if path.startswith("/") else Path(os.path.normpath(self.reference_tree / path))
-        return self._read(kept)
+        """`entry`'s bytes: its blob, or the reference tree's copy (run 0's) when it has them."""
+        kept = [self.blob(entry.digest)] + ([] if path.startswith("/") else
+                                            [Path(os.path.normpath(self.reference_tree / path))])
+        return next((data for data in map(self._read, kept) if data is not None and has_digest(data, entry.digest)),
+                    None)
 
     @staticmethod
     def _read(path: Path) -> bytes | None:

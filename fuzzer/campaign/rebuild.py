@@ -14,7 +14,7 @@ from fuzzer import axes, replay
 from fuzzer.campaign.resume import open_stored
 from fuzzer.campaign.state import Campaign
 from fuzzer.config import UsageError
-from fuzzer.execute.run import RunKind
+from fuzzer.execute.run import RunKind, RunRecord
 from fuzzer.execute.workspace import Workspace
 from fuzzer.fix import fixes
 from fuzzer.fix.proof import AFTER, BEFORE, Build, Proving
@@ -74,8 +74,13 @@ def _builds(campaign: Campaign, workspace: Workspace, trace: bool = False) -> It
     """Builds of `workspace`'s source at the campaign's path, numbered as replays; the tree
     is removed after."""
     executor = campaign.executor_factory(replace(campaign.spec, workspace=workspace))
+
+    def build(perturbation: Perturbation) -> RunRecord:
+        record = executor.run(campaign.request(RunKind.REPLAY, perturbation, trace=trace))
+        campaign.evidence.keep_records(executor, record)  # judged settled as the campaign's runs were
+        return record
     try:
-        yield lambda perturbation: executor.run(campaign.request(RunKind.REPLAY, perturbation, trace=trace))
+        yield build
     finally:
         executor.close()
         workspace.remove()

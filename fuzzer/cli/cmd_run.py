@@ -10,9 +10,9 @@ import shlex
 import click
 
 from fuzzer import axes as axis_table
-from fuzzer.cli.options import DURATION, EXIT_CODES_HELP, JOBS_RANGE, PATH, RATE, store_option
+from fuzzer.cli.options import CHECK_STEPS, DURATION, EXIT_CODES_HELP, JOBS_RANGE, PATH, RATE, STABILIZERS, store_option
 from fuzzer.cli.outputs import check_outputs, finish
-from fuzzer.config import FuzzConfig, Outputs, parse_check_steps, parse_stabilizers
+from fuzzer.config import FuzzConfig, Outputs
 from fuzzer.settings import ConfiguredCommand
 from fuzzer.settings import used as used_settings
 
@@ -66,9 +66,9 @@ builds that differ only in known findings exit 0; a new finding exits 1.
 @click.option("--localize/--no-localize", default=True, help="Localize the culprit steps (on by default).")
 @click.option("--localize-budget", type=DURATION, help="Time for localization (tracing, step replays, shrinking), e.g. 10m. Default: "
               "what --budget leaves, else 3 builds' time (at least 3 minutes).")
-@click.option("--stabilizers", help="Stabiliser candidates to try, comma-separated (default: all of "
+@click.option("--stabilizers", type=STABILIZERS, help="Stabiliser candidates to try, comma-separated (default: all of "
               "PYTHONHASHSEED, ASLR, SOURCE_DATE_EPOCH, PERL_HASH_SEED, clock, TZ, LC_ALL, HOME, umask).")
-@click.option("--check-steps", help="Step audit: replay this share of the traced build's steps alone (all, 10%, "
+@click.option("--check-steps", type=CHECK_STEPS, help="Step audit: replay this share of the traced build's steps alone (all, 10%, "
               "0.1), the least recently audited first; a step that varies is a culprit without a second build.")
 @click.option("--diff-timeout", type=float, default=30.0, show_default=True, help="Seconds for diffoscope per artifact.")
 @click.option("--parallel", type=int, default=1, show_default=True,
@@ -120,8 +120,8 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, defa
         resume=resume,
         localize=localize,
         localize_budget_s=localize_budget.seconds if localize_budget is not None else None,
-        stabilizers=parse_stabilizers(stabilizers) if stabilizers is not None else (),
-        check_steps=parse_check_steps(check_steps) if check_steps is not None else None,
+        stabilizers=stabilizers.names if stabilizers is not None else (),
+        check_steps=check_steps.share if check_steps is not None else None,
         stop_on_first=stop_on_first,
         until_confidence=until_confidence.value if until_confidence is not None else None,
         diff_timeout=diff_timeout,

@@ -1,14 +1,17 @@
 """What the commands' options share: paths that refuse '', ids, the store option, and the
-values that are read as they are parsed (durations, job ranges, CPU lists). A bad value
+values that are read as they are parsed (durations, job ranges, CPU lists, stabilisers, the
+step audit's share). A bad value
 is our one-line usage error, with the words it always had."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from fuzzer.config import MAX_INT, UsageError, available_cpus, parse_duration, shown
+from fuzzer.config import (MAX_INT, UsageError, available_cpus, parse_check_steps, parse_duration, parse_stabilizers,
+                           shown)
 from fuzzer.plan import format_cpus, parse_cpus, parse_jobs_range
 
 
@@ -47,13 +50,17 @@ class _Read(click.ParamType):
         return value if isinstance(value, str) and hasattr(value, self.meaning) else self.read(str(value))
 
 
-class _DurationType(_Read):
-    meaning = "seconds"
+class _Parsed(_Read):
+    """Read by one of config's parsers, which raise our usage error: `carrier(text)` with the
+    parsed value as its `meaning`."""
 
-    def read(self, text: str) -> Duration:
-        duration = Duration(text)
-        duration.seconds = parse_duration(text)
-        return duration
+    def __init__(self, carrier: type[str], meaning: str, parse: Callable[[str], object]):
+        self.carrier, self.meaning, self.parse = carrier, meaning, parse
+
+    def read(self, text: str) -> str:
+        value = self.carrier(text)
+        setattr(value, self.meaning, self.parse(text))
+        return value
 
 
 class _JobsRangeType(_Read):
@@ -89,6 +96,18 @@ class _RateType(_Read):
         return rate
 
 
+class Stabilizers(str):
+    """--stabilizers as the user wrote it, and the candidates' own names."""
+
+    names: tuple[str, ...]
+
+
+class CheckSteps(str):
+    """--check-steps as the user wrote it, and the share of the steps it audits."""
+
+    share: float
+
+
 class _CpuListType(click.ParamType):
     """`0-3,6`: CPUs this machine offers."""
 
@@ -108,10 +127,12 @@ class _CpuListType(click.ParamType):
         return cpus
 
 
-DURATION = _DurationType()
+DURATION = _Parsed(Duration, "seconds", parse_duration)
 JOBS_RANGE = _JobsRangeType()
 CPU_LIST = _CpuListType()
 RATE = _RateType()
+STABILIZERS = _Parsed(Stabilizers, "names", parse_stabilizers)
+CHECK_STEPS = _Parsed(CheckSteps, "share", parse_check_steps)
 
 
 def _remember_store(ctx: click.Context, param, value: Path) -> Path:

@@ -40,6 +40,11 @@ class Selection:
         compared = self.compared(manifest)
         return compared if self.settle is None or reference is None else self.settle(compared, reference)
 
+    def differing(self, manifest: Manifest, other: Manifest, reference: Manifest | None) -> list[str]:
+        """The compared paths where `manifest` and `other` differ, both settled against
+        `reference` (which may be `other` itself): what a replay or a fix proof reports."""
+        return self.settled(manifest, reference).differing(self.settled(other, reference))
+
     def differs(self, record: RunRecord, reference: RunRecord) -> bool:
         """A failed run, or one whose compared files (settled) differ from the reference's."""
         if not record.ok:

@@ -29,6 +29,8 @@ from typing import Callable
 from fuzzer import stats
 from fuzzer.execute.step_replay import SPREAD_S, ReplayOutcome, StepReplayer, Variation, umask_wrapper
 from fuzzer.explain.budget import UNLIMITED, Budget
+from fuzzer.model import STABILIZERS
+from fuzzer.model import Stabilizer as S
 from fuzzer.tools import faketime, setarch
 
 FIXED_EPOCH = "946684800"  # 2000-01-01, any constant will do
@@ -42,33 +44,32 @@ MAX_ALTERNATIVES = 3
 FIRST_LOOK = 2  # replays of a slow step before the rest: two different outputs already say "unstable"
 
 # The candidate table, most common causes first (ties in minimal sets go to them); the
-# report prints each name, and `--stabilizers` picks among them. A candidate whose tool is
+# report prints each name, and `--stabilizers` picks among them (in model.Stabilizer's order). A candidate whose tool is
 # missing or unusable here is left out.
 TABLE: tuple[tuple[Variation, Callable[[], bool] | None], ...] = (
-    (Variation("PYTHONHASHSEED", env=(("PYTHONHASHSEED", "0"),)), None),
-    (Variation("ASLR", wrappers=(setarch.wrap,)), setarch.available),
+    (Variation(S.PYTHONHASHSEED.value, env=(("PYTHONHASHSEED", "0"),)), None),
+    (Variation(S.ASLR.value, wrappers=(setarch.wrap,)), setarch.available),
     # gcc takes __DATE__ and __TIME__ from it (scenarios/timestamp)
-    (Variation("SOURCE_DATE_EPOCH", env=(("SOURCE_DATE_EPOCH", FIXED_EPOCH),)), None),
+    (Variation(S.SOURCE_DATE_EPOCH.value, env=(("SOURCE_DATE_EPOCH", FIXED_EPOCH),)), None),
     # perl's hash order (autom4te's caches): the seed alone still perturbs key order per hash
-    (Variation("PERL_HASH_SEED", env=(("PERL_HASH_SEED", "0"), ("PERL_PERTURB_KEYS", "0"))), None),
-    (Variation("clock", wrappers=(faketime.wrap,)), faketime.available),
-    (Variation("TZ", env=(("TZ", "UTC"),)), None),
-    (Variation("LC_ALL", env=(("LC_ALL", "C"),)), None),
-    (Variation("HOME", env=(("HOME", FIXED_HOME),)), None),
-    (Variation("umask", wrappers=(umask_wrapper(0o022),)), None),
+    (Variation(S.PERL_HASH_SEED.value, env=(("PERL_HASH_SEED", "0"), ("PERL_PERTURB_KEYS", "0"))), None),
+    (Variation(S.CLOCK.value, wrappers=(faketime.wrap,)), faketime.available),
+    (Variation(S.TZ.value, env=(("TZ", "UTC"),)), None),
+    (Variation(S.LC_ALL.value, env=(("LC_ALL", "C"),)), None),
+    (Variation(S.HOME.value, env=(("HOME", FIXED_HOME),)), None),
+    (Variation(S.UMASK.value, wrappers=(umask_wrapper(0o022),)), None),
 )
-NAMES = tuple(v.name for v, _ in TABLE)
 
 
 def candidates(only: tuple[str, ...] = ()) -> list[Variation]:
-    """The usable candidates, in table order; `only`: the user's choice among NAMES."""
+    """The usable candidates, in table order; `only`: the user's choice among model.STABILIZERS."""
     return [v for v, usable in TABLE if (not only or v.name in only) and (usable is None or usable())]
 
 
 def unusable(only: tuple[str, ...] = ()) -> list[str]:
     """Candidates (of the user's choice) left out because their tool is missing here."""
     usable = {v.name for v in candidates(only)}
-    return [name for name in (only or NAMES) if name not in usable]
+    return [name for name in (only or STABILIZERS) if name not in usable]
 
 
 class OutOfBudget(Exception):

@@ -82,9 +82,10 @@ def prove(proving: Proving, remedy_patch: str, perturbation: Perturbation,
 
 
 def _shows(selection: Selection, record: RunRecord, reference: RunRecord) -> str:
-    """How the build differs from the reference ("" when it matches): its failure, or the first file."""
+    """How the build differs from the reference ("" when it matches): its failure, or the first
+    file, its upload records settled against the reference's as the campaign judged its runs."""
     if not record.ok:
         return f"it {record.status.value}"
-    differing = selection.compared(reference.manifest).differing(selection.compared(record.manifest))
+    differing = selection.differing(reference.manifest, record.manifest, reference.manifest)
     return f"{differing[0]} differs" if differing else ""
 

@@ -1,6 +1,7 @@
 """Debian's upload records set aside when they differ only as they do in every build
 (fuzzer/compare/package_metadata.py, campaign/evidence.py's settled manifests)."""
 
+import hashlib
 from pathlib import Path
 
 from fuzzer.campaign.evidence import Evidence
@@ -81,6 +82,10 @@ def test_the_date_of_a_changes_is_no_build_date():
     assert expected_difference("../hello_2.10-3_amd64.changes", a, a.replace(b"21:32:13", b"21:32:14")) is None
 
 
+# the reference tree's copies, named by their real digests: the reference's bytes are read only when they have them
+B1, C1 = (hashlib.sha256(data).hexdigest() for data in (buildinfo(), changes()))
+
+
 def _evidence(tmp_path: Path, variants: dict[str, bytes]) -> Evidence:
     evidence = Evidence(tmp_path)
     reference = evidence.reference_tree.parent
@@ -101,7 +106,7 @@ def _manifest(**digests) -> Manifest:
 def test_a_settled_manifest_gives_the_reference_entries_so_the_digests_match(tmp_path):
     evidence = _evidence(tmp_path, {"b2": buildinfo("Thu, 03 Dec 2026 00:00:00 +0000"), "c2": changes("cd" * 32),
                                     "b3": buildinfo(deb="ff" * 32)})
-    reference = _manifest(buildinfo="b1", changes="c1", deb="d1")
+    reference = _manifest(buildinfo=B1, changes=C1, deb="d1")
     settled = evidence.settled(_manifest(buildinfo="b2", changes="c2", deb="d1"), reference)
     assert settled.digest() == reference.digest()
     assert evidence.expected_of("../hello_2.10-3_amd64.buildinfo") == ("Build-Date",)
@@ -114,7 +119,7 @@ def test_a_settled_manifest_gives_the_reference_entries_so_the_digests_match(tmp
 
 def test_a_variant_not_kept_is_settled_only_when_every_judged_variant_of_its_path_was(tmp_path):
     evidence = _evidence(tmp_path, {"b2": buildinfo("Thu, 03 Dec 2026 00:00:00 +0000")})
-    reference = _manifest(buildinfo="b1")
+    reference = _manifest(buildinfo=B1)
     assert evidence.settled(_manifest(buildinfo="gone"), reference).differing(reference) == ["../hello_2.10-3_amd64.buildinfo"]
     evidence.settled(_manifest(buildinfo="b2"), reference)
     assert evidence.settled(_manifest(buildinfo="gone"), reference).differing(reference) == []

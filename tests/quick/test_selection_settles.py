@@ -8,7 +8,7 @@ from fuzzer.explain.builds import Selection
 from fuzzer.model import RunStatus
 from fuzzer.plan import Perturbation
 
-from test_packages_metadata import _evidence, _manifest, buildinfo
+from test_packages_metadata import B1, _evidence, _manifest, buildinfo
 
 
 def _run(index: int, manifest) -> RunRecord:
@@ -17,7 +17,7 @@ def _run(index: int, manifest) -> RunRecord:
 
 def test_a_rerun_whose_buildinfo_differs_only_in_its_date_is_no_divergence(tmp_path: Path):
     evidence = _evidence(tmp_path, {"b2": buildinfo("Thu, 03 Dec 2026 00:00:00 +0000"), "b3": buildinfo(deb="ff" * 32)})
-    reference = _run(0, _manifest(buildinfo="b1", deb="d1"))
+    reference = _run(0, _manifest(buildinfo=B1, deb="d1"))
     settling = Selection((), (), evidence.settled)
     assert not settling.differs(_run(1, _manifest(buildinfo="b2", deb="d1")), reference)
     assert settling.differs(_run(2, _manifest(buildinfo="b3", deb="d2")), reference)  # another .deb: a finding

@@ -117,6 +117,19 @@ def test_no_import_cycle():
     assert cycles(graph) == []
 
 
+def test_no_import_climbs_from_inside_a_function():
+    """An import written inside a function breaks no cycle at import time, but it still climbs
+    back up the pipeline (config reading the explain stage's table, say): counted too. A
+    package's own registry (`fuzzer.tools` importing its tools when asked) is no climb."""
+    assert cycles(imports_anywhere(modules())) == []
+
+
+def imports_anywhere(found: dict[str, Path]) -> dict[str, set[str]]:
+    """Module → the modules of `found` it imports anywhere, its own submodules aside."""
+    return {name: {m for m in imported(name, path, top_level_only=False) if m in found and not m.startswith(name + ".")}
+            for name, path in found.items()}
+
+
 def test_the_checks_see_a_cycle_and_a_stage_importing_the_campaign(tmp_path):
     """The checks above can fail: a two-module circle is found, and so is a stage's import
     of the campaign hidden under TYPE_CHECKING."""
@@ -124,3 +137,8 @@ def test_the_checks_see_a_cycle_and_a_stage_importing_the_campaign(tmp_path):
     stage = tmp_path / "build.py"
     stage.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from fuzzer.campaign import Campaign\n")
     assert "fuzzer.campaign" in imported("fuzzer.report.build", stage, top_level_only=True)
+    # an import inside a function, back up to a module that imports this one
+    below, above = tmp_path / "config.py", tmp_path / "stabilizers.py"
+    below.write_text("def parse():\n    from fuzzer.explain.stabilizers import TABLE\n")
+    above.write_text("from fuzzer import config\n")
+    assert cycles(imports_anywhere({"fuzzer.config": below, "fuzzer.explain.stabilizers": above})) != []

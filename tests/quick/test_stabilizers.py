@@ -14,6 +14,7 @@ from fuzzer.explain import budget as budget_module
 from fuzzer.explain import stabilizers
 from fuzzer.explain.budget import Budget
 from fuzzer.execute.step_replay import ReplayOutcome, Variation
+from fuzzer.model import STABILIZERS
 
 NAMES = [f"V{i}" for i in range(9)]
 
@@ -152,4 +153,9 @@ def test_the_table_holds_perl_hash_order_and_home():
     table = {v.name: v for v, _ in stabilizers.TABLE}
     assert dict(table["PERL_HASH_SEED"].env) == {"PERL_HASH_SEED": "0", "PERL_PERTURB_KEYS": "0"}
     assert dict(table["HOME"].env) == {"HOME": stabilizers.FIXED_HOME}
-    assert stabilizers.NAMES.index("SOURCE_DATE_EPOCH") < stabilizers.NAMES.index("clock")  # gcc's __DATE__
+    assert STABILIZERS.index("SOURCE_DATE_EPOCH") < STABILIZERS.index("clock")  # gcc's __DATE__
+
+
+def test_the_table_holds_every_stabiliser_name_in_its_order():
+    """--stabilizers is checked against model.STABILIZERS: the table must try each, in that order."""
+    assert tuple(v.name for v, _ in stabilizers.TABLE) == STABILIZERS
