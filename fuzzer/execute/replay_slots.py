@@ -9,8 +9,8 @@ tree, made the first time the slot is used, in the thread that uses it (the firs
 start after one copy, not N in a row, and an audit of two steps copies two trees).
 
 The slot's guard process is started inside the slot's namespace, once: every replay it
-starts is there already, at no cost (a namespace entered per replay cost a Python start,
-about 24 ms of CPU; bench/bench_replay_entry.py compares them). The namespace and its
+starts is there already, at no cost (a namespace entered per replay cost an unshare and
+a Python start, 14-24 ms of CPU; bench/bench_replay_entry.py compares them). The namespace and its
 mount end with the guard and the replays it reaps: closing the slot ends them all,
 however the slots' work ended.
 
