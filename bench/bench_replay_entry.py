@@ -1,6 +1,6 @@
 """Benchmark what a step replay pays to run in a replay slot's mount namespace.
 
-    python bench/bench_replay_entry.py            # 200 replays of `true` a mode, 5 rounds ABBA (~1 min)
+    python bench/bench_replay_entry.py            # 200 replays of `true` a mode, 3 rounds ABCCBA (~1 min)
     python bench/bench_replay_entry.py --smoke    # 20 replays, 1 round (seconds; CI)
 
 A replay slot (fuzzer/execute/replay_slots.py) runs each replay of a step in a copy of the
@@ -8,8 +8,8 @@ tree mounted at the campaign's path. Three ways to run N replays of a step whose
 is `true`, each through StepReplayer and a guard, side by side, in rounds (ABCCBA):
 
 - per replay: the guard outside, every replay entering a mount namespace of its own
-  (`entering`: unshare, a Python that mounts, env -C; what the slots did before, what a
-  Dask worker still does);
+  (unshare, a Python that mounts, env -C: what replay slots and Dask workers did before;
+  `per_replay` below is their wrapper, given here as the variation's);
 - slot's namespace: the guard started once inside the slot's namespace (`holding`), so
   each replay starts there at no cost (what the slots do);
 - none: the guard and the replays at the tree itself, no namespace (the floor).
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -35,11 +36,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from fuzzer.config import available_cpus  # noqa: E402
 from fuzzer.execute import step_replay  # noqa: E402
 from fuzzer.execute.guard import Guard  # noqa: E402
-from fuzzer.execute.replay_slots import entering, holding  # noqa: E402
-from fuzzer.execute.step_replay import StepCall, StepReplayer, Variation  # noqa: E402
+from fuzzer.execute.replay_slots import holding  # noqa: E402
+from fuzzer.execute.step_replay import StepCall, StepReplayer, Variation, Wrapper  # noqa: E402
 from fuzzer.tools import unshare  # noqa: E402
 
 MODES = ("per replay", "slot's namespace", "none")
+
+
+def per_replay(isolation: unshare.Isolation, tree: Path, path: Path, call: StepCall) -> Wrapper:
+    """A replay of `call` in `tree` mounted at `path`, in a mount namespace made for it (env -C
+    moves to the step's directory from the path's root without touching the environment)."""
+    env_program = shutil.which("env") or "/usr/bin/env"
+    return lambda argv: isolation.wrap([env_program, "-C", str(path / call.cwd), "--", *argv], tree, path, call.env)
 
 
 def run(mode: str, isolation: unshare.Isolation, path: Path, copy: Path, logs: Path, n: int) -> tuple[float, float]:
@@ -48,15 +56,17 @@ def run(mode: str, isolation: unshare.Isolation, path: Path, copy: Path, logs: P
                     restored=(), compared=())
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
+    variation = Variation("plain")
     if mode == "per replay":
-        guard, tree, enter, seen_at = Guard(), copy, entering(isolation, copy, path, call), None
+        guard, tree, seen_at = Guard(), copy, None
+        variation = Variation("plain", wrappers=(per_replay(isolation, copy, path, call),))
     elif mode == "slot's namespace":
-        guard, tree, enter, seen_at = Guard(inside=holding(isolation, copy, path)), copy, None, path
+        guard, tree, seen_at = Guard(inside=holding(isolation, copy, path)), copy, path
     else:
-        guard, tree, enter, seen_at = Guard(), path, None, None
-    with guard, StepReplayer(guard, tree, call, tuple(available_cpus()), logs, enter, seen_at=seen_at) as replayer:
+        guard, tree, seen_at = Guard(), path, None
+    with guard, StepReplayer(guard, tree, call, tuple(available_cpus()), logs, seen_at=seen_at) as replayer:
         if n:  # else the guard's life alone: its start (and its namespace's), its end
-            outcome = replayer.replay(Variation("plain"), n)
+            outcome = replayer.replay(variation, n)
             assert not outcome.failed, outcome.failure
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

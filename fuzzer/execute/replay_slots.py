@@ -35,7 +35,7 @@ from fuzzer.execute.executor import Executor
 from fuzzer.execute.guard import Guard, GuardError
 from fuzzer.execute.local import LocalExecutor
 from fuzzer.execute.run import RunRecord
-from fuzzer.execute.step_replay import StepCall, StepReplayer, Wrapper
+from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import Workspace
 from fuzzer.tools import unshare
 
@@ -88,16 +88,6 @@ def in_slots(items: Sequence[Item], slots: Sequence[Slot], work: Callable[[Item,
                 future.cancel()
             interrupt()
             raise
-
-
-def entering(isolation: unshare.Isolation, tree: Path, path: Path, call: StepCall) -> Wrapper:
-    """How a replay of `call` runs in `tree` mounted at `path`, in a mount namespace of its own
-    (made for that replay: a guard that lives in one is `Guard(inside=holding(...))`)."""
-    cwd = str(path / call.cwd)
-    env_program = shutil.which("env") or "/usr/bin/env"
-    # the namespace's entry starts at the path's root; env -C moves to the step's directory
-    # without touching the environment (a shell's cd would export PWD and OLDPWD)
-    return lambda argv: isolation.wrap([env_program, "-C", cwd, "--", *argv], tree, path, call.env)
 
 
 def holding(isolation: unshare.Isolation, tree: Path, path: Path) -> Callable[[list[str], dict[str, str]], list[str]]:
