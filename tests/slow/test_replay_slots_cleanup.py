@@ -27,10 +27,12 @@ pytestmark = pytest.mark.skipif(unshare.isolation() is None, reason=f"no mount n
 
 
 def step(seen: Path, then: str) -> StepCall:
-    """A step that says, outside the tree, which mount namespace and uid it ran with and
-    where, starts a daemon in a session of its own, then runs `then`."""
-    script = (f'echo "$(readlink /proc/self/ns/mnt) $(id -u) $(pwd)" > {seen}/ns-$$; '
-              f"setsid sleep 300 < /dev/null > /dev/null 2>&1 & {then}")
+    """A step that starts a daemon in a session of its own, says outside the tree which mount
+    namespace, uid and cwd it ran with and its pid, its guard's and the daemon's (the file
+    appears whole: moved into place), then runs `then`."""
+    script = (f"setsid sleep 300 < /dev/null > /dev/null 2>&1 & "
+              f'echo "$(readlink /proc/self/ns/mnt) $(id -u) $(pwd) $$ $PPID $!" > {seen}/.ns-$$ && '
+              f"mv {seen}/.ns-$$ {seen}/ns-$$; {then}")
     return StepCall(argv=("/bin/sh", "-c", script), cwd="sub", env={"PATH": os.environ["PATH"]}, exit_code=0,
                     restored=("sub/out",), compared=("sub/out",))
 
@@ -48,16 +50,18 @@ def namespaces(seen: Path) -> set[str]:
     return {f.read_text().split()[0] for f in seen.glob("ns-*")}
 
 
-def left_behind(tree: Path, spaces: set[str]) -> list[str]:
-    """What is still there of closed slots: processes in their namespaces, our children,
-    mounts, copies."""
+def left_behind(tree: Path, seen: Path) -> list[str]:
+    """What is still there of closed slots: the guards, replays and daemons the steps saw, in
+    their slot's namespace still (a pid alone may be reused, and so may a dead namespace's
+    number, by tests running beside this one), our children, mounts, copies."""
     left = []
-    for process in psutil.process_iter():
-        try:
-            if os.readlink(f"/proc/{process.pid}/ns/mnt") in spaces:
-                left.append(f"pid {process.pid} ({process.name()}) in a slot's namespace")
-        except (OSError, psutil.Error):
-            pass  # gone meanwhile, or not ours to look at
+    for line in (f.read_text().split() for f in seen.glob("ns-*")):
+        for pid in line[3:]:
+            try:
+                if os.readlink(f"/proc/{pid}/ns/mnt") == line[0]:
+                    left.append(f"pid {pid} ({psutil.Process(int(pid)).name()}) in a slot's namespace")
+            except (OSError, psutil.Error):
+                pass  # gone
     left += [f"child pid {p.pid}" for p in psutil.Process().children(recursive=True)]
     left += [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if str(tree.parent) in line]
     left += [str(p) for p in tree.parent.iterdir() if p.name.startswith(tree.name + ".")]
@@ -76,13 +80,14 @@ def test_closed_slots_leave_no_process_mount_or_copy(campaign, tmp_path, monkeyp
                 return replayer.replay(Variation("plain"), 2).stable
 
         assert in_slots(range(4), range(slots.count), replay, slots.interrupt) == [True] * 4
+        assert any("in a slot's namespace" in what for what in left_behind(tree, seen))  # the guards, still open
     lines = [f.read_text().split() for f in seen.glob("ns-*")]
     assert len(lines) == 8  # 4 steps x 2 replays
     spaces = namespaces(seen)
     assert len(spaces) == 4 and os.readlink("/proc/self/ns/mnt") not in spaces  # one namespace a slot
-    assert {(uid, cwd) for _, uid, cwd in lines} == {(str(os.getuid()), str(tree / "sub"))}  # ids mapped back
+    assert {(uid, cwd) for _, uid, cwd, *_ in lines} == {(str(os.getuid()), str(tree / "sub"))}  # ids mapped back
     assert (tree / "sub" / "out").read_text() == "traced\n"  # the tree itself never saw a replay
-    assert left_behind(tree, spaces) == []
+    assert left_behind(tree, seen) == []
 
 
 @pytest.mark.parametrize("how", ["error", "ctrl-c"])
@@ -115,5 +120,5 @@ def test_slots_ended_mid_replay_leave_nothing_and_stop_the_running_replays(campa
     spaces = namespaces(seen)
     assert spaces and os.readlink("/proc/self/ns/mnt") not in spaces
     assert not (seen / "finished").exists()  # ended, not waited for
-    assert left_behind(tree, spaces) == []
+    assert left_behind(tree, seen) == []
     assert (tree / "sub" / "out").read_text() == "traced\n"
