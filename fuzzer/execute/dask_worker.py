@@ -10,8 +10,8 @@ the tree moves (a rename) to this worker's own place beside it, where `fetch`,
 A step replay runs on any worker, in a tree of its own holding only the files the step
 looked at (`fuzzer.execute.step_files`), each sent by digest from the worker holding the
 traced tree to this worker's file cache, once: a file the cache holds is not sent again.
-With mount namespaces the step's tree is mounted at the campaign's path for each replay,
-so replays on one host run at once; without, it is moved to the path under the host's
+With mount namespaces the step's tree is mounted at the campaign's path in a namespace of
+the step's own, where its guard lives (`holding`), so replays on one host run at once; without, it is moved to the path under the host's
 lock for as long as the replays run, one at a time.
 
 The client holds every task's future. When the client goes away (SIGKILL, a lost
@@ -41,7 +41,7 @@ from fuzzer.execute.local import BuildSpec, LocalExecutor
 from fuzzer.execute.logs import log_tail, note
 from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.source_archive import tar_tree, unpack_once
-from fuzzer.execute.replay_slots import entering
+from fuzzer.execute.replay_slots import holding
 from fuzzer.execute.step_files import FileCache, StepFile, build_tree, read_checked
 from fuzzer.execute.step_replay import ReplayOutcome, StepCall, StepReplayer, Variation
 from fuzzer.execute.workspace import Workspace
@@ -309,13 +309,13 @@ class StepActor:
         scratch = Path(tempfile.mkdtemp(prefix="buildfuzz-replays-", dir=worker.local_directory))
         self._tree = scratch / "tree"
         build_tree(self._tree, files, cache)
-        self._guard = Guard()
-        self._end = weakref.finalize(self, _end_session, self._guard, scratch)
         isolation = unshare.isolation()
+        self._guard = Guard(inside=holding(isolation, self._tree, Path(site.path))) if isolation else Guard()
+        self._end = weakref.finalize(self, _end_session, self._guard, scratch)
         self._place = None if isolation else Place(site.path, worker.id)
-        enter = entering(isolation, self._tree, Path(site.path), call) if isolation else None
         with self._at_path() as tree:
-            self._replayer = StepReplayer(self._guard, tree, call, cpus, scratch / "logs", enter)
+            self._replayer = StepReplayer(self._guard, tree, call, cpus, scratch / "logs",
+                                          seen_at=Path(site.path) if isolation else None)
 
     def replay_each(self, variations: list[Variation], times: int) -> dict[str, ReplayOutcome]:
         with self._at_path(), Watch(self._wanted, self._guard):

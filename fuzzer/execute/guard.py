@@ -64,12 +64,15 @@ class BuildExit:
 class Guard:
     """Runs builds, one at a time, under a guard process. A context manager."""
 
-    def __init__(self) -> None:
+    def __init__(self, inside: Callable[[list[str], dict[str, str]], list[str]] | None = None) -> None:
+        """`inside(argv, env)`: the argv that runs the guard process where its builds are to
+        run (a replay slot's mount namespace): it must exec `argv`, keeping its pid."""
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
+        argv = [sys.executable, "-m", "fuzzer.execute.guard_server"]
         # own session: a Ctrl-C on the terminal reaches the fuzzer, which decides what to kill
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "fuzzer.execute.guard_server"],
+            inside(argv, env) if inside else argv,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True,
         )
         self._buffer = b""

@@ -1,5 +1,5 @@
 """Places where step replays run at once: each its own copy of the traced tree, mounted at
-the campaign's path in the replay's own mount namespace (fuzzer/tools/unshare.py, as
+the campaign's path in the slot's own mount namespace (fuzzer/tools/unshare.py, as
 `--parallel` builds are), with a guard of its own.
 
 A step replayed in slot k sees the campaign's path, as it did in the traced build, while
@@ -7,6 +7,12 @@ its files live in `<path>.replays/<k>`; a replay restores and compares files in 
 copy, so two steps replayed at once never see each other's outputs. The copy is the whole
 tree, made the first time the slot is used, in the thread that uses it (the first replays
 start after one copy, not N in a row, and an audit of two steps copies two trees).
+
+The slot's guard process is started inside the slot's namespace, once: every replay it
+starts is there already, at no cost (a namespace entered per replay cost an unshare and
+a Python start, 14-24 ms of CPU; bench/bench_replay_entry.py compares them). The namespace and its
+mount end with the guard and the replays it reaps: closing the slot ends them all,
+however the slots' work ended.
 
 There are SLOTS_PER_REPLAY slots per replay wanted at once, and as many CPU turns as
 replays wanted: a replay holds a turn only while its process runs. A step's replays are
@@ -21,15 +27,15 @@ from __future__ import annotations
 import queue
 import shutil
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
 from fuzzer.execute.executor import Executor
-from fuzzer.execute.guard import Guard
+from fuzzer.execute.guard import Guard, GuardError
 from fuzzer.execute.local import LocalExecutor
 from fuzzer.execute.run import RunRecord
-from fuzzer.execute.step_replay import StepCall, StepReplayer, Wrapper
+from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import Workspace
 from fuzzer.tools import unshare
 
@@ -49,10 +55,13 @@ def replays_at_once(config) -> int:
     return config.parallel if config.parallel > 1 else len(available_cpus())
 
 
-def in_slots(items: Sequence[Item], slots: Sequence[Slot], work: Callable[[Item, Slot], Result]) -> list[Result]:
+def in_slots(items: Sequence[Item], slots: Sequence[Slot], work: Callable[[Item, Slot], Result],
+             interrupt: Callable[[], None] = lambda: None) -> list[Result]:
     """`work(item, slot)` for every item in order, each in the first free slot, as many at
     once as there are slots; the results in the items' order. One slot: in this thread,
-    so Ctrl-C reaches the replay's wait."""
+    so Ctrl-C reaches the replay's wait. Several: on the first error (or Ctrl-C), no item
+    starts any more, `interrupt()` ends those running (`Slots.interrupt`), and the error
+    is raised once they have."""
     if len(slots) <= 1:
         return [work(item, slots[0]) for item in items]
     free: queue.SimpleQueue = queue.SimpleQueue()
@@ -67,16 +76,24 @@ def in_slots(items: Sequence[Item], slots: Sequence[Slot], work: Callable[[Item,
             free.put(slot)
 
     with ThreadPoolExecutor(len(slots), thread_name_prefix="buildfuzz-replay") as pool:
-        return list(pool.map(in_a_free_slot, items))
+        futures = [pool.submit(in_a_free_slot, item) for item in items]
+        try:
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            for future in futures:  # the first error, not the first item's result
+                if future in done and future.exception() is not None:
+                    future.result()
+            return [future.result() for future in futures]
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            interrupt()
+            raise
 
 
-def entering(isolation: unshare.Isolation, tree: Path, path: Path, call: StepCall) -> Wrapper:
-    """How a replay of `call` runs in `tree` mounted at `path`, in a mount namespace of its own."""
-    cwd = str(path / call.cwd)
-    env_program = shutil.which("env") or "/usr/bin/env"
-    # the namespace's entry starts at the path's root; env -C moves to the step's directory
-    # without touching the environment (a shell's cd would export PWD and OLDPWD)
-    return lambda argv: isolation.wrap([env_program, "-C", cwd, "--", *argv], tree, path, call.env)
+def holding(isolation: unshare.Isolation, tree: Path, path: Path) -> Callable[[list[str], dict[str, str]], list[str]]:
+    """How a guard process starts in a mount namespace of its own with `tree` at `path`, for
+    its builds to start in; in "/", so that `python -m` finds nothing of the tree's."""
+    return lambda argv, env: isolation.wrap(argv, tree, path, env, cwd=Path("/"))
 
 
 def replay_slots(executor: Executor, record: RunRecord, wanted: int, logs: Path) -> "Slots":
@@ -98,6 +115,9 @@ class SessionSlots:
     def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
         return self.session.replayer(call, cpus, slot)
 
+    def interrupt(self) -> None:
+        """Nothing to do here: a replay on a worker ends when its actor is let go."""
+
     def __enter__(self) -> "SessionSlots":
         return self
 
@@ -116,15 +136,20 @@ class ReplaySlots:
         self._root = tree.with_name(tree.name + ".replays")
         self._trees: list[Path | None] = [None] * self.count
         self._guards: list[Guard | None] = [None] * self.count
+        self._lock, self._interrupted = threading.Lock(), False
 
     def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
         """A replayer in `slot`, which one thread at a time uses (`in_slots` sees to it)."""
         logs = self.logs / f"slot-{slot}"
         if self._guards[slot] is None:
             self._trees[slot] = self._copy(slot) if self.isolation else self.tree
-            self._guards[slot] = Guard()
-        return StepReplayer(self._guards[slot], self._trees[slot], call, cpus, logs, self._enter(slot, call),
-                            self._turns)
+            with self._lock:  # against interrupt(): no guard starts after it
+                if self._interrupted:
+                    raise GuardError("the replay slots were interrupted")
+                self._guards[slot] = Guard(inside=holding(self.isolation, self._trees[slot], self.tree)) \
+                    if self.isolation else Guard()
+        return StepReplayer(self._guards[slot], self._trees[slot], call, cpus, logs, turns=self._turns,
+                            seen_at=self.tree)
 
     def _copy(self, k: int) -> Path:
         dest = self._root / str(k)
@@ -132,11 +157,17 @@ class ReplaySlots:
         shutil.copytree(self.tree, dest, symlinks=True)
         return dest
 
-    def _enter(self, slot: int, call: StepCall) -> Wrapper | None:
-        return entering(self.isolation, self._trees[slot], self.tree, call) if self.isolation else None
+    def interrupt(self) -> None:
+        """From any thread: end the replays running now; the slots can run none after."""
+        with self._lock:
+            self._interrupted = True
+            for guard in self._guards:
+                if guard is not None:
+                    guard.interrupt()
 
     def close(self) -> None:
-        """End every replay, remove the copies."""
+        """End every replay and every slot's guard (with them its namespace and mount),
+        remove the copies."""
         for guard in self._guards:
             if guard is not None:
                 guard.close()

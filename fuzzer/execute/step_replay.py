@@ -111,12 +111,13 @@ class StepReplayer:
     """Replays one step; a context manager, because it backs up the files it restores."""
 
     def __init__(self, guard: Guard, tree: Path, call: StepCall, cpus: tuple[int, ...], logs: Path,
-                 enter: Wrapper | None = None, turns: contextlib.AbstractContextManager | None = None):
-        """`enter`: how a replay gets to `tree` when it is not at the campaign's path (a
-        parallel replay's own mount namespace, fuzzer/execute/replay_slots.py); `turns`:
-        held while each replay runs (the CPUs replays share with other slots' replays)."""
+                 turns: contextlib.AbstractContextManager | None = None, seen_at: Path | None = None):
+        """`seen_at`: where the guard's builds see `tree`, when the guard lives in a mount
+        namespace with `tree` at the campaign's path (a replay slot's, or a Dask worker's
+        step's: `fuzzer.execute.replay_slots.holding`); `turns`: held while each replay
+        runs (the CPUs replays share with other slots' replays)."""
         self.guard, self.tree, self.call, self.cpus, self.logs = guard, tree, call, cpus, logs
-        self.enter = enter
+        self.seen_at = seen_at or tree
         self.turns = turns or contextlib.nullcontext()
         logs.mkdir(parents=True, exist_ok=True)
         self._backup = Path(tempfile.mkdtemp(prefix="step-outputs-", dir=logs))
@@ -183,14 +184,12 @@ class StepReplayer:
         argv = list(self.call.argv)
         for wrap in variation.wrappers:
             argv = wrap(argv)
-        if self.enter is not None:
-            argv = self.enter(argv)
         env = {**self.call.env, **dict(variation.env)}
         self._runs += 1
         log = self.logs / f"{self.call.what}-{self._runs:03d}-{_slug(variation.name)}.log"
         with self.turns, _moved(self.tree, variation.moved):
             try:
-                self.guard.start(argv, cwd=str(self.tree / self.call.cwd), env=env,
+                self.guard.start(argv, cwd=str(self.seen_at / self.call.cwd), env=env,
                                  cpus=variation.cpus or self.cpus, log_path=str(log))
             except OSError as e:  # what the step ran is gone: `python -m build`'s environment was a temp dir
                 log.write_text(f"cannot run {argv[0]}: {e.strerror}\n")

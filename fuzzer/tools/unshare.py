@@ -3,7 +3,9 @@
 A build of `--parallel N` runs in a private mount namespace where its own tree (a slot's
 backing directory) is bind-mounted at the campaign's one path, so every build still sees
 that path, and the mount vanishes with the namespace's last process, however the build
-ends (nothing to unmount, nothing left if buildfuzz is SIGKILLed).
+ends (nothing to unmount, nothing left if buildfuzz is SIGKILLed). A process made to stay
+enters the same way, once: a replay slot's guard, whose builds start in its namespace
+with no entry of their own (fuzzer/execute/replay_slots.py).
 
 Two ways in, the first that works here:
 - as root, `unshare -m`;
