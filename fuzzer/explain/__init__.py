@@ -14,7 +14,7 @@ latent hazards.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from msgspec import structs
 
@@ -117,7 +117,7 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
                               builds.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
             contexts = [replace(context, replayer_for=_replayer_factory(slots, k, pair, targets))
                         for k in range(slots.count)]
-            explained, left = _explain_in_budget(ranked, context, targets, contexts, taken)
+            explained, left = _explain_in_budget(ranked, context, targets, contexts, taken, slots.interrupt)
     else:  # every root was the audit's: no replay slot is set up
         explained, left = _explain_in_budget([], None, taken=taken)
     culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
@@ -128,12 +128,12 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
 
 
 def _explain_in_budget(ranked: list[ranking.Ranked], context: Context | None, targets: ReplayTargets | None = None,
-                       contexts: list[Context] | None = None, taken: Sequence[tuple[ranking.Ranked, Culprit]] = ()
-                       ) -> tuple[list[Culprit], list[ranking.Ranked]]:
+                       contexts: list[Context] | None = None, taken: Sequence[tuple[ranking.Ranked, Culprit]] = (),
+                       interrupt: Callable[[], None] = lambda: None) -> tuple[list[Culprit], list[ranking.Ranked]]:
     """Classify in rank order while the budget lasts, as many at once as there are replay
     slots (`contexts`, one per slot); the culprits in report order (each with the process
     that wrote its bytes, given the traces' `targets`), with those `taken` over from the step
-    audit, and the roots left unexplained."""
+    audit, and the roots left unexplained. On an error or Ctrl-C, `interrupt` ends the running replays."""
     done: list[tuple[ranking.Ranked, Culprit]] = list(taken)
     left: list[ranking.Ranked] = []
 
@@ -145,7 +145,7 @@ def _explain_in_budget(ranked: list[ranking.Ranked], context: Context | None, ta
             done.append((root, targets.annotate(culprit, root.root) if targets else culprit))
 
     if ranked:
-        in_slots(ranked, contexts or [context], explain)
+        in_slots(ranked, contexts or [context], explain, interrupt)
     done.sort(key=lambda pair: ranking.report_key(pair[0]))
     left.sort(key=ranked.index)
     return [culprit for _, culprit in done], left
