@@ -153,7 +153,7 @@ def row(item: audit.Audited, targets: ReplayTargets, result: AuditResult, detail
     step, call = item.step, targets.of(item.candidate).call
     return AuditedStep(
         identity=item.identity, command=step.command, cwd=step.cwd, outputs=list(item.candidate.outputs),
-        result=result, detail=detail, replays=replays if result.replayed else 0, seconds=round(seconds, 3),
+        result=result, detail=detail, replays=replays, seconds=round(seconds, 3),  # a failed replay's count too
         last_audit=item.last_audit, audited=audited if result.replayed else "",
         replay=f"cd {shlex.quote(call.cwd)} && {shlex.join(call.argv)}",
     )

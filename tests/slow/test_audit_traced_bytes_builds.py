@@ -1,5 +1,8 @@
-"""The step audit matches files beside the tree to steps: a step that writes `../pkg.txt`,
-as dpkg-buildpackage writes `../*.deb`."""
+"""The step audit: a failed replay checks nothing; files beside the tree are matched to steps.
+
+Each build is the shape a real one showed (/work/audit-bugs.md D, B): a step that fails
+unless make runs it, and one that writes `../pkg.txt`, as dpkg-buildpackage writes `../*.deb`.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,14 @@ import json
 import shutil
 
 from conftest import buildfuzz, make_project
+
+ONLY_UNDER_MAKE = """
+    all: checked.txt plain.txt
+    checked.txt:
+        test "$$(cat /proc/$$PPID/comm)" = make && echo ok > $@
+    plain.txt:
+        echo plain > $@
+    """
 
 BESIDE = """
     all:
@@ -22,6 +33,21 @@ def audit_of(tmp_path, src, *options, env=None):
     assert r.returncode in (0, 1), r.stderr
     report = json.loads(out.read_text())
     return r, report, {s["command"]: s for s in report["audit"]["steps"]}
+
+
+def test_a_failed_replay_is_listed_not_counted_and_stays_first_for_the_next_campaign(tmp_path):
+    src = make_project(tmp_path / "src", ONLY_UNDER_MAKE)
+    r, report, steps = audit_of(tmp_path, src)
+    checked, plain = steps["test \"$(cat /proc/$PPID/comm)\" = make && echo ok > checked.txt"], \
+        steps["echo plain > plain.txt"]
+    assert checked["result"] == "replay-failed" and "exited 1" in checked["detail"]
+    assert checked["audited"] == "" and plain["audited"]
+    assert (report["audit"]["reaching"], report["audit"]["audited"]) == (2, 1)
+    assert "1 failed to replay" in r.stdout + r.stderr
+
+    _, _, again = audit_of(tmp_path, src)  # the same store: the rotation remembers what was checked
+    assert again[checked["command"]]["last_audit"] == "", "a failed replay is not an audit"
+    assert again[plain["command"]]["last_audit"] == plain["audited"]
 
 
 def test_a_file_beside_the_tree_is_matched_to_the_step_that_wrote_it(tmp_path):
