@@ -1,7 +1,9 @@
-"""The step audit: a failed replay checks nothing; files beside the tree are matched to steps.
+"""The step audit compares a step's replays with what the traced build wrote, not only with
+each other; a failed replay checks nothing; files beside the tree are matched to steps.
 
-Each build is the shape a real one showed (/work/audit-bugs.md D, B): a step that fails
-unless make runs it, and one that writes `../pkg.txt`, as dpkg-buildpackage writes `../*.deb`.
+Each build is the shape a real one showed (/work/audit-bugs.md H, D, B): a step whose output
+follows its parent process (make in the build, buildfuzz's replay in a replay), one that
+fails unless make runs it, and one that writes `../pkg.txt`, as dpkg-buildpackage writes `../*.deb`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,15 @@ import json
 import shutil
 
 from conftest import buildfuzz, make_project
+
+# the recipe's shell's parent: make in the build, never make in a replay alone
+PARENT = """
+    all: parent.txt plain.txt
+    parent.txt:
+        cat /proc/$$PPID/comm > $@
+    plain.txt:
+        echo plain > $@
+    """
 
 ONLY_UNDER_MAKE = """
     all: checked.txt plain.txt
@@ -33,6 +44,20 @@ def audit_of(tmp_path, src, *options, env=None):
     assert r.returncode in (0, 1), r.stderr
     report = json.loads(out.read_text())
     return r, report, {s["command"]: s for s in report["audit"]["steps"]}
+
+
+def test_replays_that_agree_on_other_bytes_than_the_traced_build_make_a_root(tmp_path):
+    src = make_project(tmp_path / "src", PARENT)
+    r, report, steps = audit_of(tmp_path, src)
+    parent, plain = steps["cat /proc/$PPID/comm > parent.txt"], steps["echo plain > plain.txt"]
+    assert parent["result"] == "varies", parent
+    assert "alone and the traced build" in parent["detail"]  # every replay agreed: the build's bytes differ
+    assert plain["result"] == "stable"
+    assert "replays alone gave the traced build's bytes: any variation left is below" in plain["detail"]
+    culprit = next(c for c in report["culprits"] if c["command"] == parent["command"])
+    assert culprit["kind"] and "alone and the traced build" in culprit["evidence"] and parent["replay"]
+    assert report["audit"]["roots"] == 1
+    assert report["verdict"] == "unreproducible" and r.returncode == 1  # the builds matched: the replays are the evidence
 
 
 def test_a_failed_replay_is_listed_not_counted_and_stays_first_for_the_next_campaign(tmp_path):
