@@ -1,0 +1,37 @@
+"""What the step audit compares a step's replays with: the traced build's bytes of its
+outputs (the manifest's digests), only when those bytes are the step's own."""
+
+from __future__ import annotations
+
+from fuzzer.execute.step_replay import outputs_digest
+from fuzzer.explain import audit
+from fuzzer.explain.audit_run import _traced_bytes
+from fuzzer.explain.writer import ReplayTargets
+from fuzzer.observe import Entry, Manifest
+from fuzzer.trace.synthetic import FakeStep, synthetic_trace
+
+DIGEST = "0123456789abcdef0123456789abcdef"
+
+
+def planned(steps, compared):
+    trace = synthetic_trace(steps)
+    chosen = audit.plan(trace, compared, 1.0, (), {}).chosen
+    return {a.step.command: a for a in chosen}, ReplayTargets(trace, trace, 1)
+
+
+def test_the_traced_bytes_are_the_manifests_digests_in_the_replays_form():
+    items, targets = planned([FakeStep("gen", 1, 2, writes={"out.txt": 1.5})], {"out.txt"})
+    manifest = Manifest({"out.txt": Entry("file", DIGEST)})
+    assert _traced_bytes(items["gen"], targets, manifest) == (outputs_digest({"out.txt": DIGEST}), "")
+
+
+def test_a_file_a_later_step_rewrote_or_the_build_did_not_leave_is_not_the_steps_bytes():
+    steps = [FakeStep("gen", 1, 2, writes={"out.txt": 1.5, "tmp.txt": 1.6}),
+             FakeStep("stamp", 3, 4, writes={"out.txt": 3.5}),
+             FakeStep("pack", 5, 6, reads={"tmp.txt": 5.1}, writes={"app": 5.5})]
+    items, targets = planned(steps, {"out.txt", "app"})
+    manifest = Manifest({"out.txt": Entry("file", DIGEST), "app": Entry("file", DIGEST)})
+    assert _traced_bytes(items["gen"], targets, manifest) == (None, "a later step rewrote out.txt in the traced build")
+    assert _traced_bytes(items["stamp"], targets, manifest)[0] == outputs_digest({"out.txt": DIGEST})
+    gone = Manifest({"out.txt": Entry("file", DIGEST)})
+    assert _traced_bytes(items["pack"], targets, gone) == (None, "the traced build left no file app")
