@@ -57,7 +57,8 @@ def test_replays_that_agree_on_other_bytes_than_the_traced_build_make_a_root(tmp
     culprit = next(c for c in report["culprits"] if c["command"] == parent["command"])
     assert culprit["kind"] and "alone and the traced build" in culprit["evidence"] and parent["replay"]
     assert report["audit"]["roots"] == 1
-    assert report["verdict"] == "unreproducible" and r.returncode == 1  # the builds matched: the replays are the evidence
+    # the builds matched: the replays are the evidence
+    assert report["verdict"] == "unreproducible" and r.returncode == 1
 
 
 def test_a_failed_replay_is_listed_not_counted_and_stays_first_for_the_next_campaign(tmp_path):
