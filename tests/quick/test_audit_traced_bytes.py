@@ -23,7 +23,7 @@ def planned(steps, compared):
 def test_the_traced_bytes_are_the_manifests_digests_in_the_replays_form():
     items, targets = planned([FakeStep("gen", 1, 2, writes={"out.txt": 1.5})], {"out.txt"})
     manifest = Manifest({"out.txt": Entry("file", DIGEST)})
-    assert traced_bytes(items["gen"], targets, manifest) == (outputs_digest({"out.txt": DIGEST}), "")
+    assert traced_bytes(items["gen"], targets, manifest) == (outputs_digest(["out.txt"], {"out.txt": DIGEST}.get), "")
 
 
 def test_a_file_another_step_wrote_or_the_build_did_not_leave_is_not_the_steps_bytes():
