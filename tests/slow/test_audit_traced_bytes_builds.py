@@ -1,5 +1,6 @@
 """The step audit compares a step's replays with what the traced build wrote, not only with
-each other; a failed replay checks nothing; files beside the tree are matched to steps.
+each other, where those bytes are the step's own (kbuild's appended modules.order is not); a
+failed replay checks nothing; files beside the tree are matched to steps.
 
 Each build is the shape a real one showed (/work/audit-bugs.md H, D, B): a step whose output
 follows its parent process (make in the build, buildfuzz's replay in a replay), one that
@@ -28,6 +29,15 @@ ONLY_UNDER_MAKE = """
         test "$$(cat /proc/$$PPID/comm)" = make && echo ok > $@
     plain.txt:
         echo plain > $@
+    """
+
+# kbuild's modules.order: each object's rule appends its name to one list
+APPENDED = """
+    all: a.o b.o
+    a.o:
+        echo a > $@ && echo a.o >> modules.order
+    b.o: a.o
+        echo b > $@ && echo b.o >> modules.order
     """
 
 BESIDE = """
@@ -59,6 +69,16 @@ def test_replays_that_agree_on_other_bytes_than_the_traced_build_make_a_root(tmp
     assert report["audit"]["roots"] == 1
     # the builds matched: the replays are the evidence
     assert report["verdict"] == "unreproducible" and r.returncode == 1
+
+
+def test_a_step_appending_to_a_list_others_wrote_is_no_root(tmp_path):
+    src = make_project(tmp_path / "src", APPENDED)
+    r, report, steps = audit_of(tmp_path, src)
+    last = steps["echo b > b.o && echo b.o >> modules.order"]
+    # replayed on the final tree it appends to the whole list: not the traced build's bytes by design
+    assert last["result"] == "stable", last
+    assert "compared with each other only (another step also wrote modules.order" in last["detail"]
+    assert report["audit"]["roots"] == 0 and report["verdict"] == "reproducible" and r.returncode == 0
 
 
 def test_a_failed_replay_is_listed_not_counted_and_stays_first_for_the_next_campaign(tmp_path):
