@@ -101,8 +101,9 @@ class AuditResult(StrEnum):
 
     @property
     def replayed(self) -> bool:
-        """Replayed to the end: what an audit counts, and the store remembers as audited."""
-        return self in (AuditResult.STABLE, AuditResult.VARIES, AuditResult.REPLAY_FAILED)
+        """Replayed to the end and compared: what an audit counts, and the store remembers as
+        audited (a failed replay checked nothing: the step stays least recently audited)."""
+        return self in (AuditResult.STABLE, AuditResult.VARIES)
 
 
 class Kind(StrEnum):

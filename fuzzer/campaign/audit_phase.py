@@ -34,8 +34,9 @@ def audit_steps(campaign: Campaign, events: Events) -> AuditOutcome | None:
 
 def _remember(campaign: Campaign, rows: list[AuditedStep]) -> None:
     """Steps replayed to the end are audited as of when their replays ended (to the
-    microsecond: the next night starts with the first this one audited)."""
-    done = [(r.identity, r.audited, r.result) for r in rows if r.replays]
+    microsecond: the next night starts with the first this one audited); a failed replay
+    checked nothing."""
+    done = [(r.identity, r.audited, r.result) for r in rows if r.result.replayed]
     if done:
         campaign.store.save_audits(str(campaign.config.source), campaign.config.command, campaign.id, done)
 

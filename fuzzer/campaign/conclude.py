@@ -79,11 +79,11 @@ def _require_evidence(campaign: Campaign, comparison: Comparison | None) -> None
 def _localize(campaign: Campaign, comparison: Comparison, events: Events,
               audited: AuditOutcome | None = None) -> explain.Localization | None:
     """Localize a divergence, or scan a reproducible build for latent hazards; `audited`: the
-    step audit, whose budget localization spends with it and whose classified roots it
-    takes over."""
+    step audit, whose budget localization spends with it, whose classified roots it takes
+    over, and whose traced reference the hazard scan reads rather than trace it again."""
     def work(localizer):
         if comparison.reproducible:
-            return explain.scan_hazards(campaign.builds(), localizer)
+            return explain.scan_hazards(campaign.builds(), localizer, audited.reference if audited else None)
         budget = audited.budget if audited else localization_budget(
             campaign.config.localize_budget_s, campaign.seconds_left(), campaign.runs[0].wall_s)
         builds = campaign.builds()  # tracing and shrinking stop inside the localization's budget too

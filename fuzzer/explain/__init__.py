@@ -18,7 +18,7 @@ from typing import Callable, Mapping, Sequence
 
 from msgspec import structs
 
-from fuzzer.execute.run import RunKind
+from fuzzer.execute.run import RunKind, RunRecord
 from fuzzer.explain import ranking, stabilizers
 from fuzzer.explain.ablation import any_rebuild, minimal_reproducer
 from fuzzer.explain.audit_run import AuditOutcome, taken_over
@@ -172,19 +172,27 @@ def _minimal_reproducer(builds: Builds, executor, pair):
     return minimal_reproducer(builds, executor, pair.divergent.perturbation)
 
 
-def scan_hazards(builds: Builds, executor) -> Localization:
+def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> Localization:
     """One traced run at the campaign's most parallel perturbation, read together with a
-    traced reference: races that did not change the output this time are still races."""
+    traced reference: races that did not change the output this time are still races.
+    `traced`: a traced build already made (the step audit's reference), not built again
+    where it is the same build; only its trace is read."""
     unusable = strace.available()
     if unusable:
         return Localization(notes=(f"hazard scan disabled: {unusable}",))
     perturbation = max((r.perturbation for r in builds.runs), key=lambda p: (p.jobs, p.ncpus, -p.jitter))
     tree, parent = builds.tree, builds.parent_outputs
-    parallel = executor.run(builds.request(RunKind.HAZARD_SCAN, perturbation, trace=True))
+
+    def trace(kind: RunKind, at) -> RunRecord:
+        if traced is not None and traced.trace_path and traced.perturbation == at:
+            return traced
+        return executor.run(builds.request(kind, at, trace=True))
+
+    parallel = trace(RunKind.HAZARD_SCAN, perturbation)
     traces = [load_trace(parallel.trace_path, tree, parent)]
     labels = [_label(parallel)]
     if builds.runs[0].perturbation != perturbation:
-        reference = executor.run(builds.request(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation, trace=True))
+        reference = trace(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation)
         traces.append(load_trace(reference.trace_path, tree, parent))
         labels.append("traced reference")
     found = trace_hazards.find_hazards(traces, labels, declared.declared_graph(builds.command, tree))

@@ -23,14 +23,16 @@ from pathlib import Path
 from msgspec import structs
 
 from fuzzer.execute.run import RunRecord
-from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, StepCall, Variation, outputs_digest
+from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, Variation, outputs_digest
 from fuzzer.explain import audit
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.writer import ReplayTargets
 from fuzzer.model import AuditResult, Culprit
+from fuzzer.observe import Manifest
 from fuzzer.report.model import AuditedStep
 from fuzzer.stats import percent_above, upper_bound_zero
+from fuzzer.trace.steps import BuildTrace
 
 FIRST = 1  # replays each step gets in the first pass, when the traced build's output is known
 
@@ -61,9 +63,8 @@ class Steps:
 
     def first(self, item: audit.Audited, context: Context) -> None:
         state = self._states[item.identity]
-        call = self.targets.of(item.candidate).call
-        traced = self._traced(call)
-        times = FIRST if traced else 2  # nothing to compare one replay with: two, with each other
+        traced = self._traced(item)
+        times = FIRST if traced[0] else 2  # nothing to compare one replay with: two, with each other
         cost = times * self.targets.of(item.candidate).duration + (SPREAD_S if times > 1 else 0.0)
         with self._lock:
             if self.why_left or not self.budget.affords(cost):
@@ -90,7 +91,7 @@ class Steps:
                     + (f", {self.reserve_s:.0f} s of it kept for localization's traced builds)" if self.reserve_s
                        else ")"))
             return
-        self._replay(item, context, state, times, self._traced(self.targets.of(item.candidate).call))
+        self._replay(item, context, state, times, self._traced(item))
 
     def short_note(self) -> tuple[str, ...]:
         short = [s for s in self._states.values() if s.result == AuditResult.STABLE and s.replays < REPLAYS]
@@ -103,15 +104,12 @@ class Steps:
         state = self._states[item.identity]
         return row(item, self.targets, state.result, state.detail, state.replays, state.seconds, state.audited)
 
-    def _traced(self, call: StepCall) -> str | None:
-        """The traced build's digest of what the replays compare; None when the manifest
-        lacks one of them (written outside the tree)."""
-        entries = self.record.manifest.entries if self.record.manifest else {}
-        if not all(rel in entries for rel in call.compared):
-            return None
-        return outputs_digest(call.compared, lambda rel: entries[rel].digest if entries[rel].kind == "file" else None)
+    def _traced(self, item: audit.Audited) -> tuple[str | None, str]:
+        return traced_bytes(item, self.targets, self.record.manifest)
 
-    def _replay(self, item: audit.Audited, context: Context, state: _State, times: int, traced: str | None) -> None:
+    def _replay(self, item: audit.Audited, context: Context, state: _State, times: int,
+                traced_or_why: tuple[str | None, str]) -> None:
+        traced, unknown = traced_or_why
         started = time.monotonic()
         with context.replayer_for(item.candidate) as replayer:
             outcome = replayer.replay(Variation("plain"), times)
@@ -125,7 +123,8 @@ class Steps:
         k = state.replays
         seen = state.digests | ({traced} if traced else set())
         if len(seen) == 1:
-            matched = "the traced build's bytes" if traced else "the same bytes"
+            matched = ("the traced build's bytes" if traced
+                       else f"the same bytes, compared with each other only ({unknown})")
             state.result = AuditResult.STABLE
             state.detail = (f"{k}/{k} replays alone gave {matched}: any variation left is below "
                             f"{percent_above(upper_bound_zero(k))} of replays (95%; k identical replays bound it "
@@ -148,12 +147,42 @@ class Steps:
         state.seconds += time.monotonic() - started
 
 
+def traced_bytes(item: audit.Audited, targets: ReplayTargets, manifest: Manifest | None) -> tuple[str | None, str]:
+    """What the traced build wrote for the replays' compared outputs, in the replays' form
+    (the manifest's digests are `hash_file`'s, as theirs are); else None and why the manifest
+    does not hold the replayed step's bytes. A file another step also wrote, or that was
+    there before the step wrote it, is not compared: a replay starts from the final tree, so
+    one that appends (`echo x.o >> modules.order`) would differ from the build by design."""
+    step, target = item.step, targets.of(item.candidate)
+    members = {p.index for p in target.writer.members} if target.replays_process else set(step.members)
+    digests = {}
+    for path in target.call.compared:
+        entry = manifest.entries.get(path) if manifest else None
+        if entry is None or entry.kind != "file":
+            return None, f"the traced build left no file {path}"
+        if any(s is not step for s in targets.reference.writers(path)):
+            return None, f"another step also wrote {path} in the traced build"
+        if _last_writer(targets.reference, path) not in members:
+            return None, f"another process of the step rewrote {path} in the traced build"
+        if step.found(path) and (step.first_look(path) or 0.0) < step.writes[path]:
+            return None, f"{path} was there before the step wrote it"
+        digests[path] = entry.digest
+    return outputs_digest(digests, digests.get), ""
+
+
+def _last_writer(trace: BuildTrace, path: str) -> int | None:
+    """The process that last wrote the file, of the steps that wrote it."""
+    writes = [(a.last, i) for step in trace.writers(path) for i in step.members
+              for a in trace.processes[i].accesses if a.kind == "write" and a.path == path]
+    return max(writes, default=(0.0, None))[1]
+
+
 def row(item: audit.Audited, targets: ReplayTargets, result: AuditResult, detail: str, replays: int = 0,
         seconds: float = 0.0, audited: str = "") -> AuditedStep:
     step, call = item.step, targets.of(item.candidate).call
     return AuditedStep(
         identity=item.identity, command=step.command, cwd=step.cwd, outputs=list(item.candidate.outputs),
-        result=result, detail=detail, replays=replays if result.replayed else 0, seconds=round(seconds, 3),
+        result=result, detail=detail, replays=replays, seconds=round(seconds, 3),  # a failed replay's count too
         last_audit=item.last_audit, audited=audited if result.replayed else "",
         replay=f"cd {shlex.quote(call.cwd)} && {shlex.join(call.argv)}",
     )

@@ -8,8 +8,9 @@ to REPLAYS times the cheapest first while the budget lasts (`fuzzer.explain.audi
 One whose output differs from the traced build's is a root of its own: classify and the
 stabiliser search take it from there, as for a root two builds found, and no second build
 is needed; localization takes those roots over (`taken_over`) rather than replay them
-again. Steps are replayed N at once (`--parallel`, else the CPU count), each in a slot of
-its own (`fuzzer.execute.replay_slots`).
+again. A replay that fails checks nothing: the step is listed with why, not counted as
+audited, and stays first for the next campaign. Steps are replayed N at once
+(`--parallel`, else the CPU count), each in a slot of its own (`fuzzer.execute.replay_slots`).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audit
     if not record.ok or record.trace_path is None:
         return AuditOutcome(_summary(share, 0, [], 0, "the traced build failed", 0, 0.0), {},
                             (f"step audit not run: the traced reference build failed (exit {record.exit_code})",), budget)
-    trace = load_trace(record.trace_path, builds.tree)
+    trace = load_trace(record.trace_path, builds.tree, builds.parent_outputs)
     compared = set(builds.selection.compared(record.manifest).entries) if record.manifest else set()
     mtimes = mtimes_of(record.manifest)
     plan = audit.plan(trace, compared, share, builds.selection.artifacts, last_audits, mtimes)
@@ -116,8 +117,8 @@ def _replayer(slots: Slots, slot: int, targets: ReplayTargets, cpus, candidate):
 
 def _summary(share: float, reaching: int, rows: list[AuditedStep], left: int, why_left: str, parallel: int,
              wall_s: float) -> AuditSummary:
-    audited = [r for r in rows if r.replays]
-    return AuditSummary(share=share, reaching=reaching, audited=len(audited),
+    replayed = [r for r in rows if r.replays]
+    return AuditSummary(share=share, reaching=reaching, audited=sum(r.result.replayed for r in rows),
                         roots=sum(r.result == AuditResult.VARIES for r in rows), left=left, why_left=why_left,
-                        parallel=parallel, wall_s=round(wall_s, 3), step_s=round(sum(r.seconds for r in audited), 3),
+                        parallel=parallel, wall_s=round(wall_s, 3), step_s=round(sum(r.seconds for r in replayed), 3),
                         steps=rows)

@@ -27,8 +27,10 @@ def audit_lines(audit: AuditSummary | None) -> list[str]:
 
 def summary_line(audit: AuditSummary) -> str:
     unreplayable = sum(s.result == AuditResult.NOT_REPLAYABLE for s in audit.steps)
+    failed = sum(s.result == AuditResult.REPLAY_FAILED for s in audit.steps)  # listed with why; not checked
     return (f"step audit ({audit.share:.0%} asked): {audit.audited} of {audit.reaching} steps replayed alone, "
-            f"{audit.roots} varied, {unreplayable} not replayable, {audit.left} left"
+            f"{audit.roots} varied, " + (f"{failed} failed to replay, " if failed else "")
+            + f"{unreplayable} not replayable, {audit.left} left"
             + (f" ({audit.why_left})" if audit.why_left else ""))
 
 

@@ -117,7 +117,7 @@ class AuditedStep(Model):
     replays: int = 0
     seconds: float = 0.0  # what its replays took, wall time
     last_audit: str = ""  # when an earlier campaign last audited it (ISO time; "" never)
-    audited: str = ""  # when this campaign's replays of it ended ("" not replayed)
+    audited: str = ""  # when this campaign's replays of it ended ("" not replayed, or a replay failed)
     replay: str = ""  # a shell line that replays it by hand in the traced tree
 
 
@@ -126,7 +126,7 @@ class AuditSummary(Model):
 
     share: float  # of the replayable steps, asked for
     reaching: int  # steps whose outputs reach a compared file
-    audited: int  # replayed to the end: stable, varies or replay-failed; never the not replayable
+    audited: int  # replayed to the end and compared: stable or varies; never a failed replay
     roots: int  # audited steps that varied: culprits without a second build
     left: int  # replayable steps not audited this time
     why_left: str  # "" when none was left
