@@ -4,9 +4,14 @@ the campaign's path in the slot's own mount namespace (fuzzer/tools/unshare.py, 
 
 A step replayed in slot k sees the campaign's path, as it did in the traced build, while
 its files live in `<path>.replays/<k>`; a replay restores and compares files in its own
-copy, so two steps replayed at once never see each other's outputs. The copy is the whole
-tree, made the first time the slot is used, in the thread that uses it (the first replays
-start after one copy, not N in a row, and an audit of two steps copies two trees).
+copy, so two steps replayed at once never see each other's outputs. When the tree's
+parent is buildfuzz's (`Workspace.parent_outputs`: dpkg-buildpackage leaves its `.deb`s
+there), the slot is the parent: `<k>` holds the tree's copy under the tree's name and a
+copy of what the build left beside it, and is mounted at the tree's parent, so a step
+writing `../pkg.deb` writes the slot's, the one its check reads, never the workspace's.
+The copy is the whole tree, made the first time the slot is used, in the thread that uses
+it (the first replays start after one copy, not N in a row, and an audit of two steps
+copies two trees).
 
 The slot's guard process is started inside the slot's namespace, once: every replay it
 starts is there already, at no cost (a namespace entered per replay cost an unshare and
@@ -36,7 +41,7 @@ from fuzzer.execute.guard import Guard, GuardError
 from fuzzer.execute.local import LocalExecutor
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.step_replay import StepCall, StepReplayer
-from fuzzer.execute.workspace import Workspace
+from fuzzer.execute.workspace import Workspace, parent_output_names
 from fuzzer.tools import unshare
 
 Item = TypeVar("Item")
@@ -99,7 +104,8 @@ def holding(isolation: unshare.Isolation, tree: Path, path: Path) -> Callable[[l
 def replay_slots(executor: Executor, record: RunRecord, wanted: int, logs: Path) -> "Slots":
     """Slots on this machine for a local executor's tree; else its step session's."""
     if isinstance(executor, LocalExecutor):
-        return ReplaySlots(executor.spec.workspace.path, wanted, logs)
+        workspace = executor.spec.workspace
+        return ReplaySlots(workspace.path, wanted, logs, workspace.parent_outputs)
     return SessionSlots(executor.step_session(record))
 
 
@@ -126,8 +132,9 @@ class SessionSlots:
 
 
 class ReplaySlots:
-    def __init__(self, tree: Path, wanted: int, logs: Path):
-        self.tree, self.logs = tree, logs
+    def __init__(self, tree: Path, wanted: int, logs: Path, parent_outputs: bool = False):
+        """`parent_outputs`: the tree's parent is buildfuzz's, and each slot has its own (above)."""
+        self.tree, self.logs, self.parent_outputs = tree, logs, parent_outputs
         self.isolation = unshare.isolation() if wanted > 1 else None
         self.serial_reason = "" if wanted <= 1 or self.isolation else unshare.unavailable()
         self.at_once = wanted if self.isolation else 1  # replays whose processes run at once
@@ -146,16 +153,26 @@ class ReplaySlots:
             with self._lock:  # against interrupt(): no guard starts after it
                 if self._interrupted:
                     raise GuardError("the replay slots were interrupted")
-                self._guards[slot] = Guard(inside=holding(self.isolation, self._trees[slot], self.tree)) \
+                self._guards[slot] = Guard(inside=holding(self.isolation, *self._mount(slot))) \
                     if self.isolation else Guard()
         return StepReplayer(self._guards[slot], self._trees[slot], call, cpus, logs, turns=self._turns,
                             seen_at=self.tree)
 
     def _copy(self, k: int) -> Path:
+        """Slot k's copy of the tree (in the slot's parent, beside copies of the parent's outputs)."""
         dest = self._root / str(k)
         shutil.rmtree(dest, ignore_errors=True)
-        shutil.copytree(self.tree, dest, symlinks=True)
-        return dest
+        if not self.parent_outputs:
+            shutil.copytree(self.tree, dest, symlinks=True)
+            return dest
+        shutil.copytree(self.tree, dest / self.tree.name, symlinks=True)
+        for name in parent_output_names(self.tree):
+            entry = self.tree.parent / name
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.copytree(entry, dest / name, symlinks=True)
+            else:
+                shutil.copy2(entry, dest / name, follow_symlinks=False)
+        return dest / self.tree.name
 
     def interrupt(self) -> None:
         """From any thread: end the replays running now; the slots can run none after."""
@@ -164,6 +181,12 @@ class ReplaySlots:
             for guard in self._guards:
                 if guard is not None:
                     guard.interrupt()
+
+    def _mount(self, slot: int) -> tuple[Path, Path]:
+        """What slot's namespace mounts, and where: its tree at the tree's path, or, when the
+        parent is buildfuzz's, the slot's parent (its tree and outputs) at the tree's parent."""
+        tree = self._trees[slot]
+        return (tree.parent, self.tree.parent) if self.parent_outputs else (tree, self.tree)
 
     def close(self) -> None:
         """End every replay and every slot's guard (with them its namespace and mount),

@@ -4,11 +4,14 @@ hash its outputs.
 What is replayed is a `StepCall`: a whole step, or the smallest process that wrote a
 differing file, with its subtree (`fuzzer.trace.writers`), whose files may lie outside the
 tree (a wheel under /tmp). A replay is faithful to the traced step or process: its own
-argv, cwd and environment (make's `export`s included), and before every replay each file
-it wrote or deleted in the trace is put back as the reference build left it, so a step
+argv, cwd and environment (make's `export`s included). Before every replay, each file it
+created (absent when it started, per the trace) is removed, so a step that skips its work
+when its output exists (`[ -e out ] || gen > out`, cmake's cache) does that work again;
+each other file it wrote or deleted is put back as the reference build left it, so a step
 that appends (`>> list`) or rewrites a counter it read is not mistaken for one that
-varies; after the last replay they are put back once more. A replay that exits
-differently from the traced step is no evidence of anything but itself: the outcome
+varies. After the last replay every file is put back as the reference left it. A replay
+that exits differently from the traced step, or that wrote none of the outputs it is
+judged on (as if it found its work done), is no evidence of anything but itself: the outcome
 says so, with the first lines of its log. Replays are spread over more than a second, so
 a step that embeds the time in seconds does vary. A variation may move its inputs'
 metadata (mtimes, modes) for its replays: they are put back after each one, so the tree
@@ -71,6 +74,7 @@ class ReplayOutcome:
     exit_codes: tuple[int | None, ...]
     expected_exit: int | None  # the traced step's exit code
     failure: str = ""  # first lines of the log of the first replay that exited differently
+    idle: tuple[bool, ...] = ()  # per replay: it wrote none of the compared outputs
 
     @property
     def distinct(self) -> int:
@@ -78,7 +82,8 @@ class ReplayOutcome:
 
     @property
     def failed(self) -> bool:
-        return any(code != self.expected_exit for code in self.exit_codes)
+        """A replay exited differently from the traced step, or did no work: no check either way."""
+        return any(code != self.expected_exit for code in self.exit_codes) or any(self.idle)
 
     @property
     def varies(self) -> bool:
@@ -105,6 +110,7 @@ class StepCall:
     # or absolute): all a replay away from the traced tree is given of it (step_files.py)
     looked_at: tuple[str, ...] = ()
     listed: tuple[str, ...] = ()
+    created: tuple[str, ...] = ()  # of `restored`, those absent when it started: removed before each replay
 
 
 class StepReplayer:
@@ -163,24 +169,28 @@ class StepReplayer:
         digests: dict[str, list[str]] = {v.name: [] for v in variations}
         codes: dict[str, list[int | None]] = {v.name: [] for v in variations}
         failures: dict[str, str] = {}
+        idle: dict[str, list[bool]] = {v.name: [] for v in variations}
         started = time.monotonic()
         for i in range(times):
             wait = started + SPREAD_S * i / max(times - 1, 1) - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
             for variation in variations:
-                code, log = self._run_once(variation)
+                code, log, wrote = self._run_once(variation)
                 codes[variation.name].append(code)
                 digests[variation.name].append(self._digest())
-                if code != self.call.exit_code and variation.name not in failures:
-                    failures[variation.name] = _failure(code, log)
+                idle[variation.name].append(code == self.call.exit_code and not wrote)
+                if variation.name not in failures and (code != self.call.exit_code or not wrote):
+                    failures[variation.name] = _failure(code, log, idle=code == self.call.exit_code)
         return {
-            name: ReplayOutcome(tuple(digests[name]), tuple(codes[name]), self.call.exit_code, failures.get(name, ""))
+            name: ReplayOutcome(tuple(digests[name]), tuple(codes[name]), self.call.exit_code, failures.get(name, ""),
+                                tuple(idle[name]))
             for name in digests
         }
 
-    def _run_once(self, variation: Variation) -> tuple[int | None, Path]:
-        self._restore()
+    def _run_once(self, variation: Variation) -> tuple[int | None, Path, bool]:
+        """The replay's exit code, its log, and whether it wrote any compared output."""
+        self._restore(as_started=True)
         argv = list(self.call.argv)
         for wrap in variation.wrappers:
             argv = wrap(argv)
@@ -188,18 +198,40 @@ class StepReplayer:
         self._runs += 1
         log = self.logs / f"{self.call.what}-{self._runs:03d}-{_slug(variation.name)}.log"
         with self.turns, _moved(self.tree, variation.moved):
+            before = self._signatures()
             try:
                 self.guard.start(argv, cwd=str(self.seen_at / self.call.cwd), env=env,
                                  cpus=variation.cpus or self.cpus, log_path=str(log))
             except OSError as e:  # what the step ran is gone: `python -m build`'s environment was a temp dir
                 log.write_text(f"cannot run {argv[0]}: {e.strerror}\n")
-                return CANNOT_RUN, log
-            return self.guard.wait(STEP_TIMEOUT_S).exit_code, log
+                return CANNOT_RUN, log, False
+            code = self.guard.wait(STEP_TIMEOUT_S).exit_code
+            return code, log, not self.call.compared or self._signatures() != before
 
-    def _restore(self) -> None:
+    def _signatures(self) -> list[tuple[int, int, int, int] | None]:
+        """What tells a compared output rewritten: its inode, size, mtime and ctime (which
+        no program can set back), None when absent. A rewrite that keeps all four (`cp -p`
+        onto the same inode within one clock tick of the restore) reads as no work: the
+        replay is then said to check nothing, never counted as stable."""
+        signatures = []
+        for rel in sorted(self.call.compared):
+            try:
+                st = os.lstat(self.tree / rel)
+                signatures.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+            except OSError:
+                signatures.append(None)
+        return signatures
+
+    def _restore(self, as_started: bool = False) -> None:
+        """Every file the step wrote or deleted as the reference build left it; `as_started`:
+        those it created removed instead, as they were when the step started."""
+        created = set(self.call.created) if as_started else set()
         for rel in self.call.restored:
             saved, live = self._saved(rel), self.tree / rel
-            if saved.is_file():
+            if rel in created:
+                if live.is_file() or live.is_symlink():
+                    live.unlink()
+            elif saved.is_file():
                 live.parent.mkdir(parents=True, exist_ok=True)
                 if live.is_symlink() or live.is_file():
                     live.unlink()
@@ -250,9 +282,12 @@ def _mtimes(moved: MovedMetadata | None, mtimes: list[int]) -> list[int]:
     return reversed_times
 
 
-def _failure(code: int | None, log: Path) -> str:
+def _failure(code: int | None, log: Path, idle: bool = False) -> str:
+    """`idle`: it exited as traced but wrote none of its outputs (as if it found its work done)."""
     lines = [line for line in log_tail(log, 50).splitlines() if line.strip()][:FAILURE_LINES]
     status = "was killed (timeout)" if code is None else f"exited {code}"
+    if idle:
+        status = f"did no work: replay wrote none of its outputs ({status} as traced, so it checks nothing)"
     return f"{status}: " + (" | ".join(lines) if lines else "(no output)")
 
 

@@ -14,8 +14,9 @@ workspace, a directory of the store that holds nothing but the tree), whatever a
 leaves there is an output, named `../NAME`; and every `--output` directory is one too,
 named by its absolute path. Both are emptied before each run, so no run inherits the
 last one's packages. The parent's entries named after the tree (`NAME.at-VALUE`, the
-build-path axis's mount points; `NAME.disorderfs`, the dirorder axis's backing tree) are
-buildfuzz's own, never outputs, and never emptied by a run.
+build-path axis's mount points; `NAME.disorderfs`, the dirorder axis's backing tree;
+`NAME.replays`, step replays' slots) are buildfuzz's own, never outputs, and never emptied
+by a run.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from pathlib import Path
 from fuzzer.observe import Manifest, special_kind, take_manifest
 
 PARENT = "../"  # how manifests name what a build left in the tree's parent
-OWN_SUFFIXES = (".at-", ".disorderfs")  # fuzzer.axes: NAME.at-VALUE (buildpath), NAME.disorderfs (dirorder)
+# fuzzer.axes: NAME.at-VALUE (buildpath), NAME.disorderfs (dirorder); fuzzer.execute.replay_slots: NAME.replays
+OWN_SUFFIXES = (".at-", ".disorderfs", ".replays")
 
 
 class WorkspaceError(Exception):
@@ -144,14 +146,7 @@ class Workspace:
                 shutil.move(str(self.path.parent / name), str(dest / name))
 
     def _parent_outputs(self) -> list[str]:
-        """Names in the parent that builds made: all but the tree and the axes' own beside it."""
-        tree = self.path.name
-        try:
-            names = os.listdir(self.path.parent)
-        except FileNotFoundError:
-            return []
-        own = {n for n in names if n == tree or n.startswith(tuple(tree + suffix for suffix in OWN_SUFFIXES))}
-        return sorted(n for n in names if n not in own and not os.path.ismount(self.path.parent / n))
+        return parent_output_names(self.path)
 
     def skipped(self) -> list[str]:
         """Excluded paths relative to the build tree, for the manifest to pass over."""
@@ -167,6 +162,16 @@ class Workspace:
         if proc.returncode != 0:
             tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
             raise WorkspaceError(f"clean command {self.clean!r} failed ({proc.returncode}): {tail[0]}")
+
+
+def parent_output_names(tree: Path) -> list[str]:
+    """Names in the tree's parent that builds made: all but the tree and buildfuzz's own beside it."""
+    try:
+        names = os.listdir(tree.parent)
+    except FileNotFoundError:
+        return []
+    own = {n for n in names if n == tree.name or n.startswith(tuple(tree.name + suffix for suffix in OWN_SUFFIXES))}
+    return sorted(n for n in names if n not in own and not os.path.ismount(tree.parent / n))
 
 
 def remove_tree(path: Path) -> None:

@@ -32,6 +32,7 @@ from fuzzer.execute.step_replay import StepCall
 from fuzzer.model import Culprit, WriterProcess
 from fuzzer.observe import EMPTY_DIGESTS, Manifest
 from fuzzer.report.packages import is_package
+from fuzzer.trace.absent import Absence
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace
 from fuzzer.trace.writers import Mtimes, Writer, content_source, copies, writer_of
@@ -129,6 +130,7 @@ class ReplayTargets:
         self.reference, self.divergent, self.jobs, self.made = reference, divergent, jobs, made
         self.mtimes = mtimes
         self._targets: dict[int, ReplayTarget] = {}
+        self._absence = {id(t): Absence(t) for t in (reference, divergent)}
 
     def of(self, candidate: RootCandidate) -> ReplayTarget:
         key = id(candidate)
@@ -145,10 +147,10 @@ class ReplayTargets:
         mtimes = self.mtimes if trace is self.reference else {}
         writer = writer_of(trace, step, paths, made_from, made.copied, mtimes) if step.members else None  # type: ignore[union-attr]
         if writer is None or writer.is_step:
-            return ReplayTarget(self._step_call(candidate), candidate.duration, writer)
-        return ReplayTarget(self._process_call(writer), writer.duration, writer)
+            return ReplayTarget(self._step_call(candidate, trace), candidate.duration, writer)
+        return ReplayTarget(self._process_call(writer, trace), writer.duration, writer)
 
-    def _step_call(self, candidate: RootCandidate) -> StepCall:
+    def _step_call(self, candidate: RootCandidate, trace: BuildTrace) -> StepCall:
         step = candidate.ref or candidate.div
         # outside the tree too (a wheel under /tmp): what replays write there is removed again
         touched = {p for s in (candidate.ref, candidate.div) if s is not None for p in (*s.writes, *s.deletes)}
@@ -162,9 +164,11 @@ class ReplayTargets:
             looked_at=tuple(sorted({*step.reads,  # type: ignore[union-attr]
                                     *(p for p, probe in step.probes.items() if probe.found)})),  # type: ignore[union-attr]
             listed=tuple(sorted(step.lists)),  # type: ignore[union-attr]
+            created=self._absence[id(trace)].created([trace.processes[i] for i in step.members],  # type: ignore[union-attr]
+                                                     step.start, step.writes),  # type: ignore[union-attr]
         )
 
-    def _process_call(self, writer: Writer) -> StepCall:
+    def _process_call(self, writer: Writer, trace: BuildTrace) -> StepCall:
         proc = writer.process
         touched = {a.path for p in writer.members for a in p.accesses if a.kind in ("write", "delete")}
         return StepCall(
@@ -178,6 +182,9 @@ class ReplayTargets:
             looked_at=tuple(sorted({a.path for p in writer.members for a in p.accesses
                                     if a.kind in ("read", "probe") and a.found})),
             listed=tuple(sorted({a.path for p in writer.members for a in p.accesses if a.kind == "list"})),
+            created=self._absence[id(trace)].created(writer.members, proc.start,
+                                                     {a.path for p in writer.members for a in p.accesses
+                                                      if a.kind == "write"}),
         )
 
     def annotate(self, culprit: Culprit, candidate: RootCandidate) -> Culprit:

@@ -197,12 +197,22 @@ def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...], made_from: 
     unit = _common_ancestor(trace, [s.process.index for s in sources], root)
     passed_over = []
     while unit != root:
-        reason = _why_not_replayable(trace, unit, mtimes)
+        reason = _why_not_replayable(trace, unit, mtimes) or _unopened(trace, unit, {s.path for s in sources})
         if reason is None:
             break
         passed_over.append(f"`{command_of(_argv(trace.processes[unit]))}` {reason}")
         unit = trace.processes[unit].parent  # type: ignore[assignment]
     return _writer(trace, step, unit, tuple(sorted({s.path for s in sources})), tuple(passed_over))
+
+
+def _unopened(trace: BuildTrace, unit: int, paths: set[str]) -> str | None:
+    """Why `unit`'s subtree alone would not write `paths`: one was the standard output it was
+    started with (`sh -c 'cd d && gen > x'`: the shell's fork opens x, then runs gen), or
+    none of its processes opened one; its replay alone would print into its log."""
+    printed = {a.path for a in trace.processes[unit].accesses if a.kind == "stdout"} & paths
+    opened = {a.path for i in _subtree(trace, unit) for a in trace.processes[i].accesses if a.kind == "write"}
+    missing = sorted(printed | (paths - opened))
+    return f"wrote {missing[0]} through the standard output it was started with" if missing else None
 
 
 def _writer(trace: BuildTrace, step: Step, unit: int, wrote: tuple[str, ...], passed_over: tuple[str, ...]) -> Writer:
