@@ -155,10 +155,10 @@ def synthetic_trace(template: Path, steps: int, n: int, out: Path) -> None:
         sink.writelines(lines[:first])
         for copy in range(-(-n // steps)):
             names, pid_shift, time_shift = copy * steps, copy * span_pids, copy * (end - start + 0.001)
-            for pid, time, parts in body:
+            for pid, stamp, parts in body:
                 pid = pid if pid == root else pid + pid_shift
                 text = "".join(p if isinstance(p, str) else str(p[0] + (names if p[1] else pid_shift)) for p in parts)
-                sink.write(f"{pid} {time + time_shift:.6f} {text}")
+                sink.write(f"{pid} {stamp + time_shift:.6f} {text}")
         sink.writelines(f"{line.split()[0]} {float(line.split()[1]) + time_shift:.6f} {line.split(None, 2)[2]}"
                         for line in lines[last + 1 :])
 
