@@ -10,6 +10,7 @@ import json
 import os
 import selectors
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -18,6 +19,9 @@ from fuzzer.execute.procfs import descendants, is_zombie, send_signals
 
 PR_SET_CHILD_SUBREAPER = 36
 KILL_PATIENCE = 30.0  # a process stuck in uninterruptible sleep cannot die; don't hang forever
+# GNU make 4.4's jobserver is a named pipe, TMPDIR/GMfifoPID, which make removes as it exits:
+# a make we SIGKILL leaves it behind. Where make looks for its temporary directory:
+MAKE_TMPDIR_VARIABLES = ("MAKE_TMPDIR", "TMPDIR", "TMP", "TEMP")
 
 
 class _Server:
@@ -26,6 +30,7 @@ class _Server:
     def __init__(self) -> None:
         self.root: subprocess.Popen | None = None
         self.root_code: int | None = None  # set once the root has been reaped
+        self.tmpdir = "/tmp"  # the build's, where a make of it puts its jobserver pipe
 
     def start(self, request: dict) -> dict:
         own_cpus = os.sched_getaffinity(0)
@@ -46,6 +51,7 @@ class _Server:
         finally:
             os.sched_setaffinity(0, own_cpus)
         self.root_code = None
+        self.tmpdir = next((request["env"][v] for v in MAKE_TMPDIR_VARIABLES if request["env"].get(v)), "/tmp")
         return {"pid": self.root.pid}
 
     def reap(self) -> bool:
@@ -69,7 +75,18 @@ class _Server:
             alive.update(living)
             send_signals(living, signal.SIGKILL, signal.SIGCONT)
             time.sleep(0.001)  # let the kernel finish the kills; orphans then reparent to us
+        self._remove_jobserver_pipes(alive)
         return len(alive)
+
+    def _remove_jobserver_pipes(self, killed: set[int]) -> None:
+        """The named pipes of the makes we killed: only a FIFO named after one of their pids."""
+        for pid in killed:
+            path = os.path.join(self.tmpdir, f"GMfifo{pid}")
+            try:
+                if stat.S_ISFIFO(os.lstat(path).st_mode):
+                    os.unlink(path)
+            except OSError:
+                pass
 
     def finish(self, kill: bool) -> dict | None:
         """Once the root has exited (or at once, with `kill`): clear the tree, say how it ended."""
