@@ -63,7 +63,8 @@ def whole_step_replays():
     shipped = writer_module.ReplayTargets._target
 
     def step_only(self, candidate):
-        return writer_module.ReplayTarget(self._step_call(candidate), candidate.duration, None)
+        trace = self.reference if candidate.ref is not None else self.divergent
+        return writer_module.ReplayTarget(self._step_call(candidate, trace), candidate.duration, None)
 
     writer_module.ReplayTargets._target = step_only
     try:

@@ -15,7 +15,7 @@ import pytest
 
 from bisect_history import BAD_COMMIT, make_history
 from conftest import buildfuzz
-from test_bisect import _bisect, history
+from test_bisect import _bisect, history, made_history  # noqa: F401 (fixtures)
 
 
 # --- the truth set: real builds ------------------------------------------------------------
