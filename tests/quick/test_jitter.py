@@ -90,6 +90,7 @@ def test_events_are_recorded_short_jobs_are_caught_and_everything_is_resumed(gua
     guard.kill()
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize("intensity, cap, at_once", [(0.6, 0.3, 2), (0.4, 0.2, 1)])
 def test_stopped_share_and_concurrency_stay_under_the_caps(intensity, cap, at_once, monkeypatch):
     # A stop may overdraw the time budget by its own window; short windows keep that

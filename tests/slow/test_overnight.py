@@ -53,6 +53,7 @@ def run_with_budget(tmp_path, source, budget_s, runs):
     return r, data, elapsed - (budget_s + longest + 1.0 + startup)
 
 
+@pytest.mark.alone
 def test_budget_ends_within_budget_plus_one_build(tmp_path, slow_project):
     r, data, overshoot = run_with_budget(tmp_path, slow_project, 6, 100)
     assert r.returncode == 0
@@ -164,6 +165,7 @@ def test_interrupt_stops_cleanly_and_still_reports(tmp_path, slow_project, signu
     assert not any((store / "workspace").iterdir())
 
 
+@pytest.mark.alone
 def test_budget_holds_with_localization(tmp_path, nproc_project):
     r, data, overshoot = run_with_budget(tmp_path, nproc_project, 8, 500)
     assert r.returncode == 1 and data["culprits"], r.stderr
