@@ -3,6 +3,7 @@ latent hazards when they agree), confirm the guided targets, write the report.""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 from fuzzer import explain, guided, replay_commands
@@ -31,7 +32,8 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     if campaign.config.localize and campaign.verdict(comparison) in (Verdict.REPRODUCIBLE, Verdict.UNREPRODUCIBLE):
         localization = _localize(campaign, comparison, events, audited)
     localization = _confirm_targets(campaign, with_audit(localization, audited))
-    diffs = campaign.evidence.diffs(campaign.runs, comparison, campaign.config.diff_timeout)
+    diffs = campaign.evidence.diffs(campaign.runs, comparison, campaign.config.diff_timeout,
+                                    time.monotonic() + campaign.seconds_left_for_diffs())
     tested = metadata_builds.test_metadata_stabilizer(campaign, diffs)
     report = reporting.report(campaign, comparison, localization, diffs, tested)
     if report.verdict != Verdict.INCONCLUSIVE:

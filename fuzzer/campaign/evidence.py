@@ -5,6 +5,7 @@ what reads them back (reports, known noise) meet here, not in a path convention.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,15 @@ VARIANTS_KEPT = 3  # per path: enough to diff; an intrinsic build must not fill 
 PACKAGE_METADATA_LIMIT = 1 << 20  # every variant of a .buildinfo or .changes (a few KB) is kept: each is judged
 DIFFED_ARTIFACTS = 5  # diffs are for reading; the first few divergent artifacts suffice
 LOOKED_INSIDE = 50  # the comparators take milliseconds an artifact: enough to reach the deliverables
+DIFF_SHARE = 0.05  # of a --budget, kept for the diffs that end the campaign (at most their timeouts)
+
+
+def diff_reserve_s(budget_s: float | None, diff_timeout: float) -> float:
+    """What a campaign under --budget keeps for diffoscope, which runs after the builds, the
+    audit and localization, and must end inside the budget like them."""
+    if budget_s is None or not diffoscope.available():
+        return 0.0
+    return min(DIFF_SHARE * budget_s, DIFFED_ARTIFACTS * diff_timeout)
 
 
 @dataclass
@@ -136,15 +146,19 @@ class Evidence:
             candidates.insert(0, Path(os.path.normpath(self.reference_tree / path)))  # ../x.deb: beside it
         return next((c for c in candidates if c.is_file()), None)
 
-    def diffs(self, runs: list[RunRecord], comparison: Comparison | None, timeout: float) -> dict[str, Diff]:
+    def diffs(self, runs: list[RunRecord], comparison: Comparison | None, timeout: float,
+              deadline: float = float("inf")) -> dict[str, Diff]:
         """Path → what the comparators saw inside the first LOOKED_INSIDE divergent artifacts
         (milliseconds each), and for the first DIFFED_ARTIFACTS the diff between the first runs
         of two variants (the first and the first that differs from it in content) and diffoscope's
-        reports, as files beside the report."""
+        reports, as files beside the report; diffoscope stops at `timeout` or at `deadline`
+        (time.monotonic(): the end of --budget), whichever comes first."""
         divergent = comparison.divergent[:LOOKED_INSIDE] if comparison else ()
-        return {a.path: self._diff(runs, a, timeout, deep=i < DIFFED_ARTIFACTS) for i, a in enumerate(divergent)}
+        return {a.path: self._diff(runs, a, timeout, deadline, deep=i < DIFFED_ARTIFACTS)
+                for i, a in enumerate(divergent)}
 
-    def _diff(self, runs: list[RunRecord], artifact: DivergentArtifact, timeout: float, deep: bool) -> Diff:
+    def _diff(self, runs: list[RunRecord], artifact: DivergentArtifact, timeout: float, deadline: float,
+              deep: bool) -> Diff:
         pair = (artifact.variants[0].runs[0], artifact.variants[1].runs[0])
         files = [self.variant_file(runs[index], artifact.path) for index in pair]
         if None in files:
@@ -155,8 +169,8 @@ class Evidence:
         if not deep:
             return Diff(pair, "", inside=InsideSummary(**structs.to_data(inside)))
         labels = (f"run {pair[0]}/{artifact.path}", f"run {pair[1]}/{artifact.path}")
-        reports = diffoscope.write_reports(a, b, artifact.path, (f"run{pair[0]}", f"run{pair[1]}"), self.dir / "diffs",
-                                           timeout)
+        reports = _diffoscope(a, b, artifact.path, (f"run{pair[0]}", f"run{pair[1]}"), self.dir / "diffs",
+                              timeout, deadline)
         notes = [*inside.notes, *([reports.note] if reports.note else [])]
         return Diff(pair, readable_diff(a, b, inside, labels), reports.files,
                     InsideSummary(**{**structs.to_data(inside), "notes": notes}))
@@ -186,3 +200,14 @@ def _drop_large_files(tree: Path) -> None:
     for path in tree.rglob("*"):
         if path.is_file() and not path.is_symlink() and path.stat().st_size > BLOB_LIMIT:
             path.unlink()
+
+
+def _diffoscope(a: str, b: str, name: str, labels: tuple[str, str], out: Path, timeout: float,
+                deadline: float) -> diffoscope.Reports:
+    """diffoscope's reports within --diff-timeout and what is left of --budget."""
+    left = deadline - time.monotonic()
+    if left >= timeout or not diffoscope.available():
+        return diffoscope.write_reports(a, b, name, labels, out, timeout)
+    if left <= 0:
+        return diffoscope.Reports((), "diffoscope not run: --budget was spent")
+    return diffoscope.write_reports(a, b, name, labels, out, left, limit="what --budget left")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
-from fuzzer.campaign.evidence import Evidence
+from fuzzer.campaign.evidence import Evidence, diff_reserve_s
 from fuzzer.compare import Comparison, variant_label
 from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig
 from fuzzer.execute.executor import Executor
@@ -105,7 +105,11 @@ class Campaign:
         return default_timeout(self.config.timeout, self.runs[0].wall_s)
 
     def seconds_left(self) -> float:
-        """Of the --budget, in this invocation (a resumed campaign gets a new budget)."""
+        """Of the --budget, in this invocation (a resumed campaign gets a new budget), for the
+        builds, the audit and localization: the diffs that end the campaign keep a share."""
+        return self.seconds_left_for_diffs() - diff_reserve_s(self.config.budget_s, self.config.diff_timeout)
+
+    def seconds_left_for_diffs(self) -> float:
         budget = self.config.budget_s
         return float("inf") if budget is None else budget - (time.monotonic() - self.started)
 

@@ -32,9 +32,11 @@ def available() -> bool:
     return DIFFOSCOPE.available()
 
 
-def write_reports(a: str, b: str, name: str, labels: tuple[str, str], out: Path, timeout: float) -> Reports:
+def write_reports(a: str, b: str, name: str, labels: tuple[str, str], out: Path, timeout: float,
+                  limit: str = "--diff-timeout") -> Reports:
     """diffoscope's HTML and text reports of `a` and `b`, shown as `labels[i]/name`, into
-    `out/<name>.html` and `.txt`. Nothing is written when diffoscope is missing."""
+    `out/<name>.html` and `.txt`, within `timeout` (`limit` names where it came from).
+    Nothing is written when diffoscope is missing."""
     if not available():
         return Reports((), "")
     out.mkdir(parents=True, exist_ok=True)
@@ -46,7 +48,7 @@ def write_reports(a: str, b: str, name: str, labels: tuple[str, str], out: Path,
                 *map(str, pair)]
         code, stderr = _run(args, tmp, timeout)
     if code is None:
-        return Reports(_written(html, text), f"diffoscope ran out of time after {timeout:g} s (--diff-timeout)")
+        return Reports(_written(html, text), f"diffoscope ran out of time after {timeout:g} s ({limit})")
     if code not in (0, 1):  # 1 means "they differ", the expected answer here
         return Reports(_written(html, text), f"diffoscope failed (exit {code}): {stderr[-200:]}")
     return Reports(_written(html, text))
