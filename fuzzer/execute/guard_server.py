@@ -22,6 +22,7 @@ KILL_PATIENCE = 30.0  # a process stuck in uninterruptible sleep cannot die; don
 # GNU make 4.4's jobserver is a named pipe, TMPDIR/GMfifoPID, which make removes as it exits:
 # a make we SIGKILL leaves it behind. Where make looks for its temporary directory:
 MAKE_TMPDIR_VARIABLES = ("MAKE_TMPDIR", "TMPDIR", "TMP", "TEMP")
+DEFAULT_TMPDIR = "/tmp"  # where make puts its jobserver pipe when none of those is set
 
 
 class _Server:
@@ -30,7 +31,7 @@ class _Server:
     def __init__(self) -> None:
         self.root: subprocess.Popen | None = None
         self.root_code: int | None = None  # set once the root has been reaped
-        self.tmpdir = "/tmp"  # the build's, where a make of it puts its jobserver pipe
+        self.tmpdir = DEFAULT_TMPDIR  # the build's, where a make of it puts its jobserver pipe
 
     def start(self, request: dict) -> dict:
         own_cpus = os.sched_getaffinity(0)
@@ -51,7 +52,7 @@ class _Server:
         finally:
             os.sched_setaffinity(0, own_cpus)
         self.root_code = None
-        self.tmpdir = next((request["env"][v] for v in MAKE_TMPDIR_VARIABLES if request["env"].get(v)), "/tmp")
+        self.tmpdir = next((request["env"][v] for v in MAKE_TMPDIR_VARIABLES if request["env"].get(v)), DEFAULT_TMPDIR)
         return {"pid": self.root.pid}
 
     def reap(self) -> bool:
