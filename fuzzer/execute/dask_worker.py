@@ -10,9 +10,11 @@ the tree moves (a rename) to this worker's own place beside it, where `fetch`,
 A step replay runs on any worker, in a tree of its own holding only the files the step
 looked at (`fuzzer.execute.step_files`), each sent by digest from the worker holding the
 traced tree to this worker's file cache, once: a file the cache holds is not sent again.
-With mount namespaces the step's tree is mounted at the campaign's path in a namespace of
-the step's own, where its guard lives (`holding`), so replays on one host run at once; without, it is moved to the path under the host's
-lock for as long as the replays run, one at a time.
+With mount namespaces the step's tree, in a parent directory of its own, is mounted there
+at the campaign's path's parent in a namespace of the step's own, where its guard lives
+(`holding`), so replays on one host run at once and a step writing `../x` writes its own
+parent, not the one this host's builds share; without, it is moved to the path under the
+host's lock for as long as the replays run, one at a time.
 
 The client holds every task's future. When the client goes away (SIGKILL, a lost
 network) the scheduler releases its futures and a running task here is cancelled: a
@@ -307,10 +309,13 @@ class StepActor:
                 raise FileNotFoundError("the traced tree is no longer on the worker that built it")
             cache.put(digest, data)
         scratch = Path(tempfile.mkdtemp(prefix="buildfuzz-replays-", dir=worker.local_directory))
-        self._tree = scratch / "tree"
+        path = Path(site.path)
+        # the tree in a parent of its own, mounted at the path's: a step writing `../x`
+        # writes there, never beside this host's builds (the workspace's parent is theirs)
+        self._tree = scratch / "parent" / path.name
         build_tree(self._tree, files, cache)
         isolation = unshare.isolation()
-        self._guard = Guard(inside=holding(isolation, self._tree, Path(site.path))) if isolation else Guard()
+        self._guard = Guard(inside=holding(isolation, self._tree.parent, path.parent)) if isolation else Guard()
         self._end = weakref.finalize(self, _end_session, self._guard, scratch)
         self._place = None if isolation else Place(site.path, worker.id)
         with self._at_path() as tree:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,33 @@ def _show_unshare() -> None:
 
     os.environ["PATH"] = os.environ.pop("BUILDFUZZ_TEST_PATH")
     unshare.forget()
+
+
+def test_a_replay_writing_beside_its_tree_writes_a_parent_of_its_own(cluster, tmp_path):  # noqa: F811
+    """A step writing `../side.txt`, replayed on a worker, writes its replay's own parent:
+    never the workspace's on that host, where the host's builds write theirs."""
+    src = make_project(tmp_path / "src", """
+        out.txt:
+            echo side > ../side.txt; sleep 1; cat ../side.txt > $@
+        """)
+    pool, executor, record = _traced_on(cluster, src, tmp_path / "store")
+    try:
+        assert record.ok, record.log_tail
+        side = tmp_path / "store" / "workspace" / "side.txt"
+        side.unlink()  # the traced build's, written on this host: now nothing may write it
+        call = next(c for command, c in _calls(record, str(tmp_path / "store" / "workspace" / "tree")).items()
+                    if "side" in command)
+        with executor.step_session(record).replayer(call, record.perturbation.cpus, 0) as replayer:
+            replaying = threading.Thread(target=lambda: outcomes.append(replayer.replay()))
+            outcomes: list = []
+            replaying.start()
+            seen = False
+            while replaying.is_alive():
+                seen = seen or side.exists()
+                time.sleep(0.01)
+            replaying.join()
+        assert outcomes and outcomes[0].stable and not outcomes[0].failed
+        assert not seen and not side.exists()
+    finally:
+        executor.close()
+        pool.close()
