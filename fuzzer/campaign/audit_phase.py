@@ -4,7 +4,9 @@ budget is localization's too (one budget for both: 3 builds' time by default).""
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
+from pathlib import Path
 
 from fuzzer import explain
 from fuzzer.campaign.state import Campaign, Events, with_own_executor
@@ -25,11 +27,28 @@ def audit_steps(campaign: Campaign, events: Events) -> AuditOutcome | None:
     # localization's traced rerun comes out of the same budget (its reference is the audit's
     # when the audit classified the roots)
     reserve = LOCALIZATION_BUILDS if config.localize else 0
-    outcome = with_own_executor(campaign, "audit", events, lambda executor: run_audit(
-        campaign.builds(), executor, budget, config.check_steps, last_audits, reserve))
+
+    def audit(executor):
+        outcome = run_audit(campaign.builds(), executor, budget, config.check_steps, last_audits, reserve)
+        kept = kept_tree(campaign)
+        if config.localize and outcome.reference is not None and executor.set_aside(outcome.reference, kept):
+            outcome = replace(outcome, kept_tree=kept)  # localization replays in it, not in a tree traced again
+        return outcome
+
+    outcome = with_own_executor(campaign, "audit", events, audit)
     if outcome is not None:
         _remember(campaign, outcome.summary.steps)
     return outcome
+
+
+def kept_tree(campaign: Campaign) -> Path:
+    """Where the audit's traced tree waits for localization (its parent holds the tree's
+    parent outputs too); `drop_kept_tree` removes what localization did not take back."""
+    return campaign.dir / "audit-reference" / campaign.spec.workspace.path.name
+
+
+def drop_kept_tree(campaign: Campaign) -> None:
+    shutil.rmtree(kept_tree(campaign).parent, ignore_errors=True)
 
 
 def _remember(campaign: Campaign, rows: list[AuditedStep]) -> None:

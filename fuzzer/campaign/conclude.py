@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from fuzzer import explain, guided, replay_commands
 from fuzzer.campaign import metadata_builds, reporting
-from fuzzer.campaign.audit_phase import audit_steps, with_audit
+from fuzzer.campaign.audit_phase import audit_steps, drop_kept_tree, with_audit
 from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, with_own_executor
 from fuzzer.compare import Comparison, compare
 from fuzzer.config import MIN_SUCCESSFUL, UsageError, shown
@@ -28,9 +28,12 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     _require_evidence(campaign, comparison)
     localization = None
     concluded = campaign.verdict(comparison) in (Verdict.REPRODUCIBLE, Verdict.UNREPRODUCIBLE)
-    audited = audit_steps(campaign, events) if concluded else None
-    if campaign.config.localize and campaign.verdict(comparison) in (Verdict.REPRODUCIBLE, Verdict.UNREPRODUCIBLE):
-        localization = _localize(campaign, comparison, events, audited)
+    try:
+        audited = audit_steps(campaign, events) if concluded else None
+        if campaign.config.localize and concluded:
+            localization = _localize(campaign, comparison, events, audited)
+    finally:
+        drop_kept_tree(campaign)
     localization = _confirm_targets(campaign, with_audit(localization, audited))
     diffs = campaign.evidence.diffs(campaign.runs, comparison, campaign.config.diff_timeout,
                                     time.monotonic() + campaign.seconds_left_for_diffs())

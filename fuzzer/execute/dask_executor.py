@@ -237,6 +237,13 @@ class DaskExecutor:
         extract(data, dest)
         return True
 
+    def set_aside(self, record: RunRecord, dest: Path) -> bool:
+        """Not here: a worker's tree stays on the worker, and copying it over is no saving."""
+        return False
+
+    def reuse_tree(self, record: RunRecord, kept: Path) -> bool:
+        return False
+
     def step_session(self, record: RunRecord) -> "DaskStepSession":
         worker, run_id = self._trees[(record.kind, record.index)]
         return DaskStepSession(self.pool, self.site, worker, run_id, record.manifest)

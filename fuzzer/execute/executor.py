@@ -3,7 +3,8 @@
 An executor takes `RunRequest`s and gives back `RunRecord`s (`submit` → a future,
 `as_completed` yields futures as their runs end; `run` waits for one). It keeps what a finished run left where the run happened until the
 campaign asks for it: one file (`fetch`, for the differing variants), the whole tree
-(`keep_tree`, for the reference), or a step session (`step_session`: replays of single
+(`keep_tree`, for the reference; `set_aside` and `reuse_tree`, for a traced tree one
+phase leaves the next), or a step session (`step_session`: replays of single
 steps next to the tree they need). A run's tree stays available until the next request
 goes to the same slot, and the campaign asks for what it needs before submitting more.
 
@@ -46,6 +47,16 @@ class Executor(Protocol):
 
     def keep_tree(self, record: RunRecord, dest: Path) -> bool:
         """Move (or copy) the whole tree `record`'s run left to `dest`; False if it cannot."""
+        ...
+
+    def set_aside(self, record: RunRecord, dest: Path) -> bool:
+        """Keep the tree `record`'s run left at `dest`, for a later executor of the same spec
+        to `reuse_tree`; False if it cannot (its trees are elsewhere, or not whole)."""
+        ...
+
+    def reuse_tree(self, record: RunRecord, kept: Path) -> bool:
+        """Put a tree `set_aside` kept back where this executor's runs build, as `record`'s
+        (for `fetch` and `step_session`); False if it cannot."""
         ...
 
     def step_session(self, record: RunRecord) -> StepSession: ...

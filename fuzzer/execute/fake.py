@@ -77,6 +77,12 @@ class FakeExecutor:
     def keep_tree(self, record: RunRecord, dest: Path) -> bool:
         return False
 
+    def set_aside(self, record: RunRecord, dest: Path) -> bool:
+        return False
+
+    def reuse_tree(self, record: RunRecord, kept: Path) -> bool:
+        return False
+
     def step_session(self, record: RunRecord):
         raise NotImplementedError("the fake executor runs no steps: test localization with real builds")
 

@@ -186,6 +186,18 @@ class LocalExecutor:
         self._slot_of[(record.kind, record.index)].holds = None
         return True
 
+    def set_aside(self, record: RunRecord, dest: Path) -> bool:
+        """Only a whole tree: --output directories are not kept, so their files would be
+        another run's when the tree comes back."""
+        return not self.spec.workspace.outputs and self.keep_tree(record, dest)
+
+    def reuse_tree(self, record: RunRecord, kept: Path) -> bool:
+        if self._busy or not self.spec.workspace.take_back(kept):
+            return False
+        key = (record.kind, record.index)
+        self._serial.holds, self._slot_of[key] = key, self._serial
+        return True
+
     def step_session(self, record: RunRecord) -> "LocalStepSession":
         if self._slot_of.get((record.kind, record.index), self._serial) is not self._serial:
             raise ValueError("step replays need a tree built by run(), at the campaign's path")

@@ -145,6 +145,19 @@ class Workspace:
             if not os.path.lexists(dest / name):
                 shutil.move(str(self.path.parent / name), str(dest / name))
 
+    def take_back(self, kept: Path) -> bool:
+        """A tree `keep_tree` moved to `kept` (the parent's outputs beside it) back at the
+        path, as it was; False when nothing was kept there, or the tree is the source."""
+        if self.in_place or not kept.is_dir():
+            return False
+        self.remove()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(kept), str(self.path))
+        if self.parent_outputs:
+            for name in os.listdir(kept.parent):
+                shutil.move(str(kept.parent / name), str(self.path.parent / name))
+        return True
+
     def _parent_outputs(self) -> list[str]:
         return parent_output_names(self.path)
 

@@ -65,23 +65,27 @@ def localize(builds: Builds, comparison, executor, budget: Budget, evidence,
     holds its tracing and shrinking runs to as well; `evidence`: the variants kept of the
     runs' files (`known_noise` reads them); `audit`: the step audit, whose classified roots
     are taken over rather than replayed again, and whose traced reference serves as this
-    one's when no other root needs replaying."""
+    one's: its tree, when the audit set it aside, serves the replays of the other roots."""
     unusable = strace.available()
     if unusable:
         return Localization(notes=(f"step localization disabled: {unusable}; results are artifact-level only",))
-    borrowed = audit.reference if audit is not None and audit.classified else None
-    pair = trace_pair(builds, comparison, executor, borrowed)
+    kept = audit is not None and audit.reference is not None and audit.kept_tree is not None
+    borrowed = audit.reference if audit is not None and (audit.classified or kept) else None
+    pair = trace_pair(builds, comparison, executor, borrowed)  # the divergent builds, at the campaign's path
+    # the reference's tree is this workspace's own, or the audit's put back after those builds
+    here = borrowed is None or (kept and executor.reuse_tree(borrowed, audit.kept_tree))
     audited = audit.classified if audit is not None else {}
-    found = _localize(builds, comparison, executor, budget, evidence, pair, audited, borrowed is not None)
+    found = _localize(builds, comparison, executor, budget, evidence, pair, audited, borrowed is not None, here)
     if found is None:  # a root the audit did not classify is replayed here, on this workspace's reference tree
         pair = replace(pair, reference=trace_reference(builds, executor))
-        found = _localize(builds, comparison, executor, budget, evidence, pair, audited, False)
+        found = _localize(builds, comparison, executor, budget, evidence, pair, audited, False, True)
     return found
 
 
 def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pair: TracedPair,
-              audited: Mapping[str, Culprit], borrowed: bool) -> Localization | None:
-    """None: the reference is `borrowed` (the audit's, its tree gone) and a root needs replays."""
+              audited: Mapping[str, Culprit], borrowed: bool, tree_here: bool) -> Localization | None:
+    """`borrowed`: the reference is the audit's; None: its tree is not `tree_here` (the
+    audit did not set it aside) and a root needs replays."""
     tree, parent = builds.tree, builds.parent_outputs
     reference_trace = load_trace(pair.reference.trace_path, tree, parent)
     outside = outside_note(reference_trace, builds.compared_places)
@@ -108,7 +112,7 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs, made,
                             mtimes_of(pair.reference.manifest))
     taken, ranked = taken_over(ranked, audited, f"the {labels[0]} and the {_label(pair.divergent)}")
-    if ranked and borrowed:
+    if ranked and not tree_here:
         return None
     if ranked:
         with replay_slots(executor, pair.reference, builds.replays_at_once, builds.logs / "replays") as slots:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping
 
 from msgspec import structs
@@ -41,7 +42,8 @@ class AuditOutcome:
     classified: dict[str, Culprit]  # the roots it classified, by step identity (audit.step_identity)
     notes: tuple[str, ...]
     budget: Budget  # the audit's, which localization then spends the rest of
-    reference: RunRecord | None = None  # its traced build (its trace is kept in the logs; its tree is not)
+    reference: RunRecord | None = None  # its traced build (its trace is kept in the logs)
+    kept_tree: Path | None = None  # that build's tree, set aside for localization's replays (None: gone)
 
     @property
     def culprits(self) -> tuple[Culprit, ...]:

@@ -118,17 +118,28 @@ def test_the_audits_traced_reference_serves_until_a_root_needs_this_workspaces_t
     monkeypatch.setattr(explain, "trace_reference", lambda builds, executor: traced.append(1) or own_reference)
     calls: list = []
 
-    def localized(builds, comparison, executor, budget, evidence, pair, audited, borrowed):
-        calls.append((pair.reference.name, borrowed))
-        return None if borrowed and needs_tree else "localization"
+    def localized(builds, comparison, executor, budget, evidence, pair, audited, borrowed, tree_here):
+        calls.append((pair.reference.name, borrowed, tree_here))
+        return None if not tree_here and needs_tree else "localization"
 
     monkeypatch.setattr(explain, "_localize", localized)
-    outcome = SimpleNamespace(classified={"gen (in .) #0": object()}, reference=audit_reference)
-    for needs_tree, expected in ((False, [("audit's", True)]), (True, [("audit's", True), ("own", False)])):
+    lent: list = []
+    executor = SimpleNamespace(reuse_tree=lambda record, kept: lent.append((record.name, kept)) or True)
+    outcome = SimpleNamespace(classified={"gen (in .) #0": object()}, reference=audit_reference, kept_tree=None)
+    for needs_tree, expected in ((False, [("audit's", True, False)]),
+                                 (True, [("audit's", True, False), ("own", False, True)])):
         calls.clear()
-        assert explain.localize(None, None, None, UNLIMITED, None, outcome) == "localization"
+        assert explain.localize(None, None, executor, UNLIMITED, None, outcome) == "localization"
         assert calls == expected
     assert traced == [1]  # traced again only for the root that needed replays
     calls.clear()
-    explain.localize(None, None, None, UNLIMITED, None, SimpleNamespace(classified={}, reference=audit_reference))
-    assert calls == [("own", False)]  # an audit that classified nothing lends nothing
+    explain.localize(None, None, executor, UNLIMITED, None,
+                     SimpleNamespace(classified={}, reference=audit_reference, kept_tree=None))
+    assert calls == [("own", False, True)]  # an audit that classified nothing and kept no tree lends nothing
+    assert not lent
+    for classified in ({}, {"gen (in .) #0": object()}):  # its tree set aside: it serves every root's replays
+        calls.clear()
+        kept = SimpleNamespace(classified=classified, reference=audit_reference, kept_tree="kept")
+        assert explain.localize(None, None, executor, UNLIMITED, None, kept) == "localization"
+        assert calls == [("audit's", True, True)] and lent[-1] == ("audit's", "kept")
+    assert traced == [1]
