@@ -117,7 +117,9 @@ def load_trace(trace_path: str | os.PathLike, workspace: str, parent: bool = Fal
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """Loading a trace makes millions of objects and no reference cycles: the cyclic
-    collector would only walk the growing heap again and again."""
+    collector would only walk the growing heap again and again. At the end one full
+    collection walks it once and files it as old; left young, it would be walked by each
+    generation's collection in turn as the analysis goes on."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -125,6 +127,7 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+            gc.collect()
 
 
 def build_trace(processes: list[Process], workspace: str) -> BuildTrace:
