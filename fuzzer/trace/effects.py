@@ -93,6 +93,24 @@ def list_effect(paths: PathNames, cwd: str | None, call: Syscall) -> Effect | No
     return False, None, ((("list", listed, True),) if listed else ())
 
 
+# fstat and stat by *at: the address of the buffer strace does not decode is the one word of
+# their text that differs from process to process (ASLR), and it means nothing here
+POINTER_BLIND = frozenset({"newfstatat", "fstatat64"})
+ADDRESS = re.compile(r"0x[0-9a-f]+")
+
+
+def pointer_blind(name: str, text: str) -> str | None:
+    """`name(dirfd, "path", 0xADDRESS, flags) = result` without its address: the same
+    effect for every address. None for any other shape: the address must stand between the
+    last quoted string and flags and a result without one."""
+    if name not in POINTER_BLIND:
+        return None
+    pieces = text.rsplit(", ", 2)
+    if len(pieces) != 3 or not pieces[0].endswith('"') or '"' in pieces[2] or not ADDRESS.fullmatch(pieces[1]):
+        return None
+    return f"{name}({pieces[0]}, {pieces[2]}"
+
+
 EFFECTS: dict[str, Callable[[PathNames, str | None, Syscall], Effect | None]] = {
     "open": open_effect,
     **dict.fromkeys(("openat", "openat2"), openat_effect),

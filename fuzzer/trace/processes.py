@@ -12,7 +12,7 @@ import functools
 import os
 from collections.abc import Iterable
 
-from fuzzer.trace.effects import EFFECTS, NO_EFFECT, Effect, failure_probe
+from fuzzer.trace.effects import EFFECTS, NO_EFFECT, Effect, failure_probe, pointer_blind
 from fuzzer.trace.process_model import Access, Process, LiveProcess
 from fuzzer.trace.parse import Call, Exit, Record, Syscall, call_parts, decode_array, decode_string, fd_path
 from fuzzer.trace.parse import is_truncated
@@ -20,6 +20,7 @@ from fuzzer.trace.parse import CACHED_CALL_CHARS, CALL_CACHE_SIZE
 from fuzzer.trace.paths import UNKNOWN_CWD, PathNames
 
 ENV_CACHE_LIMIT = 256
+UNREAD = object()
 
 
 class ProcessTracker:
@@ -43,6 +44,7 @@ class ProcessTracker:
         self._environment = functools.lru_cache(ENV_CACHE_LIMIT)(
             lambda arg: self.envs.setdefault(env := tuple(map(self.paths.unmoved, decode_array(arg))), env))
         self._cached_call_effect = functools.lru_cache(CALL_CACHE_SIZE)(self._call_effect)
+        self._blind: dict[str, tuple | None] = {}  # `pointer_blind` text → what the call means
 
     def feed(self, record: Record) -> None:
         pid = self.thread_leader.get(record.pid, record.pid)
@@ -87,6 +89,19 @@ class ProcessTracker:
         """(the call's name; its effect on any process making it, None if its handler must
         see the process; its parts), or None if the text is damaged."""
         name, _, text = call.partition("(")
+        blind = pointer_blind(name, text)
+        if blind is None:
+            return self._read_call(name, text)
+        known = self._blind.get(blind, UNREAD)
+        if known is UNREAD:
+            if len(self._blind) >= CALL_CACHE_SIZE:
+                del self._blind[next(iter(self._blind))]
+            known = self._blind[blind] = self._read_call(name, text)
+        if known is not None and known[1] is None:  # its handler is given this call's own parts
+            return self._read_call(name, text)
+        return known
+
+    def _read_call(self, name: str, text: str) -> tuple[str, Effect | None, tuple] | None:
         parts = call_parts(text, cached=False)
         if parts is None:
             return None

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzzer.trace import parse
+from fuzzer.trace.effects import pointer_blind
 from fuzzer.trace.parse import EXEC_CALL, FLAT_CALL, calls, parse_lines
 from fuzzer.trace.processes import ProcessTracker, track_calls, track_processes
 
@@ -118,7 +119,13 @@ BY_PROCESS = [
     "104 1.000044 getdents64(3</w/sub dir>, 0x5600 /* 4 entries */, 32768) = 112",
     '104 1.000045 faccessat2(AT_FDCWD</w>, "gone", F_OK, 0) = -1 ENOENT (No such file or directory)',
     '104 1.000046 openat2(AT_FDCWD</w>, "o2", {flags=O_RDWR|O_CREAT, mode=0644}, 24) = 3</w/o2>',
-    "104 1.000047 +++ exited with 0 +++",
+    '104 1.000047 newfstatat(AT_FDCWD</w>, "all", 0x7ffe8, 0) = -1 ENOENT (No such file or directory)',
+    '104 1.000048 newfstatat(AT_FDCWD</w/sub dir>, "all", 0x7ffe8, 0) = 0',
+    '104 1.000049 newfstatat(AT_FDCWD, "all", 0x7ffe9, 0) = 0',
+    '101 1.000049 newfstatat(AT_FDCWD</w>, "all", 0x7ffea, 0) = 0',
+    '104 1.000050 newfstatat(AT_FDCWD</w>, "a", 0x1, "b") = 0',
+    '104 1.000051 newfstatat(AT_FDCWD</w>, "a", 0x2, "b") = 0',
+    "104 1.000052 +++ exited with 0 +++",
 ]
 
 
@@ -149,3 +156,14 @@ def test_opens_probes_and_listings_are_read_once_for_every_process():
     for line in BY_PROCESS[1:5]:  # relative to a cwd no annotation names: the process's own
         ((_, _, call),) = calls([line])
         assert tracker._call_effect(call)[1] is None
+
+
+def test_an_fstat_reads_the_same_at_any_buffer_address():
+    """The address differs in every process (ASLR); nothing else may be blinded."""
+    assert pointer_blind("newfstatat", '3</w/a>, "", 0x7ffd0, AT_EMPTY_PATH) = 0') == pointer_blind(
+        "newfstatat", '3</w/a>, "", 0x7ffe8, AT_EMPTY_PATH) = 0')
+    assert pointer_blind("newfstatat", '3</w/a>, "", 0x7ffd0, AT_EMPTY_PATH) = 0') != pointer_blind(
+        "newfstatat", '3</w/b>, "", 0x7ffd0, AT_EMPTY_PATH) = 0')
+    for name, text in [("newfstatat", 'AT_FDCWD</w>, "a, 0x1, b") = 0'), ("newfstatat", 'AT_FDCWD</w>, "a", 0x1, "b") = 0'),
+                       ("newfstatat", 'AT_FDCWD</w>, "a", {st_mode=S_IFREG}, 0) = 0'), ("statx", 'AT_FDCWD</w>, "a", 0x1, 0) = 0')]:
+        assert pointer_blind(name, text) is None
