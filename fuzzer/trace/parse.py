@@ -78,12 +78,36 @@ def parse_trace(path: str | os.PathLike) -> Iterator[Record]:
         yield from parse_lines(lines)
 
 
+def trace_calls(path: str | os.PathLike) -> Iterator[Call | Exit]:
+    """`calls` of a trace file."""
+    with open(path, encoding="latin-1", newline="\n") as lines:
+        yield from calls(lines)
+
+
 def parse_lines(lines: Iterable[bytes | str]) -> Iterator[Record]:
     """Records in file order; a call split by `<unfinished ...>` comes out when it resumes,
     stamped with its start time."""
-    pending: dict[int, tuple[float, str, str]] = {}  # pid → (start, name, args so far)
-    match = HEAD.match
     make = tuple.__new__  # a record without the named tuple's Python-level constructor: half the cost
+    for item in calls(lines):
+        if type(item) is not tuple:
+            yield item
+            continue
+        pid, time, call = item
+        name, _, text = call.partition("(")
+        parts = call_parts(text)
+        if parts is not None:
+            yield make(Syscall, (pid, time, name, *parts))
+
+
+# A completed call before its text is read: (pid, start time, `name(args) = result`)
+Call = tuple[int, float, str]
+
+
+def calls(lines: Iterable[bytes | str]) -> Iterator[Call | Exit]:
+    """Each completed call, a split one joined and stamped with its start, and each exit,
+    in file order; the call texts are left for `call_parts` (or a cache of what they mean)."""
+    pending: dict[int, tuple[float, str, str]] = {}  # pid → (start, name, the call so far)
+    match = HEAD.match
     for raw in lines:
         line = (raw.decode("latin-1") if isinstance(raw, bytes) else raw).rstrip("\n")
         head = match(line)
@@ -92,19 +116,13 @@ def parse_lines(lines: Iterable[bytes | str]) -> Iterator[Record]:
         pid, time, name, resumed = head.groups()
         if name is not None:
             if line.endswith(UNFINISHED):
-                pending[int(pid)] = (float(time), name, line[head.end() : -len(UNFINISHED)])
-                continue
-            text = line[head.end() :]
-            parts = _call_parts(text) if len(text) > CACHED_CALL_CHARS else _cached_call_parts(text)
-            if parts is not None:
-                yield make(Syscall, (int(pid), float(time), name, *parts))
+                pending[int(pid)] = (float(time), name, line[head.start(3) : -len(UNFINISHED)])
+            else:
+                yield int(pid), float(time), line[head.start(3) :]
         elif resumed is not None:
             started = pending.pop(int(pid), None)
             if started is not None and started[1] == resumed:
-                text = started[2] + line[head.end() :]
-                parts = _call_parts(text) if len(text) > CACHED_CALL_CHARS else _cached_call_parts(text)
-                if parts is not None:
-                    yield make(Syscall, (int(pid), started[0], resumed, *parts))
+                yield int(pid), started[0], started[2] + line[head.end() :]
         elif line.startswith("+++", head.end()):
             pending.pop(int(pid), None)
             if (record := _exit(int(pid), float(time), line[head.end() :])) is not None:
@@ -181,6 +199,12 @@ def _split_call_parts(text: str) -> tuple[tuple[str, ...], int | None, str | Non
 
 
 _cached_call_parts = functools.lru_cache(CALL_CACHE_SIZE)(_call_parts)
+
+
+def call_parts(text: str, cached: bool = True) -> tuple[tuple[str, ...], int | None, str | None, str | None] | None:
+    """A call's (args, result, errno, result path), None if the line is damaged; the short
+    texts that repeat are cached unless the caller caches what they mean."""
+    return _cached_call_parts(text) if cached and len(text) <= CACHED_CALL_CHARS else _call_parts(text)
 
 
 def split_args(text: str) -> tuple[str, ...] | None:

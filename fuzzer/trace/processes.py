@@ -1,10 +1,8 @@
 """Process tree and file accesses from a stream of parsed strace records.
 
 Every process gets its exec chain, its working directory at start, its lifetime, exit
-status and the files it touched (the kinds of access are in `fuzzer.trace.process_model`).
-Paths inside the workspace are relative to it; those in its parent are `../NAME` when
-buildfuzz owns that parent (manifests name its files so); others stay absolute; /proc,
-/sys and /dev are dropped. Threads are folded into their process (their children are the
+status and the files it touched (the kinds of access are in `fuzzer.trace.process_model`,
+paths named as `fuzzer.trace.paths` names them). Threads are folded into their process (their children are the
 process's children), so a multithreaded driver still owns the jobs it spawns.
 """
 
@@ -12,18 +10,17 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Iterable
 
-from fuzzer.trace.process_model import Access, Process, LiveProcess, opened_as
-from fuzzer.trace.parse import Exit, Record, Syscall, decode_array, decode_string, fd_path, is_truncated
+from fuzzer.trace.effects import EFFECTS, NO_EFFECT, Effect, failure_probe, pointer_blind
+from fuzzer.trace.process_model import Access, Process, LiveProcess
+from fuzzer.trace.parse import Call, Exit, Record, Syscall, call_parts, decode_array, decode_string, fd_path
+from fuzzer.trace.parse import is_truncated
+from fuzzer.trace.parse import CACHED_CALL_CHARS, CALL_CACHE_SIZE
+from fuzzer.trace.paths import UNKNOWN_CWD, PathNames
 
-IGNORED_ROOTS = ("/proc", "/sys", "/dev")
-NOT_FOUND = frozenset({"ENOENT", "ENOTDIR"})
-OPENAT2_FLAGS = re.compile(r"flags=([A-Z_0-9|]+)")
-PATH_CACHE_LIMIT, AT_CACHE_LIMIT, ENV_CACHE_LIMIT = 200_000, 1 << 16, 256
-MOVED = ".at-"  # the build-path axis shows the workspace at WORKSPACE.at-VALUE
-STDOUT_FDS = ("1", "2")
+ENV_CACHE_LIMIT = 256
+UNREAD = object()
 
 
 class ProcessTracker:
@@ -34,10 +31,9 @@ class ProcessTracker:
     """
 
     def __init__(self, workspace: str, parent: bool = False):
-        self.roots = _workspace_roots(workspace)
-        self.parents = tuple(os.path.dirname(root) for root in self.roots) if parent else ()
-        self.workspace = self.roots[0]
-        self.moved = re.compile("(" + "|".join(map(re.escape, self.roots)) + ")" + re.escape(MOVED) + r"[^/\s:=]*")
+        self.paths = PathNames(workspace, parent)
+        self.workspace = self.paths.workspace
+        self._relative = self.paths.relative
         self.procs: list[LiveProcess] = []
         self.frozen: dict[int, Process] = {}  # index → the process, frozen when it exited
         self.live: dict[int, LiveProcess] = {}
@@ -46,10 +42,9 @@ class ProcessTracker:
         # most processes share one environment, passed in the same words: keep it, and decode it, once
         self.envs: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._environment = functools.lru_cache(ENV_CACHE_LIMIT)(
-            lambda arg: self.envs.setdefault(env := tuple(map(self._unmoved, decode_array(arg))), env))
-        # paths repeat endlessly in a trace (headers, libraries): classify each once
-        self._relative = functools.lru_cache(PATH_CACHE_LIMIT)(lambda path: self._classify(os.path.normpath(path)))
-        self._resolved_at = functools.lru_cache(AT_CACHE_LIMIT)(self._resolve_at)  # each dirfd's paths, too
+            lambda arg: self.envs.setdefault(env := tuple(map(self.paths.unmoved, decode_array(arg))), env))
+        self._cached_call_effect = functools.lru_cache(CALL_CACHE_SIZE)(self._call_effect)
+        self._blind: dict[str, tuple | None] = {}  # `pointer_blind` text → what the call means
 
     def feed(self, record: Record) -> None:
         pid = self.thread_leader.get(record.pid, record.pid)
@@ -67,6 +62,53 @@ class ProcessTracker:
             handler = HANDLERS.get(record.name)
             if handler is not None:
                 handler(self, proc, record)
+
+    def feed_calls(self, items: Iterable[Call | Exit]) -> None:
+        """`feed` for `parse.calls`: what a call means apart from the process making it (most
+        opens and probes) is worked out once per distinct text and applied here; the rest go
+        to `feed` as records."""
+        live, leader, make = self.live, self.thread_leader, tuple.__new__
+        for item in items:
+            if type(item) is not tuple:
+                self.feed(item)
+                continue
+            pid, time, call = item
+            known = self._cached_call_effect(call) if len(call) <= CACHED_CALL_CHARS else self._call_effect(call)
+            if known is None:
+                continue
+            name, effect, parts = known
+            proc = live.get(leader.get(pid, pid))
+            if effect is None or proc is None:
+                self.feed(make(Syscall, (pid, time, name, *parts)))
+                continue
+            if time > proc.end:
+                proc.end = time
+            self._apply(proc, effect, time)
+
+    def _call_effect(self, call: str) -> tuple[str, Effect | None, tuple] | None:
+        """(the call's name; its effect on any process making it, None if its handler must
+        see the process; its parts), or None if the text is damaged."""
+        name, _, text = call.partition("(")
+        blind = pointer_blind(name, text)
+        if blind is None:
+            return self._read_call(name, text)
+        known = self._blind.get(blind, UNREAD)
+        if known is UNREAD:
+            if len(self._blind) >= CALL_CACHE_SIZE:
+                del self._blind[next(iter(self._blind))]
+            known = self._blind[blind] = self._read_call(name, text)
+        if known is not None and known[1] is None:  # its handler is given this call's own parts
+            return self._read_call(name, text)
+        return known
+
+    def _read_call(self, name: str, text: str) -> tuple[str, Effect | None, tuple] | None:
+        parts = call_parts(text, cached=False)
+        if parts is None:
+            return None
+        effect_of = EFFECTS.get(name)
+        if effect_of is None:
+            return name, (None if name in HANDLERS else NO_EFFECT), parts
+        return name, effect_of(self.paths, UNKNOWN_CWD, Syscall(0, 0.0, name, *parts)), parts
 
     def finish(self) -> list[Process]:
         """Replay children whose parent never named them, then freeze."""
@@ -97,6 +139,7 @@ class ProcessTracker:
 
     def _freeze(self, proc: LiveProcess) -> Process:
         code = proc.exit_code if proc.exit_code is not None or proc.signal else proc.exit_group_code
+        make = tuple.__new__
         return Process(
             index=proc.index,
             pid=proc.pid,
@@ -109,7 +152,7 @@ class ProcessTracker:
             exit_code=code,
             signal=proc.signal,
             accesses=tuple(
-                Access(kind, path, first, last, found, origin)
+                make(Access, (kind, path, first, last, found, origin))  # as parse makes records
                 for (kind, path, found), (first, last, origin) in proc.accesses.items()
             ),
             ppid=self.procs[proc.parent].pid if proc.parent is not None else None,
@@ -120,53 +163,17 @@ class ProcessTracker:
 
     # --- paths -------------------------------------------------------------------------
 
-    def _classify(self, norm: str) -> str | None:
-        """Normalised absolute path → workspace-relative (or absolute outside); None if ignored."""
-        for root in self.roots:
-            if norm == root:
-                return "."
-            if norm.startswith(root + "/"):
-                return norm[len(root) + 1 :]
-            if norm.startswith(root + MOVED):  # the same tree seen at another build path (fuzzer.axes)
-                _, _, inside = norm[len(root) + len(MOVED) :].partition("/")
-                return inside or "."
-        for parent in self.parents:
-            if norm.startswith(parent + "/"):
-                return "../" + norm[len(parent) + 1 :]
-        if any(norm == r or norm.startswith(r + "/") for r in IGNORED_ROOTS):
-            return None
-        return norm
-
-    def _unmoved(self, word: str) -> str:
-        """An argv word or environment entry with the tree's other build path (WORKSPACE.at-VALUE)
-        read as the workspace: a step is the same step at either path, and a replay runs at the
-        workspace's."""
-        return self.moved.sub(lambda m: m[1], word) if MOVED in word else word
-
     def _path(self, proc: LiveProcess, path_arg: str, dirfd_arg: str | None = None) -> str | None:
-        if dirfd_arg is None:
-            path = None if is_truncated(path_arg) else decode_string(path_arg)
-            if not path or not (path.startswith("/") or proc.cwd):
-                return None
-            return self._relative(path if path.startswith("/") else proc.cwd + "/" + path)
-        at_cwd, base, resolved = self._resolved_at(dirfd_arg, path_arg)
-        if at_cwd:  # strace shows the live cwd: trust it over our tracking
-            if base is None:  # unless it could not name it
-                base = proc.cwd
-                resolved = self._relative(base + "/" + decode_string(path_arg)) if base else None
-            proc.cwd = base
-            proc.start_cwd = proc.start_cwd or base
-        return resolved
+        at_cwd, base, path = self.paths.locate(proc.cwd, path_arg, dirfd_arg)
+        if at_cwd:
+            self._moved(proc, base)
+        return path
 
-    def _resolve_at(self, dirfd_arg: str, path_arg: str) -> tuple[bool, str | None, str | None]:
-        """`*at(dirfd, path)` → (shows the cwd, the directory dirfd names, the path: None if cut or "")."""
-        path = None if is_truncated(path_arg) else decode_string(path_arg)
-        if not path:
-            return False, None, None
-        if path.startswith("/"):
-            return False, None, self._relative(path)
-        base = fd_path(dirfd_arg)
-        return dirfd_arg.startswith("AT_FDCWD"), base, self._relative(base + "/" + path) if base else None
+    @staticmethod
+    def _moved(proc: LiveProcess, base: str | None) -> None:
+        """An `AT_FDCWD</dir>` annotation: strace shows the live cwd, trust it over our tracking."""
+        proc.cwd = base or proc.cwd
+        proc.start_cwd = proc.start_cwd or proc.cwd
 
     # --- recording -----------------------------------------------------------------------
 
@@ -184,56 +191,20 @@ class ProcessTracker:
             seen[2] = origin or seen[2]
 
     def _probe_failure(self, proc: LiveProcess, call: Syscall, path: str | None) -> None:
-        """A failed call still tells whether the path existed."""
-        if call.errno in NOT_FOUND:
-            self._record(proc, "probe", path, call.time, found=False)
-        elif call.errno == "EEXIST":
-            self._record(proc, "probe", path, call.time)
+        for kind, name, found in failure_probe(call.errno, path):
+            self._record(proc, kind, name, call.time, found)
+
+    def _apply(self, proc: LiveProcess, effect: Effect, time: float) -> None:
+        at_cwd, base, accesses = effect
+        if at_cwd:
+            self._moved(proc, base)
+        for kind, path, found in accesses:
+            self._record(proc, kind, path, time, found)
 
     # --- syscalls ------------------------------------------------------------------------
 
-    def _open(self, proc: LiveProcess, call: Syscall, path: str | None, flags: str) -> None:
-        if not call.ok:
-            return self._probe_failure(proc, call, path)
-        for kind in opened_as(flags):
-            self._record(proc, kind, path, call.time)
-
-    def on_open(self, proc: LiveProcess, call: Syscall) -> None:
-        if len(call.args) >= 2:
-            self._open(proc, call, self._path(proc, call.args[0]), call.args[1])
-
-    def on_openat(self, proc: LiveProcess, call: Syscall) -> None:
-        if len(call.args) >= 3:
-            flags = call.args[2]
-            if call.name == "openat2":
-                m = OPENAT2_FLAGS.search(flags)
-                flags = m[1] if m else ""
-            self._open(proc, call, self._path(proc, call.args[1], call.args[0]), flags)
-
-    def on_creat(self, proc: LiveProcess, call: Syscall) -> None:
-        if call.args:
-            self._open(proc, call, self._path(proc, call.args[0]), "O_CREAT")
-
-    def on_truncate(self, proc: LiveProcess, call: Syscall) -> None:
-        if call.args:
-            self._open(proc, call, self._path(proc, call.args[0]), "O_TRUNC")
-
-    def _probe(self, proc: LiveProcess, call: Syscall, path: str | None) -> None:
-        self._record(proc, "probe", path, call.time, found=call.errno not in NOT_FOUND)
-
-    def on_stat(self, proc: LiveProcess, call: Syscall) -> None:
-        if call.args:
-            self._probe(proc, call, self._path(proc, call.args[0]))
-
-    def on_statat(self, proc: LiveProcess, call: Syscall) -> None:
-        if len(call.args) < 2:
-            return
-        if call.args[1] == '""':  # fstat of an open fd
-            fd, _, _ = call.args[0].partition("<")
-            path = fd_path(call.args[0]) if fd in STDOUT_FDS else None
-            self._record(proc, "stdout", path and self._relative(path), call.time)
-        else:
-            self._probe(proc, call, self._path(proc, call.args[1], call.args[0]))
+    def on_effect(self, proc: LiveProcess, call: Syscall) -> None:
+        self._apply(proc, EFFECTS[call.name](self.paths, proc.cwd, call), call.time)
 
     def on_execve(self, proc: LiveProcess, call: Syscall, at: bool = False) -> None:
         args = call.args[1:] if at else call.args
@@ -243,7 +214,7 @@ class ProcessTracker:
         if not call.ok:
             self._probe_failure(proc, call, path)
             return
-        proc.argv = tuple(map(self._unmoved, decode_array(args[1])))
+        proc.argv = tuple(map(self.paths.unmoved, decode_array(args[1])))
         proc.execs.append(proc.argv)
         if proc.env is None and len(args) >= 3 and args[2].startswith("["):
             proc.env = self._environment(args[2])
@@ -309,11 +280,6 @@ class ProcessTracker:
         if call.ok and path:
             proc.cwd = path
 
-    def on_getdents(self, proc: LiveProcess, call: Syscall) -> None:
-        path = fd_path(call.args[0]) if call.args else None
-        if call.ok and path:
-            self._record(proc, "list", self._relative(path), call.time)
-
     def on_copy(self, proc: LiveProcess, call: Syscall) -> None:
         """copy_file_range(in, off, out, off, ...) or sendfile(out, in, ...): `cp` and
         Python's shutil copy this way, so the copy's bytes are the source's."""
@@ -359,25 +325,17 @@ class ProcessTracker:
 
 
 HANDLERS = {
-    "open": ProcessTracker.on_open,
-    "creat": ProcessTracker.on_creat,
-    "truncate": ProcessTracker.on_truncate,
+    **dict.fromkeys(EFFECTS, ProcessTracker.on_effect),
     "execve": ProcessTracker.on_execve,
     "execveat": ProcessTracker.on_execveat,
     **dict.fromkeys(("mkdir", "mkdirat"), ProcessTracker.on_mkdir),
     "chdir": ProcessTracker.on_chdir,
     "fchdir": ProcessTracker.on_fchdir,
     "exit_group": ProcessTracker.on_exit_group,
-    **dict.fromkeys(("openat", "openat2"), ProcessTracker.on_openat),
-    **dict.fromkeys(("stat", "lstat", "stat64", "lstat64", "access", "readlink"), ProcessTracker.on_stat),
-    **dict.fromkeys(
-        ("newfstatat", "fstatat64", "statx", "faccessat", "faccessat2", "readlinkat"), ProcessTracker.on_statat
-    ),
     **dict.fromkeys(("rename", "link"), ProcessTracker.on_rename),
     **dict.fromkeys(("renameat", "renameat2", "linkat"), ProcessTracker.on_renameat),
     **dict.fromkeys(("symlink", "symlinkat"), ProcessTracker.on_symlink),
     **dict.fromkeys(("unlink", "unlinkat", "rmdir"), ProcessTracker.on_delete),
-    **dict.fromkeys(("getdents64", "getdents"), ProcessTracker.on_getdents),
     **dict.fromkeys(("clone", "clone3", "fork", "vfork"), ProcessTracker.on_clone),
     **dict.fromkeys(("copy_file_range", "sendfile", "sendfile64"), ProcessTracker.on_copy),
     **dict.fromkeys(("dup2", "dup3"), ProcessTracker.on_dup),
@@ -392,8 +350,8 @@ def track_processes(records: Iterable[Record], workspace: str, parent: bool = Fa
     return tracker.finish()
 
 
-def _workspace_roots(workspace: str) -> tuple[str, ...]:
-    """The workspace as given and as the kernel reports it (`-y` paths are resolved)."""
-    given = os.path.normpath(os.path.abspath(workspace))
-    real = os.path.realpath(given)
-    return (given,) if real == given else (given, real)
+def track_calls(items: Iterable[Call | Exit], workspace: str, parent: bool = False) -> list[Process]:
+    """`track_processes` of the records `items` make (`parse.calls`), read faster."""
+    tracker = ProcessTracker(workspace, parent)
+    tracker.feed_calls(items)
+    return tracker.finish()

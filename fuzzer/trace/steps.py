@@ -18,9 +18,10 @@ import os
 import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from fuzzer.trace.parse import parse_trace
-from fuzzer.trace.processes import Process, track_processes
+from fuzzer.trace.parse import trace_calls
+from fuzzer.trace.processes import Process, track_calls
 from fuzzer.trace.tempnames import identity
 
 DRIVERS = frozenset({"make", "gmake", "bmake", "ninja", "samu", "meson", "scons"})
@@ -29,8 +30,7 @@ SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
 StepKey = tuple[str, str, int]
 
 
-@dataclass(frozen=True, slots=True)
-class Probe:
+class Probe(NamedTuple):  # a tuple, as `Access` is
     time: float
     found: bool
 
@@ -111,13 +111,15 @@ class BuildTrace:
 def load_trace(trace_path: str | os.PathLike, workspace: str, parent: bool = False) -> BuildTrace:
     """`parent`: the workspace's parent is buildfuzz's, its files named `../NAME` as manifests name them."""
     with _collector_paused():
-        return build_trace(track_processes(parse_trace(trace_path), workspace, parent), workspace)
+        return build_trace(track_calls(trace_calls(trace_path), workspace, parent), workspace)
 
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """Loading a trace makes millions of objects and no reference cycles: the cyclic
-    collector would only walk the growing heap again and again."""
+    collector would only walk the growing heap again and again. At the end one full
+    collection walks it once and files it as old; left young, it would be walked by each
+    generation's collection in turn as the analysis goes on."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -125,6 +127,7 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+            gc.collect()
 
 
 def build_trace(processes: list[Process], workspace: str) -> BuildTrace:

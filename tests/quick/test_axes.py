@@ -117,24 +117,24 @@ def test_the_build_path_axis_builds_the_same_tree_at_another_path(tmp_path):
 
 
 def test_a_trace_of_the_tree_at_another_build_path_reads_as_the_workspace():
-    from fuzzer.trace.processes import ProcessTracker
+    from fuzzer.trace.paths import PathNames
 
-    tracker = ProcessTracker("/store/workspace/src")
-    assert tracker._classify("/store/workspace/src.at-elsewhere/lib/a.c") == "lib/a.c"
-    assert tracker._classify("/store/workspace/src.at-elsewhere") == "."
-    assert tracker._classify("/store/workspace/srcother/a.c") == "/store/workspace/srcother/a.c"
+    paths = PathNames("/store/workspace/src")
+    assert paths.relative("/store/workspace/src.at-elsewhere/lib/a.c") == "lib/a.c"
+    assert paths.relative("/store/workspace/src.at-elsewhere") == "."
+    assert paths.relative("/store/workspace/srcother/a.c") == "/store/workspace/srcother/a.c"
 
 
 def test_a_step_at_another_build_path_is_the_same_step():
     """Its argv and environment name the tree at the workspace's path, so the traces of
     both builds pair the step up and a replay runs where the workspace is."""
-    from fuzzer.trace.processes import ProcessTracker
+    from fuzzer.trace.paths import PathNames
 
-    tracker = ProcessTracker("/store/workspace/src")
-    assert tracker._unmoved("/store/workspace/src.at-elsewhere/where.c") == "/store/workspace/src/where.c"
-    assert tracker._unmoved("-I/store/workspace/src.at-p/include") == "-I/store/workspace/src/include"
-    assert tracker._unmoved("PWD=/store/workspace/src.at-p") == "PWD=/store/workspace/src"
-    assert tracker._unmoved("/store/workspace/srcother.at-p/a.c") == "/store/workspace/srcother.at-p/a.c"
+    paths = PathNames("/store/workspace/src")
+    assert paths.unmoved("/store/workspace/src.at-elsewhere/where.c") == "/store/workspace/src/where.c"
+    assert paths.unmoved("-I/store/workspace/src.at-p/include") == "-I/store/workspace/src/include"
+    assert paths.unmoved("PWD=/store/workspace/src.at-p") == "PWD=/store/workspace/src"
+    assert paths.unmoved("/store/workspace/srcother.at-p/a.c") == "/store/workspace/srcother.at-p/a.c"
 
 
 # --- same conditions: every axis ------------------------------------------------------------

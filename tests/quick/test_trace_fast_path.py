@@ -1,5 +1,6 @@
 """The parser's fast path (one regex for flat calls and for execve) gives exactly what the
-general splitter gives: records, and the processes tracked from them."""
+general splitter gives: records, and the processes tracked from them; and the tracker's
+(each call text's effect read once) tracks what the records do."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzzer.trace import parse
-from fuzzer.trace.parse import EXEC_CALL, FLAT_CALL, parse_lines
-from fuzzer.trace.processes import track_processes
+from fuzzer.trace.effects import pointer_blind
+from fuzzer.trace.parse import EXEC_CALL, FLAT_CALL, calls, parse_lines
+from fuzzer.trace.processes import ProcessTracker, track_calls, track_processes
 
 ENV = '["PATH=/usr/bin:/bin", "HOME=/root", "A=x, y) = 3", "Q=\\"q\\"", "CUT=abc"...]'
 # A build's lines of every shape the fast path takes or must hand on: unfinished and
@@ -95,3 +97,73 @@ def test_any_flat_call_text_parses_as_the_general_splitter_parses_it(args, separ
 def test_any_execve_text_parses_as_the_general_splitter_parses_it(env, result):
     text = '"/bin/sh", ["sh", "-c"], [' + ", ".join(env) + "]" + result
     assert parse._call_parts(text) == parse._split_call_parts(text)
+
+
+# Calls whose meaning depends on the process making them: relative paths against the cwd a
+# chdir set (or none), AT_FDCWD that strace could not name, the same text in processes in
+# other directories; and a thread, a child seen before its parent names it.
+BY_PROCESS = [
+    '101 1.000031 chdir("/w/sub dir") = 0',
+    '101 1.000032 stat("x.c", 0x7ffe0) = 0',
+    '102 1.000033 stat("x.c", 0x7ffe0) = -1 ENOENT (No such file or directory)',
+    '101 1.000034 newfstatat(AT_FDCWD, "y.h", 0x7ffd0, 0) = 0',
+    '102 1.000035 openat(AT_FDCWD, "y.h", O_RDONLY) = 3</w/y.h>',
+    '101 1.000036 openat(AT_FDCWD</w/elsewhere>, "z.o", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 4</w/elsewhere/z.o>',
+    '101 1.000037 open("rel", O_RDONLY) = 5</w/elsewhere/rel>',
+    "100 1.000038 clone(child_stack=0x7f, flags=CLONE_VM|CLONE_FS|CLONE_THREAD|CLONE_SIGHAND, tls=0x7f) = 103",
+    '103 1.000039 openat(AT_FDCWD</w>, "t.txt", O_RDONLY) = 6</w/t.txt>',
+    '104 1.000040 openat(AT_FDCWD</w>, "early", O_RDONLY) = 3</w/early>',
+    "101 1.000041 vfork() = 104",
+    '104 1.000042 creat("made", 0644) = 3</w/made>',
+    '104 1.000043 truncate("/w/cut", 0) = 0',
+    "104 1.000044 getdents64(3</w/sub dir>, 0x5600 /* 4 entries */, 32768) = 112",
+    '104 1.000045 faccessat2(AT_FDCWD</w>, "gone", F_OK, 0) = -1 ENOENT (No such file or directory)',
+    '104 1.000046 openat2(AT_FDCWD</w>, "o2", {flags=O_RDWR|O_CREAT, mode=0644}, 24) = 3</w/o2>',
+    '104 1.000047 newfstatat(AT_FDCWD</w>, "all", 0x7ffe8, 0) = -1 ENOENT (No such file or directory)',
+    '104 1.000048 newfstatat(AT_FDCWD</w/sub dir>, "all", 0x7ffe8, 0) = 0',
+    '104 1.000049 newfstatat(AT_FDCWD, "all", 0x7ffe9, 0) = 0',
+    '101 1.000049 newfstatat(AT_FDCWD</w>, "all", 0x7ffea, 0) = 0',
+    '104 1.000050 newfstatat(AT_FDCWD</w>, "a", 0x1, "b") = 0',
+    '104 1.000051 newfstatat(AT_FDCWD</w>, "a", 0x2, "b") = 0',
+    "104 1.000052 +++ exited with 0 +++",
+]
+
+
+def test_calls_read_apart_from_their_process_track_the_processes_the_records_do():
+    lines = [line + "\n" for line in TRICKY[:-1] + BY_PROCESS + TRICKY[-1:]]
+    assert track_calls(calls(lines), "/w") == track_processes(parse_lines(lines), "/w")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(TRICKY + BY_PROCESS), max_size=40), st.sampled_from(["100", "101", "105"]))
+def test_any_lines_track_the_same_processes_either_way(lines, first_pid):
+    """Any order and repetition of the shapes, the first line's pid deciding the root: every
+    text the effect cache reads once must mean the same in each process that makes it."""
+    lines = [first_pid + line[line.index(" "):] if i == 0 else line for i, line in enumerate(lines)]
+    lines = [line + "\n" for line in lines]
+    assert track_calls(calls(lines), "/w") == track_processes(parse_lines(lines), "/w")
+
+
+def test_opens_probes_and_listings_are_read_once_for_every_process():
+    """Without this the equivalence above could hold because every call went to a handler."""
+    tracker = ProcessTracker("/w")
+    lines = [line + "\n" for line in TRICKY + BY_PROCESS]
+    tracker.feed_calls(calls(lines * 3))
+    assert tracker._cached_call_effect.cache_info().hits >= 2 * 30
+    read = [tracker._call_effect(item[2]) for item in calls(lines) if type(item) is tuple]
+    once = [known[0] for known in read if known is not None and known[1] is not None]
+    assert len(once) >= 15 and {"openat", "openat2", "newfstatat", "faccessat2", "getdents64", "truncate"} <= set(once)
+    for line in BY_PROCESS[1:5]:  # relative to a cwd no annotation names: the process's own
+        ((_, _, call),) = calls([line])
+        assert tracker._call_effect(call)[1] is None
+
+
+def test_an_fstat_reads_the_same_at_any_buffer_address():
+    """The address differs in every process (ASLR); nothing else may be blinded."""
+    assert pointer_blind("newfstatat", '3</w/a>, "", 0x7ffd0, AT_EMPTY_PATH) = 0') == pointer_blind(
+        "newfstatat", '3</w/a>, "", 0x7ffe8, AT_EMPTY_PATH) = 0')
+    assert pointer_blind("newfstatat", '3</w/a>, "", 0x7ffd0, AT_EMPTY_PATH) = 0') != pointer_blind(
+        "newfstatat", '3</w/b>, "", 0x7ffd0, AT_EMPTY_PATH) = 0')
+    for name, text in [("newfstatat", 'AT_FDCWD</w>, "a, 0x1, b") = 0'), ("newfstatat", 'AT_FDCWD</w>, "a", 0x1, "b") = 0'),
+                       ("newfstatat", 'AT_FDCWD</w>, "a", {st_mode=S_IFREG}, 0) = 0'), ("statx", 'AT_FDCWD</w>, "a", 0x1, 0) = 0')]:
+        assert pointer_blind(name, text) is None
