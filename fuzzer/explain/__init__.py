@@ -99,7 +99,9 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
         found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, tuple(found), failures)
         return replace(found_in_logs, notes=found_in_logs.notes + outside)
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
-    roots = find_roots(reference_trace, divergent_trace, _differing(builds, pair))
+    differing = _differing(builds, pair)
+    roots = find_roots(reference_trace, divergent_trace, differing,
+                       builds.selection.everything(pair.divergent.manifest).entries.keys() - differing)
     shown = mark_manifest(found, comparison, failures, roots,
                           labels[1 + next(i for i, (a, _) in enumerate(attempts) if a is pair.divergent)])
     if not pair.divergent.ok:  # what a failed build never got to is a consequence, not a cause

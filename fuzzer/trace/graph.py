@@ -7,6 +7,7 @@ temporaries private to one step.
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 from fuzzer.trace.differences import (
@@ -82,14 +83,18 @@ class _Candidate:
     failed: bool = False
 
 
-def find_roots(ref: BuildTrace, div: BuildTrace, differing: set[str]) -> list[RootCandidate]:
+def find_roots(
+    ref: BuildTrace, div: BuildTrace, differing: set[str], identical: Set[str] = frozenset()
+) -> list[RootCandidate]:
     """Steps that introduced the divergence, most likely first.
 
     From each differing file go to its writer; a writer one of whose inputs also differs
-    (and was written by another step) is a consequence, so continue upstream.
+    (and was written by another step) is a consequence, so continue upstream. A file it
+    copied is followed unless it is known `identical` in both builds: what is not compared
+    (a temporary wheel) may differ unseen.
     """
     found: dict[StepKey, _Candidate] = {}
-    ways = _trace_back(ref, div, differing, found)
+    ways = _trace_back(ref, div, differing, identical, found)
     longest: dict[StepKey, tuple[int, str]] = {}  # candidate → its farthest differing file
     for path in sorted(differing):
         for key, (length, _) in ways.get(path, {}).items():
@@ -105,7 +110,7 @@ def find_roots(ref: BuildTrace, div: BuildTrace, differing: set[str]) -> list[Ro
 
 
 def _trace_back(
-    ref: BuildTrace, div: BuildTrace, differing: set[str], found: dict[StepKey, _Candidate]
+    ref: BuildTrace, div: BuildTrace, differing: set[str], identical: Set[str], found: dict[StepKey, _Candidate]
 ) -> dict[str, Ways]:
     """`Ways` for every differing file reachable, by an iterative depth-first walk
     (dependency chains can be deeper than Python's recursion limit), each file once."""
@@ -119,7 +124,7 @@ def _trace_back(
                 stack.pop()
                 continue
             if path not in upstream:  # first visit: walk its differing inputs first
-                upstream[path] = _upstream(ref, div, differing, path)
+                upstream[path] = _upstream(ref, div, differing, identical, path)
                 stack.extend(g for _, _, inputs in upstream[path] for g in inputs if g not in upstream)
                 continue
             stack.pop()
@@ -128,7 +133,7 @@ def _trace_back(
 
 
 def _upstream(
-    ref: BuildTrace, div: BuildTrace, differing: set[str], path: str
+    ref: BuildTrace, div: BuildTrace, differing: set[str], identical: Set[str], path: str
 ) -> list[tuple[Step | None, Step | None, list[str]]]:
     """The file's writers (ref step, div step) with their differing inputs written by others."""
     result = []
@@ -140,7 +145,8 @@ def _upstream(
             if g in differing and g != path and any(w.key != step.key for w in (*div.writers(g), *ref.writers(g)))
         ]
         copied = copied_input(div, d, path) if d else copied_input(ref, r, path)  # type: ignore[arg-type]
-        inputs += [copied] if copied else []  # a copy differs because what it copied did
+        if copied and copied not in identical:  # a copy differs because what it copied did
+            inputs.append(copied)
         result.append((r, d, inputs))
     return result
 

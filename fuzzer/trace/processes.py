@@ -282,7 +282,9 @@ class ProcessTracker:
 
     def on_copy(self, proc: LiveProcess, call: Syscall) -> None:
         """copy_file_range(in, off, out, off, ...) or sendfile(out, in, ...): `cp` and
-        Python's shutil copy this way, so the copy's bytes are the source's."""
+        Python's shutil copy this way, so the copy's bytes are the source's. Only when
+        this process opened the target itself: into a descriptor it inherited (`(cat a;
+        echo b) > out`, whose cat copies) the bytes are a part of what its opener writes."""
         if len(call.args) < 3 or not call.ok:
             return
         source, target = (call.args[0], call.args[2]) if call.name == "copy_file_range" else call.args[1::-1]
@@ -291,7 +293,8 @@ class ProcessTracker:
             return
         old, new = self._relative(source_path), self._relative(target_path)
         self._record(proc, "read", old, call.time)
-        self._record(proc, "write", new, call.time, origin=old)
+        if ("write", new, True) in proc.accesses:
+            self._record(proc, "write", new, call.time, origin=old)
 
     def on_dup(self, proc: LiveProcess, call: Syscall) -> None:
         """dup2/dup3 onto fd 0: whether standard input is now a pipe (`gen | sort`). Not the

@@ -225,7 +225,9 @@ def test_copies_are_writes_whose_bytes_come_from_their_source():
         5 1.0 execve("/usr/bin/python3", ["python3", "-m", "pip"], 0x1 /* 1 vars */) = 0
         5 1.1 openat(AT_FDCWD</ws>, "dist/x.whl", O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0666) = 4</ws/dist/x.whl>
         5 1.2 sendfile(4</ws/dist/x.whl>, 3</tmp/pip-wheel-ab/x.whl>, 0x7ff, 8388608) = 6
+        5 1.25 openat(AT_FDCWD</ws>, "b", O_WRONLY|O_CREAT|O_EXCL, 0644) = 4</ws/b>
         5 1.3 copy_file_range(3</ws/a>, NULL, 4</ws/b>, NULL, 9223372035781033984, 0) = 6
+        5 1.35 openat(AT_FDCWD</ws>, "c", O_WRONLY|O_CREAT|O_EXCL, 0644) = 4</ws/c>
         5 1.4 copy_file_range(3<pipe:[1]>, NULL, 4</ws/c>, NULL, 10, 0) = 6
     """)
     (pip,) = procs
@@ -233,7 +235,21 @@ def test_copies_are_writes_whose_bytes_come_from_their_source():
     assert by[("write", "dist/x.whl")].origin == "/tmp/pip-wheel-ab/x.whl"
     assert ("read", "/tmp/pip-wheel-ab/x.whl") in by
     assert by[("write", "b")].origin == "a" and ("read", "a") in by
-    assert ("write", "c") not in by  # a pipe carries no file's bytes
+    assert by[("write", "c")].origin is None  # a pipe carries no file's bytes
+
+
+def test_a_copy_into_an_inherited_descriptor_is_a_part_of_what_its_opener_writes():
+    # `(cat stable.txt; echo cpus=$(nproc)) > out`: GNU cat copies into the subshell's fd 1
+    sh, cat = processes("""
+        5 1.0 execve("/bin/sh", ["sh", "-c", "(cat stable.txt; echo cpus=2) > out"], 0x1 /* 1 vars */) = 0
+        5 1.1 openat(AT_FDCWD</ws>, "out", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</ws/out>
+        5 1.2 clone(child_stack=NULL, flags=SIGCHLD) = 6
+        6 1.3 execve("/bin/cat", ["cat", "stable.txt"], 0x1 /* 1 vars */) = 0
+        6 1.4 openat(AT_FDCWD</ws>, "stable.txt", O_RDONLY) = 3</ws/stable.txt>
+        6 1.5 copy_file_range(3</ws/stable.txt>, NULL, 1</ws/out>, NULL, 9223372035781033984, 0) = 7
+    """)
+    assert "out" not in {a.path for a in cat.accesses} and ("read", "stable.txt") in {(a.kind, a.path) for a in cat.accesses}
+    assert {(a.kind, a.path, a.origin) for a in sh.accesses} >= {("write", "out", None)}
 
 
 def test_a_stdin_pipe_is_recorded_inherited_and_undone_by_a_redirect():

@@ -83,6 +83,7 @@ BUILD_SH = """
     5 9.8 +++ exited with 0 +++
     1 9.9 clone(child_stack=NULL) = 7
     7 10.0 execve("/bin/cp", ["cp", "/tmp/x/out.whl", "dist/"], 0x1 /* 1 vars */) = 0
+    7 10.05 openat(AT_FDCWD</ws>, "dist/out.whl", O_WRONLY|O_CREAT|O_EXCL, 0644) = 4</ws/dist/out.whl>
     7 10.1 copy_file_range(3</tmp/x/out.whl>, NULL, 4</ws/dist/out.whl>, NULL, 9223372035781033984, 0) = 6
     7 10.2 +++ exited with 0 +++
     1 10.3 +++ exited with 0 +++
@@ -127,3 +128,11 @@ def test_a_copy_made_by_another_step_leads_upstream_to_what_it_copied():
     (root,) = find_roots(t, t, {"dist/out.whl"})
     assert root.command == "python3 mkwheel.py | python3 pack.py /tmp/x/out.whl"  # not the `cp` that moved it
     assert root.chain == ("dist/out.whl", "/tmp/x/out.whl")
+
+
+def test_a_copy_leads_upstream_only_when_what_it_copied_is_not_known_identical():
+    # were /tmp/x/out.whl compared and identical in both builds, the copy could only differ
+    # because cp raced its writer (or its bytes were changed after): cp is the root
+    t = trace(BUILD_SH.replace('"/tmp/x/out.whl", "dist/"', '"/tmp/x/out.whl", "dist/out.whl"'))
+    (copier,) = find_roots(t, t, {"dist/out.whl"}, identical={"/tmp/x/out.whl"})
+    assert copier.command == "cp /tmp/x/out.whl dist/out.whl" and copier.chain == ("dist/out.whl",)
