@@ -6,7 +6,8 @@ differing file, with its subtree (`fuzzer.trace.writers`), whose files may lie o
 tree (a wheel under /tmp). A replay is faithful to the traced step or process: its own
 argv, cwd and environment (make's `export`s included). Before every replay, each file it
 created (absent when it started, per the trace) is removed, so a step that skips its work
-when its output exists (`[ -e out ] || gen > out`, cmake's cache) does that work again;
+when its output exists (`[ -e out ] || gen > out`, cmake's cache) does that work again,
+and so is each file it looked for and missed that a later step made (`created`, then put back);
 each other file it wrote or deleted is put back as the reference build left it, so a step
 that appends (`>> list`) or rewrites a counter it read is not mistaken for one that
 varies. After the last replay every file is put back as the reference left it. A replay

@@ -35,7 +35,7 @@ from fuzzer.report.packages import is_package
 from fuzzer.trace.absent import Absence
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace
-from fuzzer.trace.writers import Mtimes, Writer, content_source, copies, writer_of
+from fuzzer.trace.writers import Mtimes, Writer, content_source, copies, created_after_missed, writer_of
 
 MEMBERS_SHOWN = 3
 
@@ -154,29 +154,31 @@ class ReplayTargets:
         step = candidate.ref or candidate.div
         # outside the tree too (a wheel under /tmp): what replays write there is removed again
         touched = {p for s in (candidate.ref, candidate.div) if s is not None for p in (*s.writes, *s.deletes)}
+        hidden = created_after_missed(trace, step.members)  # type: ignore[union-attr]
         return StepCall(
             argv=step.argv,  # type: ignore[union-attr]
             cwd=step.cwd,  # type: ignore[union-attr]
             env=environment(step.env, self.jobs),  # type: ignore[union-attr]
             exit_code=step.exit_code,  # type: ignore[union-attr]
-            restored=tuple(sorted(touched)),
+            restored=tuple(sorted(touched.union(hidden))),
             compared=tuple(candidate.outputs) or tuple(sorted(step.outputs)),  # type: ignore[union-attr]
             looked_at=tuple(sorted({*step.reads,  # type: ignore[union-attr]
                                     *(p for p, probe in step.probes.items() if probe.found)})),  # type: ignore[union-attr]
             listed=tuple(sorted(step.lists)),  # type: ignore[union-attr]
             created=self._absence[id(trace)].created([trace.processes[i] for i in step.members],  # type: ignore[union-attr]
-                                                     step.start, step.writes),  # type: ignore[union-attr]
+                                                     step.start, step.writes) + hidden,  # type: ignore[union-attr]
         )
 
     def _process_call(self, writer: Writer, trace: BuildTrace) -> StepCall:
         proc = writer.process
         touched = {a.path for p in writer.members for a in p.accesses if a.kind in ("write", "delete")}
+        hidden = created_after_missed(trace, [p.index for p in writer.members])
         return StepCall(
             argv=proc.execs[0],
             cwd=proc.cwd,
             env=environment(proc.env or writer.step.env, self.jobs),
             exit_code=proc.exit_code,
-            restored=tuple(sorted(touched)),
+            restored=tuple(sorted(touched.union(hidden))),
             compared=writer.wrote,
             what="process",
             looked_at=tuple(sorted({a.path for p in writer.members for a in p.accesses
@@ -184,7 +186,7 @@ class ReplayTargets:
             listed=tuple(sorted({a.path for p in writer.members for a in p.accesses if a.kind == "list"})),
             created=self._absence[id(trace)].created(writer.members, proc.start,
                                                      {a.path for p in writer.members for a in p.accesses
-                                                      if a.kind == "write"}),
+                                                      if a.kind == "write"}) + hidden,
         )
 
     def annotate(self, culprit: Culprit, candidate: RootCandidate) -> Culprit:

@@ -13,7 +13,9 @@ def audit_lines(audit: AuditSummary | None) -> list[str]:
     if audit is None:
         return []
     lines = ["", summary_line(audit)]
-    shown = [s for s in audit.steps if s.result != AuditResult.LEFT]
+    # what needs a reader goes first: twenty stable rows would hide a step that varied
+    shown = sorted((s for s in audit.steps if s.result != AuditResult.LEFT),
+                   key=lambda s: s.result == AuditResult.STABLE)
     for step in shown[:SHOWN]:
         last = f"last audit {step.last_audit}" if step.last_audit else "never audited before"
         lines.append(f"  [{step.result}] {one_line(step.command)}  ({_writes(step.outputs)}in {step.cwd}; {last})")

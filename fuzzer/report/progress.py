@@ -31,7 +31,7 @@ class ConsoleEvents:
         self.quiet = quiet
         self.bar = self.stream.isatty() if bar is None else bar
         self.clock = clock
-        self.started_at = self.last_line = clock()
+        self.started_at = self.last_line = self.phase_started_at = clock()
         self.walls: list[float] = []
         self.heartbeat_s = heartbeat_s
         self.phase_name = "starting"
@@ -89,7 +89,7 @@ class ConsoleEvents:
             self._write(line + "\n")
 
     def phase(self, name: str) -> None:
-        self.phase_name = name
+        self.phase_name, self.phase_started_at = name, self.clock()
         self._write((CLEAR_BAR if self._bar_on_screen else "") + f"-- {name}\n")
         self._bar_on_screen = False
 
@@ -99,6 +99,9 @@ class ConsoleEvents:
         if now - self.last_line < self.heartbeat_s:
             return
         doing = f"run {self.next_run}/{self.planned or '?'} building" if self.phase_name == "explore" else "working"
+        in_phase = _duration(now - self.phase_started_at)
+        if in_phase != _duration(now - self.started_at):  # a late phase's own time, not only the campaign's
+            doing += f" for {in_phase}"
         self._write(f"-- {self.phase_name}: {doing}, {_duration(now - self.started_at)} elapsed\n")
 
     def _beat(self) -> None:

@@ -13,7 +13,8 @@ The writer of a step's differing output is the smallest process that produced it
 be replayed alone (autom4te under autoreconf, one recipe line under debian/rules). A
 process is replayed with its whole subtree, so "replayable" is a property of the subtree:
 every file it read still holds what it read (no other process rewrote or removed it
-afterwards), every file it looked for and missed is still missing, the directories it
+afterwards), every file it looked for and missed is still missing (or, made by another
+process later, can be taken away for the replay: `created_after_missed`), the directories it
 wrote into still exist, its standard input was not a pipe from another process, and it did
 not use the network. Otherwise its parent is tried, up to the step itself.
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 import functools
 import os
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from fuzzer.observe import EMPTY_DIGESTS
@@ -251,12 +252,34 @@ def _why_not_replayable(trace: BuildTrace, unit: int, mtimes: Mtimes = {}) -> st
     if online is not None:
         return f"used the network ({online.network})"
     index, inside = _index(trace), set(subtree)
+    hidden = set(created_after_missed(trace, subtree))
     for member in members:
         for a in member.accesses:
+            if a.path in hidden:
+                continue
             reason = _lost(trace, index, inside, a.kind, a.path, a.time, a.found, mtimes)
             if reason:
                 return reason
     return None
+
+
+def created_after_missed(trace: BuildTrace, members: Iterable[int]) -> tuple[str, ...]:
+    """Files of the tree that `members` looked for and missed, and another process created
+    afterwards (cmake's `ninja -t restat` looks for the .ninja_log ninja writes later). A
+    replay removes them first, as they were when it looked, and puts them back after it
+    (fuzzer.explain.writer), so they do not make a process unreplayable. Not a file it also
+    found, read or wrote: it may have waited for another process to make it."""
+    index, inside = _index(trace), set(members)
+    accesses = [a for i in sorted(inside) for a in trace.processes[i].accesses]
+    seen = {a.path for a in accesses if a.found or a.kind not in ("probe", "list")}
+    hidden = set()
+    for a in accesses:
+        if a.kind != "probe" or a.found or a.path in seen or a.path.startswith(("/", "../")):
+            continue
+        later = [e for e in index.events.get(a.path, ()) if e.process not in inside and e.time > a.time]
+        if later and later[0].kind == "write":
+            hidden.add(a.path)
+    return tuple(sorted(hidden))
 
 
 def _lost(trace: BuildTrace, index: _Index, inside: set[int], kind: str, path: str, time: float,

@@ -115,3 +115,37 @@ def test_localization_replays_the_writer_inside_when_the_later_open_left_its_inp
     kept = ReplayTargets(t, t, 1, mtimes=mtimes_of(Manifest({"debian/control": Entry("file", "d", mtime_ns=900 * S)})))
     assert kept.of(candidate).replays_process and kept.of(candidate).call.argv == ("perl", "autom4te", "configure.ac")
     assert not ReplayTargets(t, t, 1).of(candidate).replays_process  # no manifest: the lock counts as a rewrite
+
+
+# cmake's configure ends with `ninja -t restat`, which looks for the .ninja_log ninja writes later
+PROBED = """
+    1 1000.0 execve("/usr/bin/make", ["make"], 0x1 /* 1 vars */) = 0
+    1 1000.1 clone(child_stack=NULL) = 2
+    2 1000.2 execve("/bin/sh", ["/bin/sh", "-c", "configure"], 0x1 /* 1 vars */) = 0
+    2 1000.3 newfstatat(AT_FDCWD</ws>, ".ninja_log", 0x7ffd, 0) = -1 ENOENT (No such file or directory)
+    2 1000.4 openat(AT_FDCWD</ws>, "build.ninja", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</ws/build.ninja>
+    2 1000.5 LOOK
+    2 1000.6 +++ exited with 0 +++
+    1 1001.0 clone(child_stack=NULL) = 3
+    3 1001.1 execve("/bin/sh", ["/bin/sh", "-c", "ninja"], 0x1 /* 1 vars */) = 0
+    3 1001.2 openat(AT_FDCWD</ws>, ".ninja_log", O_WRONLY|O_CREAT|O_APPEND, 0666) = 3</ws/.ninja_log>
+    3 1001.3 +++ exited with 0 +++
+    1 1001.4 +++ exited with 0 +++
+"""
+
+
+def test_a_file_looked_for_and_made_later_by_another_step_is_taken_away_for_the_replays():
+    t = trace(PROBED.replace("LOOK", 'getpid() = 2'))
+    configure = next(s for s in t.steps if s.command == "configure")
+    assert step_not_replayable(t, configure) is None
+    candidate = RootCandidate(ref=configure, div=None, outputs=("build.ninja",), explains=(),
+                              input_differences=(), chain=(), failed=False)
+    call = ReplayTargets(t, t, 1).of(candidate).call
+    assert ".ninja_log" in call.created and ".ninja_log" in call.restored  # removed first, put back after
+
+
+def test_a_file_looked_for_that_appeared_while_the_step_ran_keeps_it_unreplayable():
+    # it found the file on a later look: it may have waited for ninja to make it
+    t = trace(PROBED.replace("LOOK", 'newfstatat(AT_FDCWD</ws>, ".ninja_log", {st_size=0}, 0) = 0'))
+    configure = next(s for s in t.steps if s.command == "configure")
+    assert step_not_replayable(t, configure) == "looked for .ninja_log before `ninja` created it"

@@ -30,6 +30,15 @@ def test_rows_whose_commands_look_alike_name_the_file_they_stand_for():
     assert "for build/b.o and 1 more; in ." in rows[1]
 
 
+def test_the_steps_that_need_a_reader_are_listed_before_the_stable_ones():
+    steps = [step(f"cc {i}", AuditResult.STABLE, [f"{i}.o"]) for i in range(30)]
+    steps += [step("cmake ..", AuditResult.NOT_REPLAYABLE, ["build.ninja"]), step("gen", AuditResult.VARIES, ["g"])]
+    rows = audit_lines(summary(steps))[2:]
+    assert rows[0].startswith("  [not-replayable] cmake ..") and rows[1] == "     why"
+    assert rows[2].startswith("  [varies] gen") and rows[4].startswith("  [stable] cc 0")
+    assert rows[-1] == "  and 12 more (the JSON report lists every step)"
+
+
 def test_the_steps_left_for_later_show_when_they_were_last_audited():
     steps = [step("gen", AuditResult.STABLE, ["a"]),
              step("old1", AuditResult.LEFT, ["b"], "2026-12-01T04:50:06"),

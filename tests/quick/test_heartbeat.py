@@ -46,6 +46,17 @@ def test_localization_and_long_campaigns_say_their_phase_and_elapsed_time():
     assert out.getvalue().splitlines()[-1] == "-- localize: working, 1h02m elapsed"
 
 
+def test_a_later_phase_says_how_long_it_has_been_working_itself():
+    out, clock = io.StringIO(), Clock()
+    events = ConsoleEvents(out, bar=False, clock=clock)
+    events.phase("explore")
+    clock.now += 22
+    events.phase("audit")
+    clock.now += 40
+    events.heartbeat()
+    assert out.getvalue().splitlines()[-1] == "-- audit: working for 40s, 1m02s elapsed"
+
+
 def test_a_resumed_campaign_counts_from_its_next_run():
     out, clock = io.StringIO(), Clock()
     events = ConsoleEvents(out, bar=False, planned=40, clock=clock)

@@ -40,3 +40,26 @@ def test_a_locked_input_and_a_step_with_a_replayable_writer_inside_are_audited(t
     rules = steps["sh rules.sh"]
     assert (rules["result"], rules["replays"]) == ("stable", 5), rules["detail"]
     assert rules["replay"].endswith("python3 gen.py gen.txt")  # the writer inside, not the whole script
+
+
+PROBING = """
+    all: stamp
+    config.txt:
+        if [ -e run.log ]; then echo rerun > $@; else echo fresh > $@; fi
+    stamp: config.txt
+        echo built >> run.log && cp config.txt $@
+    """
+
+
+def test_a_step_that_looked_for_a_file_a_later_step_made_is_replayed_without_it(tmp_path):
+    # cmake's configure looks for the .ninja_log ninja writes later: replayed in the finished
+    # tree, it would see the file and say `rerun`, a variation no build has
+    need_strace()
+    src = make_project(tmp_path / "src", PROBING, {})
+    out = tmp_path / "report.json"
+    r = buildfuzz("run", "--source", src, "--store", tmp_path / "s", "--runs", "2", "--jobs", "1",
+                  "--check-steps", "all", "--no-localize", "--report-json", out, "--", "make")
+    assert r.returncode == 0, r.stderr
+    steps = {s["command"].split(";")[0]: s for s in json.loads(out.read_text())["audit"]["steps"]}
+    probe = steps["if [ -e run.log ]"]
+    assert (probe["result"], probe["replays"]) == ("stable", 5), probe["detail"]
