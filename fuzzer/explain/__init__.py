@@ -1,7 +1,9 @@
 """explain: from traced runs, the step that introduced a divergence, its kind, and what
 stabilises it (docs/architecture.md, "Explain: localization").
 
-Phases: trace divergent reruns and the reference → find root divergent steps and the
+When the step audit classified roots and every file the runs differ in leads back to them
+in the audit's traced reference, those roots are the localization: no divergent build is
+traced and nothing is replayed again. Otherwise, phases: trace divergent reruns and the reference → find root divergent steps and the
 hazards over every trace → rank the roots (`ranking`: deliverables before logs and
 caches, known noise last, the cheapest first) → classify them in that order (trace
 evidence first, then faithful replays alone) while the localization budget lasts
@@ -35,6 +37,7 @@ from fuzzer.explain.traced import TracedPair, trace_pair, trace_reference
 from fuzzer.explain.writer import ReplayTargets, mtimes_of, provenance
 from fuzzer.model import Culprit, Hazard, Kind
 from fuzzer.observe import Manifest
+from fuzzer.plan import Perturbation
 from fuzzer.report.model import AuditSummary
 from fuzzer.tools import strace
 from fuzzer.trace import declared
@@ -69,6 +72,9 @@ def localize(builds: Builds, comparison, executor, budget: Budget, evidence,
     unusable = strace.available()
     if unusable:
         return Localization(notes=(f"step localization disabled: {unusable}; results are artifact-level only",))
+    explained = _from_audit(builds, comparison, executor, audit)
+    if explained is not None:
+        return explained
     kept = audit is not None and audit.reference is not None and audit.kept_tree is not None
     borrowed = audit.reference if audit is not None and (audit.classified or kept) else None
     pair = trace_pair(builds, comparison, executor, borrowed)  # the divergent builds, at the campaign's path
@@ -113,7 +119,8 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
                       [p for r in roots for p in r.outputs], lambda path, dest: executor.fetch(pair.reference, path, dest))
     targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs, made,
                             mtimes_of(pair.reference.manifest))
-    taken, ranked = taken_over(ranked, audited, f"the {labels[0]} and the {_label(pair.divergent)}")
+    taken, ranked = taken_over(ranked, audited, f"localization found it as a root of the {labels[0]} and the "
+                                                f"{_label(pair.divergent)} too")
     if ranked and not tree_here:
         return None
     if ranked:
@@ -127,10 +134,50 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     else:  # every root was the audit's: no replay slot is set up
         explained, left = _explain_in_budget([], None, taken=taken)
     culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
-    minimal = _minimal_reproducer(builds, executor, pair) if culprits else None
+    minimal = _minimal_reproducer(builds, executor, pair.reference, pair.divergent.perturbation) if culprits else None
     notes = _notes(roots, left, budget, builds.stabilizers) + outside \
         + ((minimal.note,) if minimal and minimal.note else ())
     return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True)
+
+
+def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None) -> Localization | None:
+    """The localization the step audit already made, or None: every file run 0 differs in
+    from a telling run (or from the audit's traced build) leads back, in the audit's trace,
+    to roots the audit found varying alone. Tracing a divergent build would only find them
+    again: on a long build (the seed's), that build is the localization's largest cost."""
+    if audit is None or not audit.classified or audit.reference is None or comparison.failed:
+        return None
+    reference = audit.reference
+    everything = builds.selection.everything
+    first = everything(builds.runs[0].manifest)
+    telling = comparison.telling_runs()
+    differing = {path for m in (*(builds.runs[i].manifest for i in telling), reference.manifest)
+                 for path in first.differing(everything(m))}
+    if not telling or not differing:
+        return None
+    trace = load_trace(reference.trace_path, builds.tree, builds.parent_outputs)
+    roots = find_roots(trace, trace, differing, first.entries.keys() - differing)
+    clause = (f"localization followed the {len(differing)} file(s) run 0 and {_runs(telling)} differ in back to "
+              "it through the step audit's traced reference")
+    taken, rest = taken_over(ranking.rank(roots, builds.selection.artifacts, set()), audit.classified, clause)
+    if rest or differing - {path for root in roots for path in root.explains}:
+        return None
+    label = "step audit's traced reference"
+    found = trace_hazards.find_hazards([trace], [label], declared.declared_graph(builds.command, builds.tree))
+    shown = mark_manifest(found, comparison, {}, roots, "")
+    explained, _ = _explain_in_budget([], None, taken=taken)
+    culprits = _one_per_step([_blame_duplicates(c, found, trace) for c in explained])
+    divergent = builds.runs[telling[0]].perturbation
+    minimal = _minimal_reproducer(builds, executor, reference, divergent)
+    note = (f"localization traced no divergent build: every file run 0 and {_runs(telling)} differ in "
+            f"({len(differing)}) leads back to the steps the step audit found varying alone ({len(taken)})")
+    notes = (note, *_notes(roots, [], audit.budget, builds.stabilizers), *outside_note(trace, builds.compared_places),
+             *((minimal.note,) if minimal.note else ()))
+    return Localization(tuple(culprits), shown, notes, minimal.command, traced=True)
+
+
+def _runs(indices: Sequence[int]) -> str:
+    return f"run {indices[0]}" if len(indices) == 1 else f"runs {', '.join(map(str, indices))}"
 
 
 def _explain_in_budget(ranked: list[ranking.Ranked], context: Context | None, targets: ReplayTargets | None = None,
@@ -170,12 +217,12 @@ def _notes(roots, left: list[ranking.Ranked], budget: Budget, chosen: tuple[str,
     return tuple(notes)
 
 
-def _minimal_reproducer(builds: Builds, executor, pair):
+def _minimal_reproducer(builds: Builds, executor, traced_reference: RunRecord, divergent: Perturbation):
     """The traced reference rebuild already differed from run 0: any rebuild does, so the
     reference perturbation reproduces, and no build is spent shrinking."""
-    if builds.differs_from_reference(pair.reference):
+    if builds.differs_from_reference(traced_reference):
         return any_rebuild(builds)
-    return minimal_reproducer(builds, executor, pair.divergent.perturbation)
+    return minimal_reproducer(builds, executor, divergent)
 
 
 def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> Localization:

@@ -98,7 +98,8 @@ def test_localization_takes_over_the_audits_root_with_its_evidence_and_replays_o
                            chain=("app", out), failed=False) for s, out in ((gen_a, "a.c"), (gen_b, "b.c"))]
     mine = Culprit(command=gen_b.command, argv=[], cwd=".", outputs=["b.c"], kind=Kind.INTRINSIC,
                    stabilized_by=["ASLR"], evidence="step audit: 2 distinct outputs in 1 replay alone")
-    taken, rest = taken_over(rank(roots, (), set()), {audit.step_identity(gen_b): mine}, "the two traced builds")
+    taken, rest = taken_over(rank(roots, (), set()), {audit.step_identity(gen_b): mine},
+                             "localization found it as a root of the two traced builds too")
     assert [r.root.ref.command for r in rest] == ["python3 gen_a.py"]
     ((root, culprit),) = taken
     assert root.root.ref is gen_b and culprit.stabilized_by == ["ASLR"] and culprit.chain == ["app", "b.c"]
@@ -113,6 +114,7 @@ def test_the_audits_traced_reference_serves_until_a_root_needs_this_workspaces_t
     audit_reference, own_reference = SimpleNamespace(name="audit's"), SimpleNamespace(name="own")
     traced: list = []
     monkeypatch.setattr(explain.strace, "available", lambda: "")
+    monkeypatch.setattr(explain, "_from_audit", lambda builds, comparison, executor, audit: None)
     monkeypatch.setattr(explain, "trace_pair", lambda builds, comparison, executor, reference: TracedPair(
         reference or own_reference, None, ()))
     monkeypatch.setattr(explain, "trace_reference", lambda builds, executor: traced.append(1) or own_reference)
