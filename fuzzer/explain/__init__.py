@@ -169,8 +169,9 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
     culprits = _one_per_step([_blame_duplicates(c, found, trace) for c in explained])
     divergent = builds.runs[telling[0]].perturbation
     minimal = _minimal_reproducer(builds, executor, reference, divergent)
-    note = (f"localization traced no divergent build: every file run 0 and {_runs(telling)} differ in "
-            f"({len(differing)}) leads back to the steps the step audit found varying alone ({len(taken)})")
+    note = (f"localization traced no divergent build: each of the {len(differing)} file(s) run 0 and "
+            f"{_runs(telling)} differ in leads back, in the step audit's trace, to one of the {len(taken)} "
+            "step(s) it found varying alone")
     notes = (note, *_notes(roots, [], audit.budget, builds.stabilizers), *outside_note(trace, builds.compared_places),
              *((minimal.note,) if minimal.note else ()))
     return Localization(tuple(culprits), shown, notes, minimal.command, traced=True)

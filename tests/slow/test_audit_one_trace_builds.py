@@ -18,16 +18,21 @@ RACING = """
     """
 
 
-def test_the_hazard_scan_reads_the_audits_traced_reference(tmp_path):
-    src = make_project(tmp_path / "src", RACING)
+def audited(tmp_path, makefile: str, exit_code: int, *options: str, command: str = "make"):
+    """A campaign with every step audited: its store and its report."""
+    src = make_project(tmp_path / "src", makefile)
     store, out = tmp_path / "s", tmp_path / "r.json"
-    r = buildfuzz("run", "--source", src, "--store", store, "--runs", "2", "--check-steps", "all",
-                  "--artifact", "*.txt", "--report-json", out, "--", "make")
-    assert r.returncode == 0, r.stderr
+    r = buildfuzz("run", "--source", src, "--store", store, "--check-steps", "all", *options,
+                  "--report-json", out, "--", command)
+    assert r.returncode == exit_code, r.stderr
+    return store, json.loads(out.read_text())
+
+
+def test_the_hazard_scan_reads_the_audits_traced_reference(tmp_path):
+    store, report = audited(tmp_path, RACING, 0, "--runs", "2", "--artifact", "*.txt")
     logs = store / "campaign-1" / "logs"
     assert [p.name for p in logs.glob("trace-reference-*.log")] == ["trace-reference-0000.log"]
     assert len(list(logs.glob("hazard-scan-*.log"))) == 1
-    report = json.loads(out.read_text())
     assert report["audit"]["audited"] == 2
     assert any("shared.log" in (h.get("files") or [h["file"]]) for h in report["hazards"]), report["hazards"]
 
@@ -44,14 +49,10 @@ CPU_COUNT = """
 
 
 def test_localization_replays_roots_in_the_audits_traced_tree(tmp_path):
-    src = make_project(tmp_path / "src", CPU_COUNT)
-    store, out = tmp_path / "s", tmp_path / "r.json"
-    r = buildfuzz("run", "--source", src, "--store", store, "--runs", "4", "--seed", "1", "--check-steps", "all",
-                  "--report-json", out, "--", "make -j{jobs}")
-    assert r.returncode == 1, r.stderr
+    store, report = audited(tmp_path, CPU_COUNT, 1, "--runs", "4", "--seed", "1", command="make -j{jobs}")
     campaign = store / "campaign-1"
     assert [p.name for p in (campaign / "logs").glob("trace-reference-*.log")] == ["trace-reference-0000.log"]
-    (culprit,) = json.loads(out.read_text())["culprits"]
+    (culprit,) = report["culprits"]
     assert (culprit["command"], culprit["kind"]) == ("echo cpus=$(nproc) > cpus.txt", "parallelism-level")
     assert not (campaign / "audit-reference").exists()
     assert not any((store / "workspace").iterdir())
@@ -69,19 +70,14 @@ HASH_ORDER = """
 
 
 def test_roots_the_audit_found_explain_the_builds_without_a_traced_divergent_build(tmp_path):
-    src = make_project(tmp_path / "src", HASH_ORDER)
-    store, out = tmp_path / "s", tmp_path / "r.json"
-    r = buildfuzz("run", "--source", src, "--store", store, "--runs", "3", "--seed", "1", "--check-steps", "all",
-                  "--report-json", out, "--", "make")
-    assert r.returncode == 1, r.stderr
+    store, report = audited(tmp_path, HASH_ORDER, 1, "--runs", "3", "--seed", "1")
     logs = store / "campaign-1" / "logs"
     assert sorted(p.name for p in logs.glob("trace*.log")) == ["trace-reference-0000.log"]
-    report = json.loads(out.read_text())
     (culprit,) = report["culprits"]
     assert culprit["command"].startswith("python3 -c") and culprit["kind"] == "intrinsic"
     assert "PYTHONHASHSEED" in culprit["stabilized_by"], culprit
     assert "through the step audit's traced reference" in culprit["evidence"]
-    assert any(n.startswith("localization traced no divergent build: every file run 0 and") for n in report["notes"])
+    assert any(n.startswith("localization traced no divergent build: each of the") for n in report["notes"])
 
 
 # the audit explains order.txt, not cpus.txt (stable at the traced build's CPUs)
@@ -95,13 +91,9 @@ HASH_ORDER_AND_CPU_COUNT = """
 
 
 def test_a_difference_the_audit_did_not_explain_sends_localization_to_trace_a_divergent_build(tmp_path):
-    src = make_project(tmp_path / "src", HASH_ORDER_AND_CPU_COUNT)
-    store, out = tmp_path / "s", tmp_path / "r.json"
-    r = buildfuzz("run", "--source", src, "--store", store, "--runs", "4", "--seed", "1", "--check-steps", "all",
-                  "--report-json", out, "--", "make -j{jobs}")
-    assert r.returncode == 1, r.stderr
+    store, report = audited(tmp_path, HASH_ORDER_AND_CPU_COUNT, 1, "--runs", "4", "--seed", "1",
+                            command="make -j{jobs}")
     assert list((store / "campaign-1" / "logs").glob("trace-0*.log")), "no divergent build was traced"
-    report = json.loads(out.read_text())
     assert {a["path"] for a in report["divergent_artifacts"]} == {"order.txt", "cpus.txt"}
     kinds = {c["command"].split()[0]: c["kind"] for c in report["culprits"]}
     assert kinds.get("python3") == "intrinsic", report["culprits"]
