@@ -166,12 +166,13 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
     found = trace_hazards.find_hazards([trace], [label], declared.declared_graph(builds.command, builds.tree))
     shown = mark_manifest(found, comparison, {}, roots, "")
     explained, _ = _explain_in_budget([], None, taken=taken)
-    culprits = _one_per_step([_blame_duplicates(c, found, trace) for c in explained])
+    culprits = _one_per_step(explained)  # the audit names no race: a replay alone has no other step to race
     divergent = builds.runs[telling[0]].perturbation
     minimal = _minimal_reproducer(builds, executor, reference, divergent)
     note = (f"localization traced no divergent build: each of the {len(differing)} file(s) run 0 and "
             f"{_runs(telling)} differ in leads back, in the step audit's trace, to one of the {len(taken)} "
-            "step(s) it found varying alone")
+            f"step(s) it found varying alone; hazards were looked for in that one trace only "
+            f"({reference.perturbation.describe()}): a race whose steps did not overlap there is not among them")
     notes = (note, *_notes(roots, [], audit.budget, builds.stabilizers), *outside_note(trace, builds.compared_places),
              *((minimal.note,) if minimal.note else ()))
     return Localization(tuple(culprits), shown, notes, minimal.command, traced=True)
