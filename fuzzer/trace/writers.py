@@ -14,7 +14,8 @@ be replayed alone (autom4te under autoreconf, one recipe line under debian/rules
 process is replayed with its whole subtree, so "replayable" is a property of the subtree:
 every file it read still holds what it read (no other process rewrote or removed it
 afterwards), every file it looked for and missed is still missing (or, made by another
-process later, can be taken away for the replay: `created_after_missed`), the directories it
+process later, can be taken away for the replay: `created_after_missed`; or it made the file
+itself before any other process touched it: `made_after_missing`), the directories it
 wrote into still exist, its standard input was not a pipe from another process, and it did
 not use the network. Otherwise its parent is tried, up to the step itself.
 
@@ -34,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from fuzzer.observe import EMPTY_DIGESTS
-from fuzzer.trace.process_model import Process
+from fuzzer.trace.process_model import Access, Process
 from fuzzer.trace.steps import BuildTrace, Step, command_of
 from fuzzer.trace.tempnames import normalised
 
@@ -253,9 +254,10 @@ def _why_not_replayable(trace: BuildTrace, unit: int, mtimes: Mtimes = {}) -> st
         return f"used the network ({online.network})"
     index, inside = _index(trace), set(subtree)
     hidden = set(created_after_missed(trace, subtree))
+    own = made_after_missing(trace, subtree)
     for member in members:
         for a in member.accesses:
-            if a.path in hidden:
+            if a.path in hidden or (a.path in own and a.kind != "write"):
                 continue
             reason = _lost(trace, index, inside, a.kind, a.path, a.time, a.found, mtimes)
             if reason:
@@ -280,6 +282,26 @@ def created_after_missed(trace: BuildTrace, members: Iterable[int]) -> tuple[str
         if later and later[0].kind == "write":
             hidden.add(a.path)
     return tuple(sorted(hidden))
+
+
+def made_after_missing(trace: BuildTrace, members: Iterable[int]) -> set[str]:
+    """Files of the tree that `members` first looked for and missed, then made themselves
+    before any other process touched them (`ar cru` probing the archive it creates, `install`
+    its destination). A replay removes them first (`fuzzer.trace.absent`), so it sees them
+    as the subtree did, whatever later processes did to them (ranlib, strip, dwz)."""
+    index, inside = _index(trace), set(members)
+    first: dict[str, Access] = {}
+    made: dict[str, float] = {}
+    for i in inside:
+        for a in trace.processes[i].accesses:
+            if a.path not in first or a.time < first[a.path].time:
+                first[a.path] = a
+            if a.kind == "write":
+                made[a.path] = min(made.get(a.path, a.time), a.time)
+    return {path for path, look in first.items()
+            if look.kind == "probe" and not look.found and path in made and not path.startswith(("/", "../"))
+            and not any(e.process not in inside and look.time < e.time < made[path]
+                        for e in index.events.get(path, ()))}
 
 
 def _lost(trace: BuildTrace, index: _Index, inside: set[int], kind: str, path: str, time: float,

@@ -149,3 +149,42 @@ def test_a_file_looked_for_that_appeared_while_the_step_ran_keeps_it_unreplayabl
     t = trace(PROBED.replace("LOOK", 'newfstatat(AT_FDCWD</ws>, ".ninja_log", {st_size=0}, 0) = 0'))
     configure = next(s for s in t.steps if s.command == "configure")
     assert step_not_replayable(t, configure) == "looked for .ninja_log before `ninja` created it"
+
+
+# `ar cru lib.a` looks for the archive it then creates; ranlib, a later step, rewrites it
+ARCHIVED = """
+    1 1000.0 execve("/usr/bin/make", ["make"], 0x1 /* 1 vars */) = 0
+    1 1000.1 clone(child_stack=NULL) = 2
+    2 1000.2 execve("/usr/bin/ar", ["ar", "cru", "lib.a", "a.o"], 0x1 /* 1 vars */) = 0
+    2 1000.3 newfstatat(AT_FDCWD</ws>, "lib.a", 0x7ffd, 0) = -1 ENOENT (No such file or directory)
+    2 1000.4 openat(AT_FDCWD</ws>, "a.o", O_RDONLY) = 3</ws/a.o>
+    2 1000.6 openat(AT_FDCWD</ws>, "lib.a", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</ws/lib.a>
+    2 1000.7 +++ exited with 0 +++
+    1 1001.0 clone(child_stack=NULL) = 3
+    3 1001.1 execve("/usr/bin/ranlib", ["ranlib", "lib.a"], 0x1 /* 1 vars */) = 0
+    3 1001.2 openat(AT_FDCWD</ws>, "lib.a", O_RDWR) = 3</ws/lib.a>
+    3 1001.3 +++ exited with 0 +++
+    1 1001.4 +++ exited with 0 +++
+"""
+
+
+def test_a_file_the_step_looked_for_then_made_itself_is_replayed_from_its_absence():
+    t = trace(ARCHIVED)
+    ar = next(s for s in t.steps if s.command.startswith("ar "))
+    assert step_not_replayable(t, ar) is None  # not "looked for lib.a before `ranlib lib.a` created it"
+    candidate = RootCandidate(ref=ar, div=None, outputs=("lib.a",), explains=(), input_differences=(),
+                              chain=(), failed=False)
+    assert "lib.a" in ReplayTargets(t, t, 1).of(candidate).call.created  # removed before each replay
+
+
+def test_a_file_another_process_made_between_the_look_and_the_steps_write_keeps_it_unreplayable():
+    made_meanwhile = ARCHIVED.replace(
+        '2 1000.4 openat(AT_FDCWD</ws>, "a.o", O_RDONLY) = 3</ws/a.o>',
+        '2 1000.4 openat(AT_FDCWD</ws>, "a.o", O_RDONLY) = 3</ws/a.o>\n'
+        '    1 1000.45 clone(child_stack=NULL) = 4\n'
+        '    4 1000.46 execve("/bin/touch", ["touch", "lib.a"], 0x1 /* 1 vars */) = 0\n'
+        '    4 1000.47 openat(AT_FDCWD</ws>, "lib.a", O_WRONLY|O_CREAT, 0666) = 3</ws/lib.a>\n'
+        '    4 1000.48 +++ exited with 0 +++')
+    t = trace(made_meanwhile)
+    ar = next(s for s in t.steps if s.command.startswith("ar "))
+    assert step_not_replayable(t, ar) == "looked for lib.a before `touch lib.a` created it"

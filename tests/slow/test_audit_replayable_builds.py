@@ -63,3 +63,27 @@ def test_a_step_that_looked_for_a_file_a_later_step_made_is_replayed_without_it(
     steps = {s["command"].split(";")[0]: s for s in json.loads(out.read_text())["audit"]["steps"]}
     probe = steps["if [ -e run.log ]"]
     assert (probe["result"], probe["replays"]) == ("stable", 5), probe["detail"]
+
+
+# automake's archive rule: ar looks for the archive it creates, a later line's ranlib rewrites it
+ARCHIVE = """
+    all: libk.a
+    k.o: k.c
+        gcc -c k.c -o k.o
+    libk.a: k.o
+        rm -f libk.a
+        ar cru libk.a k.o
+        ranlib libk.a
+    """
+
+
+def test_a_step_that_looked_for_the_file_it_then_made_is_audited(tmp_path):
+    need_strace()
+    src = make_project(tmp_path / "src", ARCHIVE, {"k.c": "int k(void) { return 1; }\n"})
+    out = tmp_path / "report.json"
+    r = buildfuzz("run", "--source", src, "--store", tmp_path / "s", "--runs", "2", "--jobs", "1",
+                  "--check-steps", "all", "--no-localize", "--report-json", out, "--", "make")
+    assert r.returncode == 0, r.stderr
+    steps = {s["command"]: s for s in json.loads(out.read_text())["audit"]["steps"]}
+    ar = steps["ar cru libk.a k.o"]
+    assert (ar["result"], ar["replays"]) == ("stable", 5), ar["detail"]  # not "looked for libk.a before ranlib…"
