@@ -98,7 +98,8 @@ def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audit
 def taken_over(ranked, audited: Mapping[str, Culprit], found: str):
     """Of localization's ranked roots, those the audit classified, each as the audit's
     culprit (its kind, stabilisers and replays are the evidence) with what localization's
-    builds add: the outputs they differ in and the chain from an artifact, and the rest.
+    builds add: the outputs they differ in (not every output the audit compared: dh binary
+    wrote the .debs too, which matched) and the chain from an artifact, and the rest.
     `found`: how localization came to the root, as a clause of the evidence."""
     taken, rest = [], []
     for root in ranked:
@@ -109,7 +110,7 @@ def taken_over(ranked, audited: Mapping[str, Culprit], found: str):
         chain = " ← ".join(root.root.chain) if len(root.root.chain) > 1 else ""
         evidence = (f"{culprit.evidence}\n{found}, and did not replay it "
                     f"again: its kind and stabilisers are the step audit's above" + (f"\nchain: {chain}" if chain else ""))
-        taken.append((root, structs.replace(culprit, outputs=sorted({*culprit.outputs, *root.root.outputs}),
+        taken.append((root, structs.replace(culprit, outputs=sorted(root.root.outputs) or culprit.outputs,
                                             chain=list(root.root.chain), evidence=evidence)))
     return taken, rest
 

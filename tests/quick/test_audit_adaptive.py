@@ -96,13 +96,14 @@ def test_localization_takes_over_the_audits_root_with_its_evidence_and_replays_o
     gen_a, gen_b = (next(s for s in trace.steps if s.command == c) for c in ("python3 gen_a.py", "python3 gen_b.py"))
     roots = [RootCandidate(ref=s, div=s, outputs=(out,), explains=("app",), input_differences=(),
                            chain=("app", out), failed=False) for s, out in ((gen_a, "a.c"), (gen_b, "b.c"))]
-    mine = Culprit(command=gen_b.command, argv=[], cwd=".", outputs=["b.c"], kind=Kind.INTRINSIC,
+    mine = Culprit(command=gen_b.command, argv=[], cwd=".", outputs=["b.c", "b.h"], kind=Kind.INTRINSIC,
                    stabilized_by=["ASLR"], evidence="step audit: 2 distinct outputs in 1 replay alone")
     taken, rest = taken_over(rank(roots, (), set()), {audit.step_identity(gen_b): mine},
                              "localization found it as a root of the two traced builds too")
     assert [r.root.ref.command for r in rest] == ["python3 gen_a.py"]
     ((root, culprit),) = taken
     assert root.root.ref is gen_b and culprit.stabilized_by == ["ASLR"] and culprit.chain == ["app", "b.c"]
+    assert culprit.outputs == ["b.c"]  # what the builds differ in, not every output the audit compared
     assert culprit.evidence.startswith("step audit: 2 distinct outputs in 1 replay alone\n")
     assert "a root of the two traced builds too, and did not replay it again" in culprit.evidence
     assert culprit.evidence.endswith("chain: app ← b.c")
