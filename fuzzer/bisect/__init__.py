@@ -63,8 +63,8 @@ def tries_for(reproducer: Reproducer, wrong: float) -> tuple[int, str]:
     if reproducer.rate is None:
         return UNMEASURED_TRIES, f"no measured rate: {UNMEASURED_TRIES} tries per commit"
     tries = tries_to_tell(reproducer.rate, wrong)
-    return tries, (f"it showed in {reproducer.rate:.0%} of builds ({reproducer.rate_from}): {tries} tries per "
-                   f"commit miss it with a chance below {wrong:.1%} per step, {WRONG:.0%} in all")
+    return tries, (f"{reproducer.rate_from}: {tries} tries per commit miss a bug showing in {reproducer.rate:.1%} "
+                   f"of builds with a chance below {wrong:.1%} per step, {WRONG:.0%} in all")
 
 
 def plan(repo_path: Path, good: str, bad: str, reproducer: Reproducer, tries: int | None,

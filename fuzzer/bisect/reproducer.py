@@ -18,6 +18,7 @@ from fuzzer.observe import DEFAULT_IGNORE
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format
 from fuzzer.report.model import Report
+from fuzzer.stats import interval
 from fuzzer.store import Store
 
 DEFAULT_JOBS = 8  # a missing prerequisite needs a few jobs at once to show
@@ -31,8 +32,10 @@ class Reproducer:
     finding: str = ""  # its id; "" for any divergence or failure
     kind: str = ""  # artifact | failure | culprit | hazard
     what: str = ""  # the artifact's path, or the failure's signature
-    rate: float | None = None  # how often it shows per build, as measured (None: not measured)
-    rate_from: str = ""  # what the rate rests on
+    # the rate the tries are sized for: the low end of the measured rate's 95% interval, since at
+    # the point estimate a commit where it shows less often than measured passes too easily
+    rate: float | None = None  # None: not measured
+    rate_from: str = ""  # what the rate rests on, as the plan says it
     ignore: tuple[str, ...] = DEFAULT_IGNORE
 
     def shows(self, record: RunRecord, reference: RunRecord) -> bool:
@@ -60,7 +63,7 @@ def from_finding(store: Store, finding_id: str) -> Reproducer:
         runs = _showing_runs(findings.with_ids(report), finding_id, kind)
         if runs:
             perturbation = structs.convert(report.runs[min(runs)].perturbation, Perturbation)
-            rate, rate_from = _measured(store.pooled_counts(source, command).get(finding_id))
+            rate, rate_from = sized_rate(store.pooled_counts(source, command).get(finding_id))
             return Reproducer(command, Path(source), perturbation, finding_id, kind, _what(kind, what), rate, rate_from)
     raise UsageError(f"finding {finding_id} has no stored run that showed it: nothing to replay at each commit")
 
@@ -75,7 +78,7 @@ def any_divergence(store: Store | None, source: Path, command: str | None, seed:
         telling = [r for r in report.runs[1:] if r.status != RunStatus.OK or r.group != report.runs[0].group]
         if telling and (command is None or command == stored_command):
             counted = report.confidence
-            rate, rate_from = _measured((counted["seen"], counted["builds"], 1) if counted else None)
+            rate, rate_from = sized_rate((counted["seen"], counted["builds"], 1) if counted else None)
             return Reproducer(stored_command, source, structs.convert(telling[0].perturbation, Perturbation),
                               rate=rate, rate_from=rate_from)
     if command is None:
@@ -85,12 +88,13 @@ def any_divergence(store: Store | None, source: Path, command: str | None, seed:
     return Reproducer(command, source, Perturbation(jobs=DEFAULT_JOBS, cpus=cpus, jitter=0.5, seed=seed))
 
 
-def _measured(pooled: tuple[int, int, int] | None) -> tuple[float | None, str]:
-    """The point estimate of a stored count, and what it rests on."""
+def sized_rate(pooled: tuple[int, int, int] | None) -> tuple[float | None, str]:
+    """The low end of a stored count's 95% interval, and what it rests on."""
     if not pooled or pooled[0] <= 0 or pooled[1] <= 0:
         return None, ""
     seen, builds, campaigns = pooled
-    return seen / builds, rates.pooled_text(seen, builds, campaigns)
+    low = interval(seen, builds)[0]
+    return low, f"it showed {rates.pooled_text(seen, builds, campaigns)}; sized for {low:.1%}, that interval's low end"
 
 
 def _what(kind: str, what: str) -> str:

@@ -61,7 +61,7 @@ def bisect(ctx, good, bad, source, store, tries, rate, seed, timeout, words) -> 
         else:
             found = reproducers.any_divergence(opened, source, " ".join(command) or None, seed)
         if rate is not None:
-            found = replace(found, rate=rate.value, rate_from="--rate")
+            found = replace(found, rate=rate.value, rate_from=f"--rate {rate.value:.1%}")
         plan = bisection.plan(found.source if finding else source, good, bad, found, tries, timeout)
         click.echo(f"bisecting {found.describe()}: {plan.why}")
         click.echo(plan.cost())

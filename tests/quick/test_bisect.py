@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from fuzzer import bisect as bisection
-from fuzzer.bisect.reproducer import Reproducer
+from fuzzer.bisect.reproducer import Reproducer, sized_rate
 from fuzzer.bisect.search import BAD, GOOD, SKIP, Judged, bisect, steps_needed
 from fuzzer.plan import Perturbation
+from fuzzer.stats import interval
 from fuzzer.store import Store
 
 from bisect_history import make_history
@@ -64,6 +65,17 @@ def test_the_tries_follow_the_measured_rate():
     tries, why = bisection.tries_for(reproducer, 0.01 / 5)  # 1% split over 5 steps
     assert tries == 22 and 0.75 ** 22 < 0.002 < 0.75 ** 21 and "3 of 12" in why
     assert bisection.tries_for(Reproducer("make", Path("."), Perturbation(jobs=8, cpus=(0,))), 0.002)[0] == 5
+
+
+def test_a_measured_rate_sizes_the_tries_at_its_intervals_low_end():
+    # 4 of 16 is a point estimate of 25%, yet a bug showing in 10% of builds fits that count
+    # too, and passes the 22 tries sized for 25% clean one time in ten (0.9^22 = 0.098)
+    rate, said = sized_rate((4, 16, 1))
+    assert rate == pytest.approx(interval(4, 16)[0]) and 0.07 < rate < 0.08
+    assert "4 of 16 builds" in said and "that interval's low end" in said
+    tries, _ = bisection.tries_for(Reproducer("make", Path("."), Perturbation(jobs=8, cpus=(0,)), rate=rate,
+                                              rate_from=said), 0.01 / 5)
+    assert (1 - rate) ** tries < 0.002 < (1 - rate) ** (tries - 1) and tries > 22
 
 
 # --- bad input: exit 2, one line, before any build ----------------------------------------

@@ -84,6 +84,7 @@ def test_a_stored_finding_is_bisected_with_its_own_reproducer_and_rate(history):
     result = _bisect(repo, "--good", hashes[0], "--bad", hashes[-1], finding["id"])
     assert result.returncode == 0, result.stdout + result.stderr
     seen, builds = finding["pooled"]["seen"], finding["pooled"]["builds"]
-    assert f"({finding['pooled']['text']})" in result.stdout and f"{seen} of {builds}" in result.stdout
+    assert f"it showed {finding['pooled']['text']}; sized for" in result.stdout
+    assert f"{seen} of {builds}" in result.stdout
     assert f"first bad commit: {hashes[BAD_COMMIT - 1][:7]}" in result.stdout
     _untouched(repo, hashes)
