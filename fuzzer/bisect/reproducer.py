@@ -32,9 +32,9 @@ class Reproducer:
     finding: str = ""  # its id; "" for any divergence or failure
     kind: str = ""  # artifact | failure | culprit | hazard
     what: str = ""  # the artifact's path, or the failure's signature
-    # the rate the tries are sized for: the low end of the measured rate's 95% interval, since at
-    # the point estimate a commit where it shows less often than measured passes too easily
-    rate: float | None = None  # None: not measured
+    # the rate the tries are sized for: --rate as given, else the low end of the measured rate's
+    # 95% interval (at the point estimate, a commit where it shows less often passes too easily)
+    rate: float | None = None  # None: neither given nor measured
     rate_from: str = ""  # what the rate rests on, as the plan says it
     ignore: tuple[str, ...] = DEFAULT_IGNORE
 

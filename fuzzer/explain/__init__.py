@@ -3,8 +3,8 @@ stabilises it (docs/architecture.md, "Explain: localization").
 
 When the step audit classified roots and every file the runs differ in leads back to them
 in the audit's traced reference, those roots are the localization: no divergent build is
-traced and nothing is replayed again. Otherwise, phases: trace divergent reruns and the reference → find root divergent steps and the
-hazards over every trace → rank the roots (`ranking`: deliverables before logs and
+traced and nothing is replayed again. Otherwise, phases: trace divergent reruns and the
+reference → find root divergent steps and the hazards over every trace → rank the roots (`ranking`: deliverables before logs and
 caches, known noise last, the cheapest first) → classify them in that order (trace
 evidence first, then faithful replays alone) while the localization budget lasts
 (`budget`), naming the roots left unexplained → shrink the divergent perturbation to a
@@ -147,13 +147,14 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
     again: on a long build (the seed's), that build is the localization's largest cost."""
     if audit is None or not audit.classified or audit.reference is None or comparison.failed:
         return None
-    reference = audit.reference
-    everything = builds.selection.everything
-    first = everything(builds.runs[0].manifest)
     telling = comparison.telling_runs()
+    if not telling:
+        return None
+    reference, everything = audit.reference, builds.selection.everything
+    first = everything(builds.runs[0].manifest)
     differing = {path for m in (*(builds.runs[i].manifest for i in telling), reference.manifest)
                  for path in first.differing(everything(m))}
-    if not telling or not differing:
+    if not differing:
         return None
     trace = load_trace(reference.trace_path, builds.tree, builds.parent_outputs)
     roots = find_roots(trace, trace, differing, first.entries.keys() - differing)

@@ -108,8 +108,8 @@ def taken_over(ranked, audited: Mapping[str, Culprit], found: str):
             rest.append(root)
             continue
         chain = " ← ".join(root.root.chain) if len(root.root.chain) > 1 else ""
-        evidence = (f"{culprit.evidence}\n{found}, and did not replay it "
-                    f"again: its kind and stabilisers are the step audit's above" + (f"\nchain: {chain}" if chain else ""))
+        evidence = (f"{culprit.evidence}\n{found}, and did not replay it again: its kind and stabilisers are the "
+                    "step audit's above" + (f"\nchain: {chain}" if chain else ""))
         taken.append((root, structs.replace(culprit, outputs=sorted(root.root.outputs) or culprit.outputs,
                                             chain=list(root.root.chain), evidence=evidence)))
     return taken, rest
