@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from fuzzer.trace.parse import trace_calls
+from fuzzer.trace.joiner import joined_calls
 from fuzzer.trace.processes import Access, Process, track_calls
 from fuzzer.trace.tempnames import identity
 
@@ -105,7 +105,7 @@ class BuildTrace:
 def load_trace(trace_path: str | os.PathLike, workspace: str, parent: bool = False) -> BuildTrace:
     """`parent`: the workspace's parent is buildfuzz's, its files named `../NAME` as manifests name them."""
     with _collector_paused():
-        return build_trace(track_calls(trace_calls(trace_path), workspace, parent), workspace)
+        return build_trace(track_calls(joined_calls(trace_path), workspace, parent), workspace)
 
 
 @contextlib.contextmanager
