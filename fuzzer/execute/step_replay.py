@@ -76,6 +76,7 @@ class ReplayOutcome:
     expected_exit: int | None  # the traced step's exit code
     failure: str = ""  # first lines of the log of the first replay that exited differently
     idle: tuple[bool, ...] = ()  # per replay: it wrote none of the compared outputs
+    contents: tuple[dict[str, str | None], ...] = ()  # per replay: each compared output's digest (None: absent)
 
     @property
     def distinct(self) -> int:
@@ -168,6 +169,7 @@ class StepReplayer:
         """Replay every variation `times` times, round-robin, the rounds spread over
         SPREAD_S: one pass over the clock serves every variation."""
         digests: dict[str, list[str]] = {v.name: [] for v in variations}
+        contents: dict[str, list[dict[str, str | None]]] = {v.name: [] for v in variations}
         codes: dict[str, list[int | None]] = {v.name: [] for v in variations}
         failures: dict[str, str] = {}
         idle: dict[str, list[bool]] = {v.name: [] for v in variations}
@@ -179,13 +181,15 @@ class StepReplayer:
             for variation in variations:
                 code, log, wrote = self._run_once(variation)
                 codes[variation.name].append(code)
-                digests[variation.name].append(self._digest())
+                files = self._contents()
+                contents[variation.name].append(files)
+                digests[variation.name].append(outputs_digest(files, files.get))
                 idle[variation.name].append(code == self.call.exit_code and not wrote)
                 if variation.name not in failures and (code != self.call.exit_code or not wrote):
                     failures[variation.name] = _failure(code, log, idle=code == self.call.exit_code)
         return {
             name: ReplayOutcome(tuple(digests[name]), tuple(codes[name]), self.call.exit_code, failures.get(name, ""),
-                                tuple(idle[name]))
+                                tuple(idle[name]), tuple(contents[name]))
             for name in digests
         }
 
@@ -240,8 +244,8 @@ class StepReplayer:
             elif live.is_file() or live.is_symlink():
                 live.unlink()
 
-    def _digest(self) -> str:
-        return outputs_digest(self.call.compared, lambda rel: hash_file(str(p)) if (p := self.tree / rel).is_file() else None)
+    def _contents(self) -> dict[str, str | None]:
+        return {rel: hash_file(str(p)) if (p := self.tree / rel).is_file() else None for rel in self.call.compared}
 
 
 def outputs_digest(compared, digest_of: Callable[[str], str | None]) -> str:

@@ -45,6 +45,7 @@ class _State:
     detail: str = ""
     audited: str = ""  # when its last replay ended
     digests: set[str] = field(default_factory=set)
+    contents: dict[str, set[str | None]] = field(default_factory=dict)  # output → the digests its replays gave
 
 
 class Steps:
@@ -104,17 +105,21 @@ class Steps:
         state = self._states[item.identity]
         return row(item, self.targets, state.result, state.detail, state.replays, state.seconds, state.audited)
 
-    def _traced(self, item: audit.Audited) -> tuple[str | None, str]:
+    def _traced(self, item: audit.Audited) -> tuple[dict[str, str] | None, str]:
         return traced_bytes(item, self.targets, self.record.manifest)
 
     def _replay(self, item: audit.Audited, context: Context, state: _State, times: int,
-                traced_or_why: tuple[str | None, str]) -> None:
-        traced, unknown = traced_or_why
+                traced_or_why: tuple[dict[str, str] | None, str]) -> None:
+        traced_files, unknown = traced_or_why
+        traced = outputs_digest(traced_files, traced_files.get) if traced_files is not None else None
         started = time.monotonic()
         with context.replayer_for(item.candidate) as replayer:
             outcome = replayer.replay(Variation("plain"), times)
         state.replays += len(outcome.digests)
         state.digests |= set(outcome.digests)
+        for files in outcome.contents:
+            for path, digest in files.items():
+                state.contents.setdefault(path, set()).add(digest)
         state.audited = _now()
         state.seconds += time.monotonic() - started
         if outcome.failed:
@@ -131,14 +136,15 @@ class Steps:
                             "below about 3/k)")
             return
         against = " and the traced build" if traced else ""
+        varied = _varied(state.contents, traced_files or {})
         state.result = AuditResult.VARIES
         state.detail = (f"{len(seen)} distinct outputs in {k} replay{'s' if k > 1 else ''} alone{against}, "
-                        "from the traced build's inputs")
-        self._classify(item, context, state)
+                        f"from the traced build's inputs; {', '.join(varied)} differed")
+        self._classify(item, context, state, varied)
 
-    def _classify(self, item: audit.Audited, context: Context, state: _State) -> None:
+    def _classify(self, item: audit.Audited, context: Context, state: _State, varied: list[str]) -> None:
         started = time.monotonic()
-        culprit = classify(item.candidate, context)
+        culprit = structs.replace(classify(item.candidate, context), outputs=varied)
         evidence = (f"step audit: {state.detail} (replays of the audit's traced build at "
                     f"{self.record.perturbation.describe()}, their logs under {self.logs}), with no second build; "
                     f"{culprit.evidence}")
@@ -147,9 +153,15 @@ class Steps:
         state.seconds += time.monotonic() - started
 
 
-def traced_bytes(item: audit.Audited, targets: ReplayTargets, manifest: Manifest | None) -> tuple[str | None, str]:
-    """What the traced build wrote for the replays' compared outputs, in the replays' form
-    (the manifest's digests are `hash_file`'s, as theirs are); else None and why the manifest
+def _varied(contents: dict[str, set[str | None]], traced: dict[str, str]) -> list[str]:
+    """The compared outputs whose bytes were not the same in every replay and the traced build."""
+    return sorted(p for p, seen in contents.items() if len(seen | ({traced[p]} if p in traced else set())) > 1)
+
+
+def traced_bytes(item: audit.Audited, targets: ReplayTargets,
+                 manifest: Manifest | None) -> tuple[dict[str, str] | None, str]:
+    """What the traced build wrote for the replays' compared outputs, each output's digest
+    (the manifest's are `hash_file`'s, as the replays' are); else None and why the manifest
     does not hold the replayed step's bytes. A file another step also wrote, or that was
     there before the step wrote it, is not compared: a replay starts from the final tree, so
     one that appends (`echo x.o >> modules.order`) would differ from the build by design."""
@@ -167,7 +179,7 @@ def traced_bytes(item: audit.Audited, targets: ReplayTargets, manifest: Manifest
         if step.found(path) and (step.first_look(path) or 0.0) < step.writes[path]:
             return None, f"{path} was there before the step wrote it"
         digests[path] = entry.digest
-    return outputs_digest(digests, digests.get), ""
+    return digests, ""
 
 
 def _last_writer(trace: BuildTrace, path: str) -> int | None:

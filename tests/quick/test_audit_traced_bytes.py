@@ -4,7 +4,6 @@ starts from what the step started from."""
 
 from __future__ import annotations
 
-from fuzzer.execute.step_replay import outputs_digest
 from fuzzer.explain import audit
 from fuzzer.explain.audit_replays import traced_bytes
 from fuzzer.explain.writer import ReplayTargets
@@ -20,10 +19,10 @@ def planned(steps, compared):
     return {a.step.command: a for a in chosen}, ReplayTargets(trace, trace, 1)
 
 
-def test_the_traced_bytes_are_the_manifests_digests_in_the_replays_form():
-    items, targets = planned([FakeStep("gen", 1, 2, writes={"out.txt": 1.5})], {"out.txt"})
-    manifest = Manifest({"out.txt": Entry("file", DIGEST)})
-    assert traced_bytes(items["gen"], targets, manifest) == (outputs_digest(["out.txt"], {"out.txt": DIGEST}.get), "")
+def test_the_traced_bytes_are_the_manifests_digest_of_each_output():
+    items, targets = planned([FakeStep("gen", 1, 2, writes={"out.txt": 1.5, "log.txt": 1.6})], {"out.txt", "log.txt"})
+    manifest = Manifest({"out.txt": Entry("file", DIGEST), "log.txt": Entry("file", DIGEST[::-1])})
+    assert traced_bytes(items["gen"], targets, manifest) == ({"out.txt": DIGEST, "log.txt": DIGEST[::-1]}, "")
 
 
 def test_a_file_another_step_wrote_or_the_build_did_not_leave_is_not_the_steps_bytes():

@@ -43,3 +43,29 @@ def test_the_audit_bench_runs_in_its_smoke_mode():
     assert any(line.strip().startswith("bare,  1 at once") for line in lines), lines
     assert any(line.startswith("(c) analysis: 100 steps") for line in lines), lines
     assert any(line.startswith("(b) store growth:") for line in lines), lines
+
+
+TWO_OUTPUTS = """
+    all: out/seeded.txt
+    out/seeded.txt: gen_two.py
+        mkdir -p out && python3 gen_two.py
+    """
+# one process writes both: the set's order follows the hash seed (by hand: a new order in 3
+# of 3 runs), the sorted one never changes
+GEN_TWO = {"gen_two.py": 'words = {"alpha", "beta", "gamma", "delta", "eps", "zeta"}\n'
+                         'open("out/seeded.txt", "w").write(",".join(words))\n'
+                         'open("out/plain.txt", "w").write(",".join(sorted(words)))\n'}
+
+
+def test_an_audited_culprit_names_the_outputs_that_varied_not_all_it_compared(tmp_path):
+    src = make_project(tmp_path / "src", TWO_OUTPUTS, GEN_TWO)
+    out = tmp_path / "r.json"
+    r = buildfuzz("run", "--source", src, "--store", tmp_path / "s", "--runs", "2", "--check-steps", "all",
+                  "--no-localize", "--report-json", out, "--", "make")
+    assert r.returncode == 1, r.stderr
+    report = json.loads(out.read_text())
+    (step,) = report["audit"]["steps"]
+    assert step["result"] == "varies" and step["outputs"] == ["out/plain.txt", "out/seeded.txt"]
+    assert "out/seeded.txt differed" in step["detail"]
+    (culprit,) = report["culprits"]
+    assert culprit["outputs"] == ["out/seeded.txt"] and culprit["stabilized_by"] == ["PYTHONHASHSEED"]
