@@ -136,7 +136,7 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
     minimal = _minimal_reproducer(builds, executor, pair.reference, pair.divergent.perturbation) if culprits else None
     notes = _notes(roots, left, budget, builds.stabilizers) + outside \
-        + ((minimal.note,) if minimal and minimal.note else ())
+        + _untraced_note(builds, comparison, pair, differing) + ((minimal.note,) if minimal and minimal.note else ())
     return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True)
 
 
@@ -331,6 +331,23 @@ def _differing(builds: Builds, pair) -> set[str]:
     divergent = everything(pair.divergent.manifest)
     references = (pair.reference.manifest, builds.runs[0].manifest)
     return {path for m in references for path in everything(m).differing(divergent)}
+
+
+def _untraced_note(builds: Builds, comparison, pair: TracedPair, traced: set[str]) -> tuple[str, ...]:
+    """Files other runs differed in from run 0 that the traced divergent build did not:
+    localization saw no step make them differ, so it names none, and says so."""
+    if not pair.divergent.ok:
+        return ()
+    everything = builds.selection.everything
+    first = everything(builds.runs[0].manifest)
+    untraced = sorted({path for i in comparison.telling_runs() if builds.runs[i].ok
+                       for path in first.differing(everything(builds.runs[i].manifest))} - traced)
+    if not untraced:
+        return ()
+    more = f" and {len(untraced) - LISTED} more" if len(untraced) > LISTED else ""
+    return (f"{len(untraced)} file(s) differed in other runs but not in the {_label(pair.divergent)}, so no step "
+            f"is named for them (not enough evidence: no traced build differed in them): "
+            f"{', '.join(untraced[:LISTED])}{more}",)
 
 
 def _label(record) -> str:

@@ -98,3 +98,6 @@ def test_a_difference_the_audit_did_not_explain_sends_localization_to_trace_a_di
     kinds = {c["command"].split()[0]: c["kind"] for c in report["culprits"]}
     assert kinds.get("python3") == "intrinsic", report["culprits"]
     assert not any(n.startswith("localization traced no divergent build") for n in report["notes"])
+    # cpus.txt follows the CPU count: named as a culprit's output when the traced rerun differed in it, else said
+    if not any("cpus.txt" in c["outputs"] for c in report["culprits"]):
+        assert any("not enough evidence" in n and n.endswith(": cpus.txt") for n in report["notes"]), report["notes"]
