@@ -171,12 +171,19 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
     divergent = builds.runs[telling[0]].perturbation
     minimal = _minimal_reproducer(builds, executor, reference, divergent)
     note = (f"localization traced no divergent build: each of the {len(differing)} file(s) run 0 and "
-            f"{_runs(telling)} differ in leads back, in the step audit's trace, to one of the {len(taken)} "
-            f"step(s) it found varying alone; hazards were looked for in that one trace only "
+            f"{_runs(telling)} differ in leads back, in the step audit's trace, to one of {len(taken)} "
+            f"step(s) it found varying alone{_of_all(len(taken), len(audit.classified))}; hazards were looked for "
+            f"in that one trace only "
             f"({reference.perturbation.describe()}): a race whose steps did not overlap there is not among them")
     notes = (note, *_notes(roots, [], audit.budget, builds.stabilizers), *outside_note(trace, builds.compared_places),
              *((minimal.note,) if minimal.note else ()))
     return Localization(tuple(culprits), shown, notes, minimal.command, traced=True)
+
+
+def _of_all(reached: int, varying: int) -> str:
+    """The audit's other varying steps are culprits too; the walk back stopped before them
+    (their differing outputs also follow a differing input) or never met them."""
+    return "" if reached == varying else f" (of the {varying} it found)"
 
 
 def _runs(indices: Sequence[int]) -> str:

@@ -101,3 +101,21 @@ def test_a_difference_the_audit_did_not_explain_sends_localization_to_trace_a_di
     # cpus.txt follows the CPU count: named as a culprit's output when the traced rerun differed in it, else said
     if not any("cpus.txt" in c["outputs"] for c in report["culprits"]):
         assert any("not enough evidence" in n and n.endswith(": cpus.txt") for n in report["notes"]), report["notes"]
+
+
+# both steps vary alone; walking back from what differs stops at the first, since the
+# second reads it (by hand: order.txt and both.txt differ in 3 of 3 runs)
+CHAINED_HASH_ORDERS = """
+    all: both.txt
+    order.txt:
+        python3 -c "print(sorted({'alpha', 'beta', 'gamma', 'delta', 'epsilon'}, key=hash))" > $@
+    both.txt: order.txt
+        python3 -c "print(open('order.txt').read(), sorted({'eta', 'theta', 'iota', 'kappa'}, key=hash))" > $@
+    """
+
+
+def test_the_note_counts_the_roots_it_reached_among_the_steps_the_audit_found_varying(tmp_path):
+    _, report = audited(tmp_path, CHAINED_HASH_ORDERS, 1, "--runs", "3", "--seed", "1")
+    assert len(report["culprits"]) == 2 and report["audit"]["roots"] == 2
+    (note,) = [n for n in report["notes"] if n.startswith("localization traced no divergent build")]
+    assert "to one of 1 step(s) it found varying alone (of the 2 it found)" in note, note
