@@ -50,13 +50,10 @@ class Step:
     inputs: frozenset[str]  # files read or probed before this step wrote them itself
     leaf: dict[str, tuple[str, ...]]  # written file → argv of the process that wrote it
     occurrence: int  # among earlier steps with the same command and cwd
+    key: StepKey  # the same step in every run: `identity` of command and cwd, and the occurrence
     outer: int | None  # id of the step that launched the driver that launched this one
     env: tuple[str, ...] | None = None  # the step root's environment as traced ("NAME=value")
     members: tuple[int, ...] = ()  # indexes of its processes in BuildTrace.processes, the root first
-
-    @property
-    def key(self) -> StepKey:
-        return (*identity(self.command, self.cwd), self.occurrence)
 
     @property
     def failed(self) -> bool:
@@ -143,7 +140,7 @@ def build_trace(processes: list[Process], workspace: str) -> BuildTrace:
         seen[same] = occurrence + 1
         enclosing = outer[root]
         procs = [processes[i] for i in members[root]]
-        steps.append(_step(len(steps), argv, command, procs, occurrence, step_id.get(enclosing)))
+        steps.append(_step(len(steps), argv, command, procs, (*same, occurrence), step_id.get(enclosing)))
     writers: dict[str, list[Step]] = {}
     for step in steps:
         for path in step.writes:
@@ -212,16 +209,19 @@ def _assign_steps(processes: list[Process]) -> tuple[dict[int, list[int]], dict[
 
 
 def _step(
-    sid: int, argv: tuple[str, ...], command: str, procs: list[Process], occurrence: int, outer: int | None
+    sid: int, argv: tuple[str, ...], command: str, procs: list[Process], key: StepKey, outer: int | None
 ) -> Step:
     seen = _Collected()
     for proc in procs:
         seen.add(proc)
-    first_look = dict(seen.reads)
-    for path, probe in seen.probes.items():
-        first_look[path] = min(probe.time, first_look.get(path, probe.time))
-    # `<=`: an O_RDWR open records its read and write at one instant, and the old content counts
-    inputs = frozenset(p for p, t in first_look.items() if t <= seen.first_writes.get(p, float("inf")))
+    reads, probes, first_writes = seen.reads, seen.probes, seen.first_writes
+    first_look = {**{path: probe.time for path, probe in probes.items()}, **reads}
+    for path in probes.keys() & reads.keys():
+        first_look[path] = min(probes[path].time, reads[path])
+    # written before first looked at: made here. `<`: an O_RDWR open records its read and
+    # write at one instant, and the old content counts
+    made = {path for path in first_writes.keys() & first_look.keys() if first_writes[path] < first_look[path]}
+    inputs = frozenset(first_look.keys() - made)
     root = procs[0]
     return Step(
         id=sid,
@@ -242,7 +242,8 @@ def _step(
         read_order=tuple(sorted(seen.reads, key=seen.reads.__getitem__)),
         inputs=inputs,
         leaf=seen.leaves(procs),
-        occurrence=occurrence,
+        occurrence=key[2],
+        key=key,
         outer=outer,
         env=root.env,
         members=tuple(p.index for p in procs),
