@@ -130,16 +130,19 @@ def _after(moment: float, step: Step) -> float:
     return max(0.0, moment - step.start)
 
 
-def manifested(target: Target, differing: list[str] | None, log: str = "") -> list[Flip]:
+def manifested(target: Target, differing: list[str] | None, log: str = "",
+               unheld: frozenset[str] = frozenset()) -> list[Flip]:
     """The flips the held run showed. `differing`: files that differ from the reference;
     None when the build failed (the control did not): then its log must name the flip's
     file and a file of the step that went first (`parser.h` and `lexer.o`, not just the
-    header every compile reads)."""
+    header every compile reads). `unheld`: files a run without a hold differed in too; a
+    held run's difference there is no evidence of the hold (a build date that the control
+    matched only because it ran in the reference's clock second)."""
     if differing is None:
         errors = error_lines(log)  # make echoes every command: only what failed counts
         named = lambda f: os.path.basename(f.rstrip("/")) in errors
         return [f for f in target.flips if named(f.file) and any(named(t) for t in f.telling if t != f.file)]
-    return [f for f in target.flips if any(t in f.telling for t in differing)]
+    return [f for f in target.flips if any(t in f.telling and t not in unheld for t in differing)]
 
 
 @dataclass(frozen=True)
@@ -152,12 +155,14 @@ class HeldRun:
     log: str
 
 
-def confirm(hazards: list[Hazard], held: list[HeldRun], control_matched: bool, reproduce) -> list[Hazard]:
+def confirm(hazards: list[Hazard], held: list[HeldRun], control_matched: bool, unheld: frozenset[str],
+            reproduce) -> list[Hazard]:
     """`hazards` with the flips the held runs showed confirmed, if the control matched the
-    reference: when the build differs without any hold, a held run's difference proves nothing."""
+    reference: when the build differs without any hold, a held run's difference proves
+    nothing; nor does it in a file that `unheld` runs (without a hold) differed in."""
     if not control_matched:
         return list(hazards)
-    ran = [(run.target, run.index, manifested(run.target, run.differing, run.log)) for run in held]
+    ran = [(run.target, run.index, manifested(run.target, run.differing, run.log, unheld)) for run in held]
     return confirmed(ran, hazards, reproduce)
 
 

@@ -55,8 +55,10 @@ def _confirm_targets(campaign: Campaign, localization):
     held = [guided.HeldRun(target, i, _differing_files(campaign, run), run.log_tail)
             for i, target in campaign.targets.items() if i < len(campaign.runs) and (run := campaign.runs[i])]
     matched = control is not None and not campaign.differs_from_reference(control)
+    unheld = frozenset(path for i, run in enumerate(campaign.runs[1:], start=1) if i not in campaign.targets
+                       for path in _differing_files(campaign, run) or ())
     store = str(campaign.config.store)
-    hazards = guided.confirm(list(localization.hazards), held, matched,
+    hazards = guided.confirm(list(localization.hazards), held, matched, unheld,
                              lambda t: replay_commands.of_perturbation(store, campaign.id, t.perturbation))
     return replace(localization, hazards=tuple(hazards))
 

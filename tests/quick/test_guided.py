@@ -85,6 +85,9 @@ def test_only_a_difference_in_what_the_flip_touches_confirms():
                                               writes={"main.o": 0.29})])
     (target,) = guided.targets(reader_output, BASE)
     assert guided.manifested(target, ["main.o", "app"])
+    # a run without a hold differed there too (a build date): the held run's difference is no evidence
+    assert not guided.manifested(target, ["main.o", "app"], unheld=frozenset({"main.o", "app"}))
+    assert guided.manifested(target, ["main.o", "app"], unheld=frozenset({"app"}))
 
 
 def test_a_held_step_confirms_whichever_of_its_conflicts_the_run_showed():
