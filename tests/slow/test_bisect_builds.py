@@ -73,7 +73,7 @@ def test_an_interrupted_bisection_resumes_and_leaves_nothing_behind(history):
 def test_a_stored_finding_is_bisected_with_its_own_reproducer_and_rate(history):
     repo, hashes = history
     store = repo.parent / "store"
-    campaign = buildfuzz("run", "--source", str(repo), "--store", str(store), "--runs", "16", "--seed", "2",
+    campaign = buildfuzz("run", "--source", str(repo), "--store", str(store), "--runs", "48", "--seed", "2",
                          "--no-localize", "--axes", "jobs,cpus,jitter", "--report-json", str(repo.parent / "r.json"),
                          "--", "make -j{jobs}", cwd=repo)
     assert campaign.returncode == 1, campaign.stdout + campaign.stderr
