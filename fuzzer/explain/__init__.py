@@ -152,8 +152,7 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
         return None
     reference, everything = audit.reference, builds.selection.everything
     first = everything(builds.runs[0].manifest)
-    differing = {path for m in (*(builds.runs[i].manifest for i in telling), reference.manifest)
-                 for path in first.differing(everything(m))}
+    differing = _differing_from(first, [*(builds.runs[i].manifest for i in telling), reference.manifest], everything)
     if not differing:
         return None
     trace = load_trace(reference.trace_path, builds.tree, builds.parent_outputs)
@@ -346,15 +345,19 @@ def _untraced_note(builds: Builds, comparison, pair: TracedPair, traced: set[str
     if not pair.divergent.ok:
         return ()
     everything = builds.selection.everything
-    first = everything(builds.runs[0].manifest)
-    untraced = sorted({path for i in comparison.telling_runs() if builds.runs[i].ok
-                       for path in first.differing(everything(builds.runs[i].manifest))} - traced)
+    telling = [builds.runs[i].manifest for i in comparison.telling_runs() if builds.runs[i].ok]
+    untraced = sorted(_differing_from(everything(builds.runs[0].manifest), telling, everything) - traced)
     if not untraced:
         return ()
     more = f" and {len(untraced) - LISTED} more" if len(untraced) > LISTED else ""
     return (f"{len(untraced)} file(s) differed in other runs but not in the {_label(pair.divergent)}, so no step "
             f"is named for them (not enough evidence: no traced build differed in them): "
             f"{', '.join(untraced[:LISTED])}{more}",)
+
+
+def _differing_from(first: Manifest, manifests, everything) -> set[str]:
+    """Files any of `manifests` (`everything` selects their compared files) differs in from `first`."""
+    return {path for m in manifests for path in first.differing(everything(m))}
 
 
 def _label(record) -> str:

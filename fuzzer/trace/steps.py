@@ -49,11 +49,15 @@ class Step:
     read_order: tuple[str, ...]  # files in the order first read
     inputs: frozenset[str]  # files read or probed before this step wrote them itself
     leaf: dict[str, tuple[str, ...]]  # written file → argv of the process that wrote it
-    occurrence: int  # among earlier steps with the same command and cwd
-    key: StepKey  # the same step in every run: `identity` of command and cwd, and the occurrence
+    key: StepKey  # the same step in every run: `identity` of command and cwd, and its occurrence among them
     outer: int | None  # id of the step that launched the driver that launched this one
     env: tuple[str, ...] | None = None  # the step root's environment as traced ("NAME=value")
     members: tuple[int, ...] = ()  # indexes of its processes in BuildTrace.processes, the root first
+
+    @property
+    def occurrence(self) -> int:
+        """Among earlier steps with the same command and cwd."""
+        return self.key[2]
 
     @property
     def failed(self) -> bool:
@@ -242,7 +246,6 @@ def _step(
         read_order=tuple(sorted(seen.reads, key=seen.reads.__getitem__)),
         inputs=inputs,
         leaf=seen.leaves(procs),
-        occurrence=key[2],
         key=key,
         outer=outer,
         env=root.env,
