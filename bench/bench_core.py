@@ -47,7 +47,8 @@ from fuzzer.execute.guard import Guard  # noqa: E402
 from fuzzer.execute.local import BuildSpec, LocalExecutor
 from fuzzer.execute.run import RunRecord, RunRequest  # noqa: E402
 from fuzzer.execute.workspace import Workspace  # noqa: E402
-from fuzzer.observe import ALGORITHM, DEFAULT_IGNORE, Manifest, take_manifest  # noqa: E402
+from fuzzer.compare import bookkeeping  # noqa: E402
+from fuzzer.observe import ALGORITHM, Manifest, take_manifest  # noqa: E402
 from fuzzer.plan import Perturbation, format_cpus  # noqa: E402
 from fuzzer.scenarios import Scenario, find_scenarios  # noqa: E402
 
@@ -267,8 +268,11 @@ def _outcome(record: RunRecord, select: Callable[[Manifest], Manifest]) -> str:
 
 
 def _selector(scenario: Scenario) -> Callable[[Manifest], Manifest]:
-    """Exactly what a campaign compares: drop ignored files, then keep the artifacts."""
-    ignore = scenario.ignore + DEFAULT_IGNORE
+    """What decides a campaign's verdict: drop ignored files and, unless they count, the build
+    systems' bookkeeping (a campaign settles it as the reference's: the same digests), then
+    keep the artifacts."""
+    counted = scenario.count_bookkeeping or not scenario.default_ignore
+    ignore = scenario.ignore + (() if counted else bookkeeping.GLOBS)
     return lambda m: m.select((), ignore).select(scenario.artifacts)
 
 

@@ -43,7 +43,7 @@ class FuzzConfig:
     seed: int = 0
     artifacts: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
-    default_ignore: bool = True
+    count_bookkeeping: bool = False  # build systems' bookkeeping decides the verdict too (fuzzer/compare/bookkeeping.py)
     jobs: tuple[int, int] = (1, 8)
     axes: tuple[str, ...] = axis_table.DEFAULT
     timeout: float | None = None
@@ -74,7 +74,6 @@ class StoredConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     runs: int
     artifacts: tuple[str, ...]
     ignore: tuple[str, ...]
-    default_ignore: bool
     jobs: tuple[int, int]
     axes: tuple[str, ...]
     timeout: float | None
@@ -84,17 +83,21 @@ class StoredConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     output_dirs: tuple[Path, ...] = msgspec.field(default=(), name="output")  # stores from before --output
     workspace: str | None = None  # stores from before the build path was recorded
     cpus: tuple[int, ...] | None = None  # stores from before the CPUs were recorded
+    count_bookkeeping: bool = False
+    # its negation, the key stores from before --count-bookkeeping hold (false: bookkeeping counted)
+    default_ignore: bool = True
 
     def config(self, source: str, command: str, seed: int, store: Path) -> FuzzConfig:
         """The config a stored campaign ran with."""
         shared = {name: getattr(self, name) for name in self.__struct_fields__ if name in FuzzConfig.__dataclass_fields__}
+        shared["count_bookkeeping"] = self.count_bookkeeping or not self.default_ignore
         return FuzzConfig(source=Path(source), command=command, store=store, seed=seed, **shared)
 
 
 def stored_settings(config: FuzzConfig, workspace: str, cpus: tuple[int, ...]) -> StoredConfig:
     """What the store records of `config`, with the build path and the CPUs its runs use."""
     settings = msgspec.convert(config, StoredConfig, from_attributes=True)
-    return msgspec.structs.replace(settings, workspace=workspace, cpus=cpus)
+    return msgspec.structs.replace(settings, workspace=workspace, cpus=cpus, default_ignore=not config.count_bookkeeping)
 
 
 def max_jobs() -> int:

@@ -212,9 +212,10 @@ def _sighting(campaign: int, look: Look, now: float) -> Sighting:
     return Sighting(campaign, now, look.scope, final, frozenset(can_fix))
 
 
-def scope(artifacts: tuple[str, ...], ignore: tuple[str, ...], default_ignore: bool) -> str:
-    """Which files a campaign compared, as settings: a finding about another selection is out of its sight."""
-    compared = [sorted(artifacts), sorted(ignore), default_ignore]
+def scope(artifacts: tuple[str, ...], ignore: tuple[str, ...], bookkeeping_discounted: bool) -> str:
+    """Which files a campaign compared, as settings: a finding about another selection is out of its
+    sight. Bookkeeping discounted is what `default_ignore` was before: the scope stays the same."""
+    compared = [sorted(artifacts), sorted(ignore), bookkeeping_discounted]
     return hashlib.sha256(json.dumps(compared).encode()).hexdigest()[:12]
 
 

@@ -37,15 +37,6 @@ PACKAGE_ALGORITHM = "sha256"
 SMALL_FILE = 1 << 20  # read whole in one call: no hasher loop, no buffer reuse needed
 SPECIAL_KINDS = {stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFCHR: "char-device", stat.S_IFBLK: "block-device"}
 
-# Build tools' own bookkeeping, which differs between identical builds by design
-# (timing logs). Users can turn this off with --no-default-ignore.
-DEFAULT_IGNORE = (
-    "**/.ninja_log",
-    "**/.ninja_deps",
-    "**/CMakeFiles/CMakeConfigureLog.yaml",
-    "**/CMakeFiles/CMakeOutput.log",
-    "**/CMakeFiles/CMakeError.log",
-)
 # a build's deliverables, by name (fuzzer/report/packages.py lists them in the report)
 PACKAGE_NAME = re.compile(
     r"\.(deb|udeb|ddeb|dsc|buildinfo|changes|whl|egg|tar|tgz|tbz2|txz|zip|jar|rpm|apk|gem|nupkg|crate)$"

@@ -77,7 +77,8 @@ class Run(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     artifacts: Texts = ()
     ignore: Texts = ()
     jobs: JobRange | None = None
-    default_ignore: Flag = True  # false: compare the build tools' own logs too (a CMake configure's)
+    count_bookkeeping: Flag = False  # build systems' bookkeeping decides the verdict too (a CMake configure's logs)
+    default_ignore: Flag = True  # the older name: false is count_bookkeeping = true
     vary: Vary = ()  # environment axes added to the default ones, as with --vary
     localize_budget: Seconds | None = None
     check_steps: Text | None = None  # the step audit's share, read as --check-steps is when the campaign starts

@@ -44,7 +44,8 @@ class Scenario:
     artifacts: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     jobs: tuple[int, int] | None = None
-    default_ignore: bool = True  # false: compare the build tools' own logs too (a CMake configure's)
+    count_bookkeeping: bool = False  # build systems' bookkeeping decides the verdict too (a CMake configure's logs)
+    default_ignore: bool = True  # the older name: false is count_bookkeeping = true
     vary: tuple[str, ...] = ()  # environment axes added to the default ones, as with --vary
     localize_budget: int | None = None  # seconds
     check_steps: str | None = None  # the step audit's share, as --check-steps takes it ("all", "10%")
@@ -147,7 +148,7 @@ def check_scenario(scenario: Scenario, *, runs: int | None, seed: int, progress:
             seed=seed,
             artifacts=scenario.artifacts,
             ignore=scenario.ignore,
-            default_ignore=scenario.default_ignore,
+            count_bookkeeping=scenario.count_bookkeeping or not scenario.default_ignore,
             **({"jobs": scenario.jobs} if scenario.jobs else {}),
             **({"axes": axis_table.DEFAULT + scenario.vary} if scenario.vary else {}),
             localize_budget_s=scenario.localize_budget,

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fuzzer import findings, rates, structs
+from fuzzer.compare import bookkeeping
 from fuzzer.config import UsageError, available_cpus
 from fuzzer.escaping import shown
 from fuzzer.execute.run import RunRecord
 from fuzzer.model import HazardStatus, RunStatus
-from fuzzer.observe import DEFAULT_IGNORE
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format
 from fuzzer.report.model import Report
@@ -36,7 +36,7 @@ class Reproducer:
     # 95% interval (at the point estimate, a commit where it shows less often passes too easily)
     rate: float | None = None  # None: neither given nor measured
     rate_from: str = ""  # what the rate rests on, as the plan says it
-    ignore: tuple[str, ...] = DEFAULT_IGNORE
+    ignore: tuple[str, ...] = bookkeeping.GLOBS  # a build system's bookkeeping is no finding's showing
 
     def shows(self, record: RunRecord, reference: RunRecord) -> bool:
         """Whether one perturbed build showed the finding, against the same commit's reference."""

@@ -15,6 +15,7 @@ from fuzzer.model import Verdict
 from fuzzer.plan import Reason
 from fuzzer.report.build import About, Diff, Label, build_report, parts
 from fuzzer.report.model import PackageFile, Report
+from fuzzer.report.bookkeeping import bookkeeping_files
 from fuzzer.report.packages import package_files
 
 
@@ -27,20 +28,26 @@ def report(campaign: Campaign, comparison: Comparison | None, localization: Loca
     found = parts(campaign.runs, labels, comparison, diffs, localization, tested.found)
     verdict = audited_verdict(campaign.verdict(comparison), localization)
     look = memory.Look(verdict, localization is not None and localization.traced,
-                       memory.scope(config.artifacts, config.ignore, config.default_ignore), config.known,
+                       memory.scope(config.artifacts, config.ignore, not config.count_bookkeeping), config.known,
                        sum(r.reason == Reason.REMEMBERED.value for r in campaign.runs),
                        rates.tally(found.runs, found.artifacts, found.culprits, found.hazards))
     recalled = memory.remember(campaign.subject(), found.identities(), look)
     return build_report(_about(campaign, verdict), campaign.runs, found, comparison, localization,
-                        recalled.findings, recalled.notes + list(tested.notes), _packages(campaign))
+                        recalled.findings, recalled.notes + list(tested.notes), _packages(campaign),
+                        bookkeeping_files(_compared(campaign), config.count_bookkeeping))
 
 
 def _packages(campaign: Campaign) -> list[PackageFile]:
     built = [r for r in campaign.runs if r.ok and r.manifest is not None]
-    compared = campaign.selection.compared  # as built: the packages report what was set aside
+    compared = campaign.selection.compared
     reference = compared(campaign.runs[0].manifest) if built and built[0].index == 0 else None
-    return package_files(reference, [compared(r.manifest) for r in built], campaign.config.source,
-                         campaign.evidence.expected_of)
+    return package_files(reference, _compared(campaign), campaign.config.source, campaign.evidence.expected_of)
+
+
+def _compared(campaign: Campaign) -> list:
+    """The successful runs' compared files as built: the report says what was set aside."""
+    compared = campaign.selection.compared
+    return [compared(r.manifest) for r in campaign.runs if r.ok and r.manifest is not None]
 
 
 def _label(campaign: Campaign, record) -> Label:

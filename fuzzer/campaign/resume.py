@@ -21,7 +21,8 @@ RESUMABLE_CHANGES = {"runs", "parallel"}  # more or fewer runs, or at once: what
 SETTING_NAMES = {  # stored setting → how the user sets it
     "axes": "--axes/--no-jitter/--no-affinity",
     "artifacts": "--artifact",
-    "default_ignore": "default ignores (--no-default-ignore)",
+    "count_bookkeeping": "--count-bookkeeping",
+    "default_ignore": "bookkeeping discounted (no --count-bookkeeping)",
     "workspace": "workspace (the store moved)",
     "cpus": "CPUs available (another machine or affinity)",
 }
@@ -81,8 +82,9 @@ def _resumable(config: FuzzConfig, store: Store) -> CampaignRow | None:
 
 def _refuse_changed_settings(previous: CampaignRow, settings: dict) -> None:
     """Runs made under other settings must not be compared as one campaign's runs."""
+    said = RESUMABLE_CHANGES | ({"default_ignore"} if "count_bookkeeping" in previous.config else set())
     changed = [key for key, value in settings.items()
-               if key not in RESUMABLE_CHANGES and key in previous.config and previous.config[key] != value]
+               if key not in said and key in previous.config and previous.config[key] != value]
     if changed:
         differences = "; ".join(
             f"{SETTING_NAMES.get(key, '--' + key.replace('_', '-'))} {_shown(key, previous.config[key])} "

@@ -17,7 +17,7 @@ from fuzzer.execute.replay_slots import replays_at_once
 from fuzzer.execute.run import RunKind, RunRecord, RunRequest
 from fuzzer.explain.builds import Builds, Selection
 from fuzzer.memory import Subject
-from fuzzer.observe import DEFAULT_IGNORE, Manifest
+from fuzzer.observe import Manifest
 from fuzzer.model import ExitCode, ExitReason, Verdict
 from fuzzer.report.model import Report
 from fuzzer.store import Store
@@ -120,8 +120,7 @@ class Campaign:
     @property
     def selection(self) -> Selection:
         config = self.config
-        return Selection(config.artifacts, config.ignore + (DEFAULT_IGNORE if config.default_ignore else ()),
-                         self.evidence.settled)
+        return Selection(config.artifacts, config.ignore, self.evidence.settled, config.count_bookkeeping)
 
     def select(self, manifest: Manifest) -> Manifest:
         """The compared files, settled against the reference's (`Selection.settled`)."""

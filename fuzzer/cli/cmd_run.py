@@ -44,8 +44,10 @@ builds that differ only in known findings exit 0; a new finding exits 1.
 @click.option("--output", type=PATH, multiple=True, metavar="DIR",
               help="Also compare DIR, outside the tree, that the build writes into: emptied before every run "
               "(repeatable). What the build leaves beside its tree (../*.deb) is always compared.")
-@click.option("--default-ignore/--no-default-ignore", default=True,
-              help="Leave build tools' logs (.ninja_log, ...) out of the comparison (on by default).")
+@click.option("--count-bookkeeping", "--no-default-ignore", "count_bookkeeping", is_flag=True,
+              help="Let build systems' bookkeeping (.ninja_log, meson-logs/, CMake's and configure's logs) decide "
+              "the verdict like any file, and name its writers. Without it, it is compared and said in one line. "
+              "--no-default-ignore is its older name.")
 @click.option("--jobs", type=JOBS_RANGE, default=None,
               help="Job count range, e.g. 1-16, at most max(256, 4×CPUs) [default: 1-max(8, 2×CPUs)].")
 @click.option("--axes", default=",".join(axis_table.DEFAULT), show_default=True,
@@ -89,7 +91,7 @@ builds that differ only in known findings exit 0; a new finding exits 1.
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, default_ignore, jobs, axes, vary, jitter, affinity,
+def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, count_bookkeeping, jobs, axes, vary, jitter, affinity,
         timeout, in_place, clean, resume, until_confidence, stop_on_first, localize, localize_budget, stabilizers, diff_timeout,
         check_steps,
         report_json, junit, markdown, html, baseline, store, quiet, parallel, dask, shared_source) -> None:
@@ -111,7 +113,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, defa
         artifacts=artifact,
         ignore=ignore,
         output_dirs=output,
-        default_ignore=default_ignore,
+        count_bookkeeping=count_bookkeeping,
         jobs=(jobs if jobs is not None else JOBS_RANGE.read(_default_jobs())).bounds,
         axes=axes_list,
         timeout=timeout,

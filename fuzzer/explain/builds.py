@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from fuzzer.compare import bookkeeping
 from fuzzer.execute.run import RunKind, RunRecord, RunRequest
 from fuzzer.observe import Manifest
 from fuzzer.plan import Perturbation
@@ -17,13 +18,14 @@ from fuzzer.plan import Perturbation
 
 @dataclass(frozen=True)
 class Selection:
-    """Which files of a build count: `ignore` includes the default ignores when they are on."""
+    """Which files of a build count, and which of them decide the verdict."""
 
     artifacts: tuple[str, ...]
     ignore: tuple[str, ...]
     # (compared, reference) → compared with each .buildinfo or .changes that differs only as
     # it does in every build given the reference's entry (campaign.evidence.Evidence.settled)
     settle: Callable[[Manifest, Manifest], Manifest] | None = None
+    count_bookkeeping: bool = False  # --count-bookkeeping: build systems' bookkeeping counts like any file
 
     def everything(self, manifest: Manifest) -> Manifest:
         """Every file but the ignored ones: intermediates matter when walking upstream."""
@@ -35,10 +37,15 @@ class Selection:
     def settled(self, manifest: Manifest, reference: Manifest | None) -> Manifest:
         """The compared files as the verdict, the run groups and localization's reruns judge
         them: an upload record that differs from `reference`'s only as in every build counts
-        as the reference's, so the packages alone are judged. `reference` is read only at
+        as the reference's, so the packages alone are judged, and so does a build system's
+        bookkeeping unless it counts (compare/bookkeeping.py). `reference` is read only at
         compared paths: the whole manifest or its compared part give the same."""
         compared = self.compared(manifest)
-        return compared if self.settle is None or reference is None else self.settle(compared, reference)
+        if reference is None:
+            return compared
+        if not self.count_bookkeeping:
+            compared = bookkeeping.settled(compared, self.compared(reference))
+        return compared if self.settle is None else self.settle(compared, reference)
 
     def differing(self, manifest: Manifest, other: Manifest, reference: Manifest | None) -> list[str]:
         """The compared paths where `manifest` and `other` differ, both settled against

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzzer.explain.ranking import is_bookkeeping
+from fuzzer.explain.ranking import is_log_or_cache
 from fuzzer.trace import tempnames
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.tempnames import NameKind
@@ -85,7 +85,7 @@ def known_noise(runs, evidence, executor, traced_reference, roots: list[RootCand
     evidence.dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="variants-", dir=evidence.dir) as scratch:
         for i, root in enumerate(roots):
-            if not root.outputs or not all(is_bookkeeping(p) for p in (*root.outputs, *root.explains)):
+            if not root.outputs or not all(is_log_or_cache(p) for p in (*root.outputs, *root.explains)):
                 continue
             noises = [_noise_in(runs, evidence, executor, traced_reference, path, Path(scratch))
                       for path in root.outputs]

@@ -7,7 +7,9 @@ explains lead (its output, and everything downstream that differs because of it)
 2. DELIVERABLE: it explains a file that is not a log or a cache: a library, an executable,
    a package, an object, a generated source (`config.h` counts: it leads into the build);
 3. BOOKKEEPING: everything it explains is a log, a cache or a tool's database
-   (LOGS_AND_CACHES: `config.log`, `*.log`, `autom4te.cache/`, `config.status`, ...);
+   (LOGS_AND_CACHES: the build systems' bookkeeping of `fuzzer.compare.bookkeeping`, which
+   reaches localization only with --count-bookkeeping, and other logs and caches: `*.log`,
+   `config.cache`, `__pycache__/`, ...);
 4. NOISE: bookkeeping whose variants differ only in temporary file names, process ids or
    dates (`fuzzer.explain.noise`): reported in one line, last.
 
@@ -22,15 +24,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+from fuzzer.compare import bookkeeping
 from fuzzer.observe import matches_any
 from fuzzer.trace.graph import RootCandidate
 
 # .gitignore-style globs (as --artifact/--ignore): files a build keeps for itself or for
-# the person debugging it, never what it delivers
-LOGS_AND_CACHES = (
-    "*.log", "config.status", "config.cache", "autom4te.cache/", "stamp-h*", ".deps/", "*.Po", "*.Plo",
-    ".ninja_log", ".ninja_deps", "CMakeCache.txt", "CMakeFiles/*.yaml", "meson-logs/", "meson-private/",
-    "__pycache__/", "*.pyc", ".sconsign*", "*.tmp",
+# the person debugging it, never what it delivers: the build systems' bookkeeping, and
+# other logs and caches that a build may differ in for reasons of its own
+LOGS_AND_CACHES = bookkeeping.GLOBS + (
+    "*.log", "config.cache", "stamp-h*", ".deps/", "*.Po", "*.Plo", "CMakeCache.txt", "**/CMakeFiles/*.yaml",
+    "meson-private/", "__pycache__/", "*.pyc", ".sconsign*", "*.tmp",
 )
 
 
@@ -52,7 +55,7 @@ class Ranked:
     position: int  # in the trace's order (find_roots): the order within a tier in the report
 
 
-def is_bookkeeping(path: str) -> bool:
+def is_log_or_cache(path: str) -> bool:
     return matches_any(path, LOGS_AND_CACHES)
 
 
@@ -63,7 +66,7 @@ def tier_of(root: RootCandidate, named: tuple[str, ...], noise: bool) -> Tier:
     explained = root.explains or root.outputs
     if named and any(matches_any(p, named) for p in explained):
         return Tier.NAMED
-    if not explained or any(not is_bookkeeping(p) for p in explained):
+    if not explained or any(not is_log_or_cache(p) for p in explained):
         return Tier.DELIVERABLE
     return Tier.NOISE if noise else Tier.BOOKKEEPING
 

@@ -15,8 +15,8 @@ from fuzzer import rates, replay_commands, structs
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
 from fuzzer.model import Culprit, ExitReason, Finding, Hazard, Verdict
-from fuzzer.report.model import (ArtifactFinding, InsideSummary, MetadataStabilizer, PackageFile, Report, RunSummary,
-                                 VariantSummary)
+from fuzzer.report.model import (ArtifactFinding, Bookkeeping, InsideSummary, MetadataStabilizer, PackageFile, Report,
+                                 RunSummary, VariantSummary)
 
 if TYPE_CHECKING:
     from fuzzer.explain import Localization
@@ -90,10 +90,11 @@ def parts(records: list[RunRecord], labels: dict[int, Label], comparison: Compar
 
 def build_report(about: About, records: list[RunRecord], found: Parts, comparison: Comparison | None,
                  localization: "Localization | None", findings: list[Finding], last_notes: list[str],
-                 packages: list[PackageFile]) -> Report:
+                 packages: list[PackageFile], bookkeeping: Bookkeeping) -> Report:
     """`comparison` is None when no run finished (the campaign was interrupted in run 0);
     `findings`: what the memory says of `found`; `last_notes`: the memory's, then the
-    metadata test's; `packages`: the package files compared (`report.packages.package_files`)."""
+    metadata test's; `packages`: the package files compared (`report.packages.package_files`);
+    `bookkeeping`: the build systems' that differed (`report.bookkeeping.bookkeeping_files`)."""
     notes = list(about.notes) + _parallel_notes(about, found.runs) + _run_notes(records) \
         + (list(localization.notes) if localization else []) + last_notes
     report = Report(
@@ -116,6 +117,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         minimal_reproducer=localization.minimal_reproducer if localization else None,
         settings=about.settings,
         packages=packages,
+        bookkeeping=bookkeeping,
         findings=findings,
         audit=localization.audit if localization else None,
     )

@@ -23,6 +23,7 @@ from fuzzer.execute.logs import failure_lines
 from fuzzer.plan import Perturbation
 from fuzzer.model import NAMED_KINDS, Kind, RunStatus
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
+from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
 
 DETAILED_ARTIFACTS = 20  # a broken generated header can make hundreds diverge; the rest get a row
@@ -111,6 +112,7 @@ def render(report: Report) -> str:
         runs=[_run(r) for r in report.runs],
         packages=[(p, f"{p.size:,} bytes", package_verdict(p)) for p in report.packages],
         set_aside=set_aside_line(report.packages),
+        bookkeeping=bookkeeping_line(report.bookkeeping),
     )
     # control characters and lone surrogates (undecodable file names) shown as escapes
     return visible(page)

@@ -21,6 +21,7 @@ from fuzzer.plan import Perturbation
 from fuzzer.rates import described
 from fuzzer.model import Culprit, Finding, Hazard, RunStatus
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
+from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.packages import inside_lines, packages_line, set_aside_line
 
 DIFF_LINES = 40
@@ -182,6 +183,8 @@ def _summary(report: Report) -> str:
         lines.append(f"confidence: {report.confidence['text']}")
     if aside := set_aside_line(report.packages):
         lines.append(f"packages: {aside}")
+    if kept := bookkeeping_line(report.bookkeeping):
+        lines.append(f"bookkeeping: {kept}")
     if report.packages:
         lines.append(packages_line(report.packages))
     if report.reproduce:

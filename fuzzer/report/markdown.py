@@ -18,6 +18,7 @@ from fuzzer.plan import Perturbation
 from fuzzer.rates import described
 from fuzzer.report.audit_text import left_line, summary_line
 from fuzzer.report.model import ArtifactFinding, Report
+from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
 
 DIFF_LINES = 40
@@ -48,7 +49,8 @@ def _headline(report: Report) -> str:
     aside = set_aside_line(report.packages)
     return (f"## buildfuzz: {icon} {_esc(report.verdict)}\n\n"
             f"{' · '.join(facts)}{bound}\n\nCommand: {_esc(report.command)}"
-            + (f"\n\nPackages: {_esc(aside)}" if aside else ""))
+            + (f"\n\nPackages: {_esc(aside)}" if aside else "")
+            + (f"\n\nBookkeeping: {_esc(kept)}" if (kept := bookkeeping_line(report.bookkeeping)) else ""))
 
 
 def _memory(report: Report) -> str:

@@ -105,6 +105,23 @@ class PackageFile(Model):
     expected: list[str] = msgspec.field(default_factory=list)  # a .buildinfo/.changes's variants differ only in these, as in every build
 
 
+class BookkeepingFile(Model):
+    """A build system's bookkeeping file whose contents differed between the successful runs
+    (fuzzer/compare/bookkeeping.py)."""
+
+    path: str  # as a divergent artifact's
+    tool: str  # whose bookkeeping: Meson, ninja, CMake, autotools
+    variants: int  # distinct contents across the successful runs (absent in some counts as one)
+    runs: int  # the successful runs compared
+
+
+class Bookkeeping(Model):
+    """The build systems' bookkeeping that differed, and whether it decided the verdict."""
+
+    counted: bool = False  # --count-bookkeeping: it counts like any file; else it is settled as the reference's
+    differed: list[BookkeepingFile] = []
+
+
 class AuditedStep(Model):
     """One step the step audit replayed alone, or could not (fuzzer/explain/audit.py)."""
 
@@ -159,6 +176,7 @@ class Report(Model):
     settings: Settings = {}
     findings: list[Finding] = []  # this campaign's, and those it found fixed
     packages: list[PackageFile] = []  # the package files compared
+    bookkeeping: Bookkeeping = msgspec.field(default_factory=Bookkeeping)  # build systems' own files that differed
     confidence: Rate = {}  # diverging builds of the successful perturbed ones, with their bound
     audit: AuditSummary | None = None  # the step audit, with --check-steps
     schema: int = SCHEMA  # written first (json_format): what a reader checks before anything else

@@ -10,6 +10,7 @@ from fuzzer.report.model import Report
 from fuzzer.report.audit_text import audit_lines
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
+from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.packages import inside_lines, packages_line, set_aside_line
 
 DIFF_LINES = 20
@@ -18,9 +19,9 @@ HEADLINES = {Verdict.REFERENCE_FAILED: "REFERENCE BUILD FAILED", Verdict.INCONCL
 
 
 def render(report: Report) -> str:
-    aside = set_aside_line(report.packages)
+    aside, kept = set_aside_line(report.packages), bookkeeping_line(report.bookkeeping)
     lines = [_verdict(report)] + ([report.confidence["text"]] if report.confidence else []) \
-        + ([f"packages: {aside}"] if aside else []) + [""]
+        + ([f"packages: {aside}"] if aside else []) + ([f"bookkeeping: {kept}"] if kept else []) + [""]
     if report.divergent_artifacts:
         lines.append(f"divergent artifacts ({len(report.divergent_artifacts)} of {report.artifacts_checked} checked):")
         for artifact in report.divergent_artifacts:

@@ -1,6 +1,7 @@
 """The msgspec structs: unknown keys and wrong types refused with a message naming the key,
 round trips, and the JSON older stores hold still read (fuzzer/structs.py)."""
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -101,14 +102,19 @@ def test_stored_settings_of_every_age_give_the_config_back(tmp_path):
     config = FuzzConfig(source=tmp_path, command="make", store=tmp_path / "s", runs=7, jobs=(2, 4), parallel=3,
                         output_dirs=(tmp_path / "out",), artifacts=("*.so",))
     stored = structs.to_data(stored_settings(config, "/w", (0, 1)))
-    assert list(stored) == ["runs", "artifacts", "ignore", "default_ignore", "jobs", "axes", "timeout", "in_place",
-                            "clean", "parallel", "output", "workspace", "cpus"]
+    assert list(stored) == ["runs", "artifacts", "ignore", "jobs", "axes", "timeout", "in_place",
+                            "clean", "parallel", "output", "workspace", "cpus", "count_bookkeeping", "default_ignore"]
     assert stored["output"] == [str(tmp_path / "out")] and stored["jobs"] == [2, 4]
     back = structs.convert(stored, StoredConfig).config(str(tmp_path), "make", 0, tmp_path / "s")
     assert back == config
-    before_parallel = {key: stored[key] for key in list(stored)[:9]}  # stores from before --parallel and --output
+    # stores from before --parallel, --output and --count-bookkeeping: default_ignore false counted the tools' logs
+    before_parallel = {**{key: stored[key] for key in list(stored)[:8]}, "default_ignore": False}
     old = structs.convert(before_parallel, StoredConfig).config(str(tmp_path), "make", 0, tmp_path / "s")
-    assert (old.parallel, old.output_dirs, old.runs) == (1, (), 7)
+    assert (old.parallel, old.output_dirs, old.runs, old.count_bookkeeping) == (1, (), 7, True)
+    counting = dataclasses.replace(config, count_bookkeeping=True)
+    stored = structs.to_data(stored_settings(counting, "/w", (0, 1)))
+    assert (stored["count_bookkeeping"], stored["default_ignore"]) == (True, False)
+    assert structs.convert(stored, StoredConfig).config(str(tmp_path), "make", 0, tmp_path / "s") == counting
     with pytest.raises(msgspec.ValidationError, match="unknown field `colour`"):
         structs.convert({**stored, "colour": 1}, StoredConfig)
 
