@@ -1,7 +1,9 @@
 """Steps: the commands a build driver launched, with everything their subtree touched.
 
-A driver is the build's root process or any make/ninja/meson/scons/`cmake --build`
-process. A step is the process subtree rooted at a child of a driver, minus deeper
+A driver is the build's root process or any make/ninja/scons/`cmake --build`/`meson
+compile` (test, benchmark) process. `meson setup`, like `cmake -S` or `./configure`, is a
+step: it writes its own files (meson-private/coredata.dat, meson-logs/), and its compiler
+checks are its processes. A step is the process subtree rooted at a child of a driver, minus deeper
 drivers' subtrees: under `make` → `$(MAKE) -C sub`, the sub-make's children are the
 steps, not the sub-make. Drivers' own accesses (make stats every target) belong to no
 step.
@@ -23,7 +25,8 @@ from fuzzer.trace.joiner import joined_calls
 from fuzzer.trace.processes import Access, Process, track_calls
 from fuzzer.trace.tempnames import identity
 
-DRIVERS = frozenset({"make", "gmake", "bmake", "ninja", "samu", "meson", "scons"})
+DRIVERS = frozenset({"make", "gmake", "bmake", "ninja", "samu", "scons"})
+MESON_DRIVING = frozenset({"compile", "test", "benchmark"})  # meson subcommands that run ninja or the tests
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
 
 StepKey = tuple[str, str, int]
@@ -168,7 +171,8 @@ def is_driver(proc: Process) -> bool:
         return False
     argv = proc.execs[-1]
     name = os.path.basename(argv[0]) if argv else ""
-    return name in DRIVERS or (name == "cmake" and "--build" in argv)
+    return name in DRIVERS or (name == "cmake" and "--build" in argv) \
+        or (name == "meson" and next((a for a in argv[1:] if not a.startswith("-")), "") in MESON_DRIVING)
 
 
 def command_of(argv: Iterable[str]) -> str:

@@ -283,3 +283,40 @@ def test_steps_list_their_processes_root_first():
     t = trace(NESTED)
     assert [t.processes[i].argv[0] for i in t.steps[1].members][:1] == ["/bin/sh"]
     assert all(t.processes[i].pid in t.steps[1].pids for i in t.steps[1].members)
+
+
+def test_meson_setup_is_a_step_that_writes_its_files_and_meson_compile_a_driver():
+    """`meson setup` writes its bookkeeping itself: as a driver it was no step, and its files
+    were "written by no traced step"; `meson compile` only runs ninja, whose children are steps."""
+    t = trace("""
+        1 1.0 execve("/bin/sh", ["sh", "-c", "meson setup build && meson compile -C build"], 0x1 /* 1 vars */) = 0
+        1 1.1 vfork( <unfinished ...>
+        2 1.2 execve("/usr/bin/meson", ["meson", "setup", "build"], 0x1 /* 1 vars */) = 0
+        2 1.3 openat(AT_FDCWD</ws>, "build/meson-private/coredata.dat", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</ws/build/meson-private/coredata.dat>
+        2 1.4 vfork( <unfinished ...>
+        3 1.5 execve("/usr/bin/cc", ["cc", "sanitycheckc.c"], 0x1 /* 1 vars */) = 0
+        3 1.6 openat(AT_FDCWD</ws>, "build/meson-private/sanitycheckc.exe", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</ws/build/meson-private/sanitycheckc.exe>
+        3 1.7 +++ exited with 0 +++
+        2 1.8 <... vfork resumed>) = 3
+        2 1.9 +++ exited with 0 +++
+        1 2.0 <... vfork resumed>) = 2
+        1 2.1 vfork( <unfinished ...>
+        4 2.2 execve("/usr/bin/meson", ["meson", "compile", "-C", "build"], 0x1 /* 1 vars */) = 0
+        4 2.3 vfork( <unfinished ...>
+        5 2.4 execve("/usr/bin/ninja", ["ninja"], 0x1 /* 1 vars */) = 0
+        5 2.5 vfork( <unfinished ...>
+        6 2.6 execve("/usr/bin/cc", ["cc", "-c", "ops.c"], 0x1 /* 1 vars */) = 0
+        6 2.7 openat(AT_FDCWD</ws>, "build/ops.o", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</ws/build/ops.o>
+        6 2.8 +++ exited with 0 +++
+        5 2.9 <... vfork resumed>) = 6
+        5 3.0 +++ exited with 0 +++
+        4 3.1 <... vfork resumed>) = 5
+        4 3.2 +++ exited with 0 +++
+        1 3.3 <... vfork resumed>) = 4
+        1 3.4 +++ exited with 0 +++
+    """)
+    assert [s.argv for s in t.steps] == [("meson", "setup", "build"), ("cc", "-c", "ops.c")]
+    setup, compile_ = t.steps
+    assert {"build/meson-private/coredata.dat", "build/meson-private/sanitycheckc.exe"} <= set(setup.writes)
+    assert [s.argv for s in t.writers("build/meson-private/coredata.dat")] == [("meson", "setup", "build")]
+    assert set(compile_.writes) == {"build/ops.o"}
