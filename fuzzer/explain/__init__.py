@@ -44,7 +44,7 @@ from fuzzer.trace import declared
 from fuzzer.trace import hazards as trace_hazards
 from fuzzer.trace.graph import RootCandidate, find_roots
 from fuzzer.trace.outside import outside_note
-from fuzzer.trace.steps import BuildTrace, load_trace
+from fuzzer.trace.steps import BuildTrace, load_trace, written_by_drivers
 
 LISTED = 5  # roots left unexplained named in the note; the rest are counted
 # When one step is found twice, the stronger evidence wins: a kind drawn from the traces
@@ -136,7 +136,8 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
     minimal = _minimal_reproducer(builds, executor, pair.reference, pair.divergent.perturbation) if culprits else None
     notes = _notes(roots, left, budget, builds.stabilizers) + outside \
-        + _untraced_note(builds, comparison, pair, differing) + ((minimal.note,) if minimal and minimal.note else ())
+        + _untraced_note(builds, comparison, pair, differing) + _driver_note(divergent_trace, differing) \
+        + ((minimal.note,) if minimal and minimal.note else ())
     return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True)
 
 
@@ -224,6 +225,16 @@ def _notes(roots, left: list[ranking.Ranked], budget: Budget, chosen: tuple[str,
     if missing:
         notes.append(f"stabiliser candidates not usable here (their tool is missing): {', '.join(missing)}")
     return tuple(notes)
+
+
+def _driver_note(trace: BuildTrace, differing: set[str]) -> tuple[str, ...]:
+    """Differing files a build driver wrote itself (ninja's `.ninja_log`): no step, no culprit."""
+    by_driver = written_by_drivers(trace, differing)
+    if not by_driver:
+        return ()
+    drivers = ", ".join(sorted(set(by_driver.values())))
+    return (f"{len(by_driver)} differing file(s) were written by the build driver itself ({drivers}), which is no "
+            f"step, so no culprit is named for them: {', '.join(sorted(by_driver)[:LISTED])}",)
 
 
 def _minimal_reproducer(builds: Builds, executor, traced_reference: RunRecord, divergent: Perturbation):

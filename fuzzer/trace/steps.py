@@ -315,3 +315,16 @@ def _next_child(writer: Process, opened: float, procs: list[Process]) -> Process
     next_open = min((a.time for a in writer.accesses if a.kind == "write" and a.time > opened), default=float("inf"))
     children = [p for p in procs if p.parent == writer.index and opened <= p.start < next_open]
     return min(children, key=lambda p: p.start, default=writer)
+
+
+def written_by_drivers(trace: BuildTrace, paths: Iterable[str]) -> dict[str, str]:
+    """Of `paths`, those no step wrote and a driver wrote itself (ninja's `.ninja_log`):
+    path → the driver's program name. A driver's own accesses belong to no step."""
+    wanted = {path for path in paths if not trace.writers(path)}
+    found: dict[str, str] = {}
+    for proc in trace.processes if wanted else ():
+        if proc.index == 0 or is_driver(proc):
+            for access in proc.accesses:
+                if access.kind == "write" and access.path in wanted:
+                    found.setdefault(access.path, os.path.basename(proc.argv[0]) if proc.argv else "the build")
+    return found

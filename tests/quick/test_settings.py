@@ -133,3 +133,13 @@ def test_shell_completion_works_even_beside_a_broken_settings_file(tmp_path):
     result = buildfuzz(cwd=tmp_path, env={"_BUILDFUZZ_COMPLETE": "bash_complete", "COMP_WORDS": "buildfuzz run --so",
                                           "COMP_CWORD": "2"})
     assert result.returncode == 0 and result.stdout.split() == ["plain,--source"], result.stderr
+
+
+def test_count_bookkeeping_from_the_file_the_environment_and_its_older_name(tmp_path, monkeypatch):
+    assert parse("--source", str(tmp_path), "--", "make").params["count_bookkeeping"] is False
+    source = pyproject(tmp_path / "src", "count-bookkeeping = true")
+    assert used(parse("--source", str(source), "--", "make"))["count-bookkeeping"]["source"] == "file"
+    assert parse("--source", str(source), "--", "make").params["count_bookkeeping"] is True
+    assert parse("--source", str(tmp_path), "--no-default-ignore", "--", "make").params["count_bookkeeping"] is True
+    monkeypatch.setenv("BUILDFUZZ_COUNT_BOOKKEEPING", "1")
+    assert parse("--source", str(tmp_path), "--", "make").params["count_bookkeeping"] is True

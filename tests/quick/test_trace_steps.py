@@ -8,7 +8,7 @@ import pytest
 
 from fuzzer.trace.parse import parse_lines
 from fuzzer.trace.processes import track_processes
-from fuzzer.trace.steps import build_trace, command_of, match_steps
+from fuzzer.trace.steps import build_trace, command_of, match_steps, written_by_drivers
 
 
 WS = "/ws"
@@ -320,3 +320,17 @@ def test_meson_setup_is_a_step_that_writes_its_files_and_meson_compile_a_driver(
     assert {"build/meson-private/coredata.dat", "build/meson-private/sanitycheckc.exe"} <= set(setup.writes)
     assert [s.argv for s in t.writers("build/meson-private/coredata.dat")] == [("meson", "setup", "build")]
     assert set(compile_.writes) == {"build/ops.o"}
+
+
+def test_files_a_driver_wrote_itself_are_named_with_the_driver():
+    t = trace("""
+        1 1.0 execve("/usr/bin/ninja", ["ninja"], 0x1 /* 1 vars */) = 0
+        1 1.1 vfork( <unfinished ...>
+        2 1.2 execve("/usr/bin/cc", ["cc", "-c", "ops.c"], 0x1 /* 1 vars */) = 0
+        2 1.3 openat(AT_FDCWD</ws>, "ops.o", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</ws/ops.o>
+        2 1.4 +++ exited with 0 +++
+        1 1.5 <... vfork resumed>) = 2
+        1 1.6 openat(AT_FDCWD</ws>, ".ninja_log", O_WRONLY|O_CREAT|O_APPEND, 0666) = 3</ws/.ninja_log>
+        1 1.7 +++ exited with 0 +++
+    """)
+    assert written_by_drivers(t, [".ninja_log", "ops.o", "absent"]) == {".ninja_log": "ninja"}

@@ -16,7 +16,7 @@ def localized(tmp_path, name: str, *options: str) -> dict:
 
     report = tmp_path / f"{name}.json"
     result = buildfuzz("run", "--source", SCENARIOS / "configure-tmpnames", "--store", tmp_path / name, "--runs", 3,
-                       "--seed", 1, "--report-json", report, *options, "--", "./configure && make -j{jobs}",
+                       "--seed", 1, "--report-json", report, "--count-bookkeeping", *options, "--", "./configure && make -j{jobs}",
                        timeout=600)
     assert result.returncode == 1, result.stderr
     return json.loads(report.read_text())
