@@ -271,8 +271,7 @@ def _selector(scenario: Scenario) -> Callable[[Manifest], Manifest]:
     """What decides a campaign's verdict: drop ignored files and, unless they count, the build
     systems' bookkeeping (a campaign settles it as the reference's: the same digests), then
     keep the artifacts."""
-    counted = scenario.count_bookkeeping or not scenario.default_ignore
-    ignore = scenario.ignore + (() if counted else bookkeeping.GLOBS)
+    ignore = scenario.ignore + (() if scenario.counts_bookkeeping else bookkeeping.GLOBS)
     return lambda m: m.select((), ignore).select(scenario.artifacts)
 
 

@@ -50,6 +50,11 @@ class Scenario:
     localize_budget: int | None = None  # seconds
     check_steps: str | None = None  # the step audit's share, as --check-steps takes it ("all", "10%")
 
+    @property
+    def counts_bookkeeping(self) -> bool:
+        """`count_bookkeeping = true`, or its older spelling `default_ignore = false`."""
+        return self.count_bookkeeping or not self.default_ignore
+
 
 class CheckStatus(StrEnum):
     """How one expectation fared, as the table prints it (an absent check is shown "-")."""
@@ -148,7 +153,7 @@ def check_scenario(scenario: Scenario, *, runs: int | None, seed: int, progress:
             seed=seed,
             artifacts=scenario.artifacts,
             ignore=scenario.ignore,
-            count_bookkeeping=scenario.count_bookkeeping or not scenario.default_ignore,
+            count_bookkeeping=scenario.counts_bookkeeping,
             **({"jobs": scenario.jobs} if scenario.jobs else {}),
             **({"axes": axis_table.DEFAULT + scenario.vary} if scenario.vary else {}),
             localize_budget_s=scenario.localize_budget,

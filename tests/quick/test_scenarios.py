@@ -110,7 +110,8 @@ def test_a_scenario_file_with_every_key(tmp_path):
                                      ("ASLR", "PYTHONHASHSEED"), 0, False, members=("libfoo.so",),
                                      metadata_only=("dist/x.whl",), metadata_stabilized_by="SOURCE_DATE_EPOCH")
     assert (scenario.runs, scenario.artifacts, scenario.ignore, scenario.jobs) == (6, ("bin/*",), ("*.log",), (1, 4))
-    assert scenario.default_ignore is False and load_scenario(SCENARIOS / "clean-c").default_ignore is True
+    assert scenario.counts_bookkeeping and not load_scenario(SCENARIOS / "clean-c").counts_bookkeeping
+    assert load_scenario(SCENARIOS / "configure-tmpnames").counts_bookkeeping  # count_bookkeeping = true
 
 
 @pytest.mark.parametrize("text, message", [
