@@ -61,7 +61,7 @@ def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audit
         return AuditOutcome(_summary(share, 0, [], 0, "the traced build failed", 0, 0.0), {},
                             (f"step audit not run: the traced reference build failed (exit {record.exit_code})",), budget)
     trace = load_trace(record.trace_path, builds.tree, builds.parent_outputs)
-    compared = set(builds.selection.compared(record.manifest).entries) if record.manifest else set()
+    compared = set(builds.selection.judged(record.manifest).entries) if record.manifest else set()
     mtimes = mtimes_of(record.manifest)
     plan = audit.plan(trace, compared, share, builds.selection.artifacts, last_audits, mtimes)
     targets = ReplayTargets(trace, trace, record.perturbation.jobs, mtimes=mtimes)

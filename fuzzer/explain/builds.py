@@ -28,10 +28,17 @@ class Selection:
     count_bookkeeping: bool = False  # --count-bookkeeping: build systems' bookkeeping counts like any file
 
     def everything(self, manifest: Manifest) -> Manifest:
-        """Every file but the ignored ones: intermediates matter when walking upstream."""
-        return manifest.select((), self.ignore)
+        """Every file that can tell builds apart, intermediates included (they matter when
+        walking upstream): not the ignored ones, nor the build systems' bookkeeping unless it
+        counts, which localization and the step audit then never chase."""
+        return manifest.select((), self.ignore + (() if self.count_bookkeeping else bookkeeping.GLOBS))
 
     def compared(self, manifest: Manifest) -> Manifest:
+        """The compared files: bookkeeping too, which `settled` sets aside unless it counts."""
+        return manifest.select((), self.ignore).select(self.artifacts)
+
+    def judged(self, manifest: Manifest) -> Manifest:
+        """The compared files that can decide the verdict."""
         return self.everything(manifest).select(self.artifacts)
 
     def settled(self, manifest: Manifest, reference: Manifest | None) -> Manifest:

@@ -13,6 +13,7 @@ from fuzzer.campaign import run_campaign
 from fuzzer.compare.bookkeeping import is_bookkeeping, settled, tool_of
 from fuzzer.config import FuzzConfig
 from fuzzer.execute.fake import FakeExecutor
+from fuzzer.explain.builds import Selection
 from fuzzer.explain.ranking import is_log_or_cache
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
@@ -96,3 +97,13 @@ def test_count_bookkeeping_makes_them_divergent_artifacts(tmp_path):
     assert sorted(a.path for a in report.divergent_artifacts) == [
         "build/meson-logs/meson-log.txt", "build/meson-private/coredata.dat"]
     assert report.bookkeeping.counted and len(report.bookkeeping.differed) == 2
+
+
+def test_localization_and_the_audit_chase_bookkeeping_only_when_it_counts():
+    manifest = Manifest({p: Entry("file", "x") for p in ("build/libops.so", "build/meson-logs/meson-log.txt",
+                                                         ".ninja_log", "notes.txt")})
+    discounted, counted = Selection((), ("notes.txt",)), Selection((), ("notes.txt",), count_bookkeeping=True)
+    assert set(discounted.compared(manifest).entries) == {"build/libops.so", "build/meson-logs/meson-log.txt",
+                                                          ".ninja_log"}  # compared: the report lists it
+    assert set(discounted.everything(manifest).entries) == set(discounted.judged(manifest).entries) == {"build/libops.so"}
+    assert set(counted.everything(manifest).entries) == set(counted.compared(manifest).entries)
