@@ -42,16 +42,24 @@ def test_counted_bookkeeping_names_the_configure_step_that_wrote_it(tmp_path):
     assert set(culprit["outputs"]) == set(MESON_FILES)
 
 
-@pytest.mark.skipif(not (shutil.which("meson") and shutil.which("ninja") and shutil.which("cc")),
-                    reason="needs meson, ninja and a C compiler")
-def test_a_real_meson_library_is_reproducible_and_meson_setup_writes_its_bookkeeping(tmp_path):
+MESON = "meson setup build && ninja -C build -j{jobs}"
+needs_meson = pytest.mark.skipif(not (shutil.which("meson") and shutil.which("ninja") and shutil.which("cc")),
+                                 reason="needs meson, ninja and a C compiler")
+
+
+def meson_project(tmp_path, ops: str):
     source = tmp_path / "src"
     source.mkdir()
     (source / "meson.build").write_text("project('ops', 'c')\nlib = library('ops', 'ops.c')\n"
                                         "executable('app', 'main.c', link_with : lib)\n")
-    (source / "ops.c").write_text("int ops_add(int a, int b) { return a + b; }\n")
+    (source / "ops.c").write_text(ops + "int ops_add(int a, int b) { return a + b; }\n")
     (source / "main.c").write_text("int ops_add(int, int);\nint main(void) { return ops_add(2, 3) != 5; }\n")
-    command = "meson setup build && ninja -C build -j{jobs}"
+    return source
+
+
+@needs_meson
+def test_a_real_meson_library_is_reproducible_and_meson_setup_writes_its_bookkeeping(tmp_path):
+    source, command = meson_project(tmp_path, ""), MESON
     code, report = run(tmp_path / "default", source, command)
     assert (code, report["verdict"]) == (0, "reproducible")
     assert set(MESON_FILES) <= {f["path"] for f in report["bookkeeping"]["differed"]}
@@ -59,3 +67,11 @@ def test_a_real_meson_library_is_reproducible_and_meson_setup_writes_its_bookkee
     assert (code, report["verdict"]) == (1, "unreproducible")
     setup = [c for c in report["culprits"] if c["command"] == "meson setup build"]
     assert len(setup) == 1 and set(MESON_FILES) <= set(setup[0]["outputs"])
+
+
+@needs_meson
+def test_a_real_difference_in_a_meson_build_names_its_compile_not_meson_setup(tmp_path):
+    source = meson_project(tmp_path, 'const char *ops_built(void) { return __DATE__ " " __TIME__; }\n')
+    code, report = run(tmp_path / "run", source, MESON)
+    assert (code, report["verdict"]) == (1, "unreproducible")
+    assert [c["outputs"] for c in report["culprits"]] == [["build/libops.so.p/ops.c.o"]]
