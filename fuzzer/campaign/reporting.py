@@ -12,6 +12,7 @@ from fuzzer.execute.choose import serial_fallback
 from fuzzer.explain import Localization
 from fuzzer.explain.artifact_metadata import Tested
 from fuzzer.model import Verdict
+from fuzzer.observe import Manifest
 from fuzzer.plan import Reason
 from fuzzer.report.build import About, Diff, Label, build_report, parts
 from fuzzer.report.model import PackageFile, Report
@@ -44,7 +45,7 @@ def _packages(campaign: Campaign) -> list[PackageFile]:
     return package_files(reference, _compared(campaign), campaign.config.source, campaign.evidence.expected_of)
 
 
-def _compared(campaign: Campaign) -> list:
+def _compared(campaign: Campaign) -> list[Manifest]:
     """The successful runs' compared files as built: the report says what was set aside."""
     compared = campaign.selection.compared
     return [compared(r.manifest) for r in campaign.runs if r.ok and r.manifest is not None]

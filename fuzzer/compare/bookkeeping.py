@@ -6,8 +6,8 @@ Meson's `meson-private/coredata.dat` and `build.dat` hold random uuid4 GUIDs, it
 `.ninja_log` holds each edge's start and end times, `.ninja_deps` follows the order edges
 finished in; CMake's configure logs quote its random `TryCompile-XXXXXX` scratch names;
 autotools' `config.log` quotes the compiler's `/tmp/ccXXXXXX` files, and `config.status`
-and `autom4te.cache/` are configure's own state. No build step reads them as input to what
-the build delivers.
+and `autom4te.cache/` are configure's own state. A difference in them that reaches what the
+build delivers (config.status writes config.h) shows in that file too, which counts.
 
 They are compared like every file, and a variant that differs from the reference's is
 settled (counted as the reference's, as an upload record that differs only in its
