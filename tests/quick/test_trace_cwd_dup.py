@@ -164,3 +164,24 @@ def test_f_dupfd_counts_and_other_fcntls_and_a_programs_own_dups_do_not():
         2 1.6 dup2(5</ws/own.txt>, 1) = 1</ws/own.txt>
     """)
     assert {a.path for a in child.accesses if a.kind == "stdout"} == {"out.txt"}
+
+
+def test_a_writer_passed_over_says_it_ran_outside_the_tree():
+    """A frontend runs its hook in a temporary copy and removes it: the hook cannot be
+    replayed alone, and the report says where it ran, not only what it read."""
+    t = trace("""
+        0 0.5 execve("/usr/bin/make", ["make"], 0x1 /* 1 vars */) = 0
+        0 0.6 vfork() = 1
+        1 1.0 execve("/usr/bin/python3", ["python3", "frontend.py"], 0x1 /* 1 vars */) = 0
+        1 1.1 vfork() = 2
+        2 1.2 chdir("/tmp/build-via-sdist-ab12/pkg") = 0
+        2 1.3 execve("/usr/bin/python3", ["python3", "hook.py"], 0x1 /* 1 vars */) = 0
+        2 1.4 openat(AT_FDCWD</tmp/build-via-sdist-ab12/pkg>, "hook.py", O_RDONLY) = 3</tmp/build-via-sdist-ab12/pkg/hook.py>
+        2 1.5 openat(AT_FDCWD</tmp/build-via-sdist-ab12/pkg>, "out.txt", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</tmp/build-via-sdist-ab12/pkg/out.txt>
+        2 1.6 +++ exited with 0 +++
+        1 1.7 unlink("/tmp/build-via-sdist-ab12/pkg/hook.py") = 0
+    """)
+    (step,) = t.steps
+    writer = writer_of(t, step, ("/tmp/build-via-sdist-ab12/pkg/out.txt",))
+    assert writer.is_step
+    assert writer.passed_over[0].startswith("`python3 hook.py` (in /tmp/build-via-sdist-ab12/pkg) ")
