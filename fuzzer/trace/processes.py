@@ -2,10 +2,10 @@
 
 Every process gets its exec chain, its working directory at its first exec (a fork that
 changes directory before it execs, as `subprocess.run(cwd=...)` does, runs its program
-there), its lifetime, exit
-status and the files it touched (the kinds of access are in `fuzzer.trace.process_model`,
-paths named as `fuzzer.trace.paths` names them). Threads are folded into their process (their children are the
-process's children), so a multithreaded driver still owns the jobs it spawns.
+there), its lifetime, exit status and the files it touched (the kinds of access are in
+`fuzzer.trace.process_model`, paths named as `fuzzer.trace.paths` names them). Threads
+are folded into their process (their children are the process's children), so a
+multithreaded driver still owns the jobs it spawns.
 """
 
 from __future__ import annotations
