@@ -5,8 +5,11 @@ onto fd 1 before its exec is where its program writes (`tar czf`, `gzip > x.tar.
 
 from __future__ import annotations
 
+import gzip
+
 from test_trace_steps import accesses, processes, trace
 
+from fuzzer.execute.step_replay import _failure
 from fuzzer.trace.writers import writer_of
 
 PYTHON = 'execve("/usr/bin/python3", ["python3", "configure.py"], 0x1 /* 1 vars */) = 0'
@@ -185,3 +188,13 @@ def test_a_writer_passed_over_says_it_ran_outside_the_tree():
     writer = writer_of(t, step, ("/tmp/build-via-sdist-ab12/pkg/out.txt",))
     assert writer.is_step
     assert writer.passed_over[0].startswith("`python3 hook.py` (in /tmp/build-via-sdist-ab12/pkg) ")
+
+
+def test_a_replay_that_printed_bytes_is_not_quoted(tmp_path):
+    """`sh -c gzip` replayed alone compressed nothing into its log: the evidence says so
+    instead of quoting gzip's header bytes into the report."""
+    log = tmp_path / "replay.log"
+    log.write_bytes(gzip.compress(b"", mtime=0))
+    assert _failure(0, log, idle=True).endswith(f": (binary output, {log.stat().st_size} bytes)")
+    log.write_text("cc1: fatal error: x.c: No such file or directory\n")
+    assert _failure(1, log).endswith(": cc1: fatal error: x.c: No such file or directory")
