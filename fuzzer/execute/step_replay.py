@@ -289,7 +289,10 @@ def _mtimes(moved: MovedMetadata | None, mtimes: list[int]) -> list[int]:
 
 def _failure(code: int | None, log: Path, idle: bool = False) -> str:
     """`idle`: it exited as traced but wrote none of its outputs (as if it found its work done)."""
-    lines = [line for line in log_tail(log, 50).splitlines() if line.strip()][:FAILURE_LINES]
+    tail = log_tail(log, 50)
+    lines = [line for line in tail.splitlines() if line.strip()][:FAILURE_LINES]
+    if "\x00" in tail:  # a program printing its product (gzip into a log): bytes, no message to quote
+        lines = [f"(binary output, {log.stat().st_size} bytes)"]
     status = "was killed (timeout)" if code is None else f"exited {code}"
     if idle:
         status = f"did no work: replay wrote none of its outputs ({status} as traced, so it checks nothing)"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from fuzzer.escaping import one_line
 from fuzzer.model import AuditResult
-from fuzzer.report.model import AuditSummary
+from fuzzer.report.model import AuditedStep, AuditSummary
 
 SHOWN = 20  # steps listed; the JSON report has every one
 
@@ -16,9 +18,11 @@ def audit_lines(audit: AuditSummary | None) -> list[str]:
     # what needs a reader goes first: twenty stable rows would hide a step that varied
     shown = sorted((s for s in audit.steps if s.result != AuditResult.LEFT),
                    key=lambda s: s.result == AuditResult.STABLE)
+    repeated = Counter((s.command, s.cwd) for s in audit.steps)
     for step in shown[:SHOWN]:
         last = f"last audit {step.last_audit}" if step.last_audit else "never audited before"
-        lines.append(f"  [{step.result}] {one_line(step.command)}  ({_writes(step.outputs)}in {step.cwd}; {last})")
+        where = f"in {step.cwd}" + (_run(step) if repeated[step.command, step.cwd] > 1 else "")
+        lines.append(f"  [{step.result}] {one_line(step.command)}  ({_writes(step.outputs)}{where}; {last})")
         if step.result != AuditResult.STABLE:
             lines.append(f"     {step.detail}")
     if len(shown) > SHOWN:
@@ -34,6 +38,13 @@ def summary_line(audit: AuditSummary) -> str:
             f"{audit.roots} varied, " + (f"{failed} failed to replay, " if failed else "")
             + f"{unreplayable} not replayable, {audit.left} left"
             + (f" ({audit.why_left})" if audit.why_left else ""))
+
+
+def _run(step: AuditedStep) -> str:
+    """Which run of a command that ran more than once in one directory a row is (Meson runs
+    its compiler sanity check twice): the occurrence its identity ends with, from 1."""
+    occurrence = step.identity.rpartition(" #")[2]
+    return f", run #{int(occurrence) + 1}" if occurrence.isdigit() else ""
 
 
 def _writes(outputs: list[str]) -> str:

@@ -34,9 +34,11 @@ TRACED_SYSCALLS = (
     "chdir", "fchdir", "getdents64",
     # copies (`cp`, shutil): the copy's bytes are the source's, so its writer is theirs
     "copy_file_range", "sendfile", "?sendfile64",
-    # what a process alone cannot be given back on replay: a piped stdin, the network.
-    # Shells dup2 a few times per command; none of these is called per file read.
-    "?dup2", "dup3", "connect",
+    # what a process alone cannot be given back on replay: a piped stdin, a stdout its fork
+    # set before exec (`tar czf` dups its pipe and the .tar.gz for gzip), the network.
+    # Shells dup2 a few times per command; none of these is called per file read (fcntl is
+    # 2-3% of the traced calls of a make + gcc build or a Python subprocess).
+    "dup", "?dup2", "dup3", "fcntl", "?fcntl64", "connect",
 )
 # fmt: on
 

@@ -10,8 +10,8 @@ Access kinds:
   mkdir   directory created (kept apart: two steps `mkdir -p` the same dir harmlessly)
   delete  unlinked, removed, or renamed away
   list    directory read with getdents64
-  stdout  fd 1 or 2 is this file (when the program fstats it, as stdio does): whose output
-          a shell redirect (`gen.py > x`) captured
+  stdout  fd 1 or 2 is this file (when the program fstats it, as stdio does, or its fork
+          dup'd the file there before exec): whose output a redirect (`gen.py > x`) captured
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Process:
     parent: int | None  # index of the parent process
     argv: tuple[str, ...]  # last exec's argv (inherited from the parent if it never exec'd)
     execs: tuple[tuple[str, ...], ...]  # argv of each of its own successful execs, in order
-    cwd: str  # working directory when it started
+    cwd: str  # working directory at its first exec, where its program ran (at its start if it never exec'd)
     start: float
     end: float
     exit_code: int | None
@@ -70,9 +70,13 @@ class LiveProcess:
     pid: int
     parent: int | None
     argv: tuple[str, ...]
-    cwd: str | None  # absolute
+    # A clone with CLONE_FS shares its working directory, one with CLONE_FILES its fd table
+    # (here: whether fd 0 is a pipe): each is a one-item cell, shared or copied at the clone
+    fs: list  # [absolute cwd, or None: not known yet]
     start: float
     start_cwd: str | None = None
+    exec_cwd: str | None = None  # the cwd at its first exec: a fork's chdir before exec (cwd=, `cd d && exec`)
+    fds: list = field(default_factory=lambda: [False])  # [stdin is a pipe]
     end: float = 0.0
     execs: list[tuple[str, ...]] = field(default_factory=list)
     env: tuple[str, ...] | None = None
@@ -82,8 +86,23 @@ class LiveProcess:
     # (kind, path, found) → [first time, last time, origin]: updated in place, frozen into
     # Access records when the process ends
     accesses: dict[tuple[str, str, bool], list] = field(default_factory=dict)
-    stdin_pipe: bool = False
     network: str | None = None
+
+    @property
+    def cwd(self) -> str | None:
+        return self.fs[0]
+
+    @cwd.setter
+    def cwd(self, path: str | None) -> None:
+        self.fs[0] = path
+
+    @property
+    def stdin_pipe(self) -> bool:
+        return self.fds[0]
+
+    @stdin_pipe.setter
+    def stdin_pipe(self, piped: bool) -> None:
+        self.fds[0] = piped
 
     @property
     def a_fork_of_make(self) -> bool:

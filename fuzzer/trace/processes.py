@@ -1,15 +1,18 @@
 """Process tree and file accesses from a stream of parsed strace records.
 
-Every process gets its exec chain, its working directory at start, its lifetime, exit
-status and the files it touched (the kinds of access are in `fuzzer.trace.process_model`,
-paths named as `fuzzer.trace.paths` names them). Threads are folded into their process (their children are the
-process's children), so a multithreaded driver still owns the jobs it spawns.
+Every process gets its exec chain, its working directory at its first exec (a fork that
+changes directory before it execs, as `subprocess.run(cwd=...)` does, runs its program
+there), its lifetime, exit status and the files it touched (the kinds of access are in
+`fuzzer.trace.process_model`, paths named as `fuzzer.trace.paths` names them). Threads
+are folded into their process (their children are the process's children), so a
+multithreaded driver still owns the jobs it spawns.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Iterable
 
 from fuzzer.trace.effects import EFFECTS, NO_EFFECT, Effect, failure_probe, pointer_blind
@@ -20,6 +23,8 @@ from fuzzer.trace.parse import CACHED_CALL_CHARS, CALL_CACHE_SIZE
 from fuzzer.trace.paths import UNKNOWN_CWD, PathNames
 
 ENV_CACHE_LIMIT = 256
+F_DUPFD = frozenset({"F_DUPFD", "F_DUPFD_CLOEXEC"})
+CLONE_FLAG = re.compile(r"\bCLONE_[A-Z_]+")
 UNREAD = object()
 
 
@@ -120,9 +125,12 @@ class ProcessTracker:
                 self.feed(record)
         return [self.frozen.get(proc.index) or self._freeze(proc) for proc in self.procs]
 
-    def _new(self, pid: int, parent: LiveProcess | None, argv: tuple[str, ...], cwd: str | None, start: float) -> LiveProcess:
-        proc = LiveProcess(len(self.procs), pid, parent.index if parent else None, argv, cwd, start, cwd, start)
-        proc.stdin_pipe = parent.stdin_pipe if parent else False  # a child inherits its parent's stdin
+    def _new(self, pid: int, parent: LiveProcess | None, argv: tuple[str, ...], cwd: str | None, start: float,
+             shared: frozenset[str] = frozenset()) -> LiveProcess:
+        proc = LiveProcess(len(self.procs), pid, parent.index if parent else None, argv, [cwd], start, cwd, start)
+        if parent is not None:  # a child inherits its parent's stdin; CLONE_FS/CLONE_FILES share, not copy
+            proc.fs = parent.fs if "CLONE_FS" in shared else proc.fs
+            proc.fds = parent.fds if "CLONE_FILES" in shared else [parent.stdin_pipe]
         self.procs.append(proc)
         self.live[pid] = proc
         return proc
@@ -146,7 +154,7 @@ class ProcessTracker:
             parent=proc.parent,
             argv=proc.argv,
             execs=tuple(proc.execs),
-            cwd=(self._relative(proc.start_cwd) or proc.start_cwd) if proc.start_cwd else ".",
+            cwd=self._cwd_name(proc.exec_cwd if proc.execs and proc.exec_cwd else proc.start_cwd),
             start=proc.start,
             end=proc.end,
             exit_code=code,
@@ -163,6 +171,10 @@ class ProcessTracker:
 
     # --- paths -------------------------------------------------------------------------
 
+    def _cwd_name(self, cwd: str | None) -> str:
+        """Workspace-relative, absolute outside it (a pip hook's /tmp/build-via-sdist-*)."""
+        return (self._relative(cwd) or cwd) if cwd else "."
+
     def _path(self, proc: LiveProcess, path_arg: str, dirfd_arg: str | None = None) -> str | None:
         at_cwd, base, path = self.paths.locate(proc.cwd, path_arg, dirfd_arg)
         if at_cwd:
@@ -174,6 +186,8 @@ class ProcessTracker:
         """An `AT_FDCWD</dir>` annotation: strace shows the live cwd, trust it over our tracking."""
         proc.cwd = base or proc.cwd
         proc.start_cwd = proc.start_cwd or proc.cwd
+        if proc.execs and proc.exec_cwd is None:  # a process whose start strace showed late
+            proc.exec_cwd = proc.cwd
 
     # --- recording -----------------------------------------------------------------------
 
@@ -215,6 +229,8 @@ class ProcessTracker:
             self._probe_failure(proc, call, path)
             return
         proc.argv = tuple(map(self.paths.unmoved, decode_array(args[1])))
+        if not proc.execs:
+            proc.exec_cwd = proc.cwd
         proc.execs.append(proc.argv)
         if proc.env is None and len(args) >= 3 and args[2].startswith("["):
             proc.env = self._environment(args[2])
@@ -297,12 +313,21 @@ class ProcessTracker:
             self._record(proc, "write", new, call.time, origin=old)
 
     def on_dup(self, proc: LiveProcess, call: Syscall) -> None:
-        """dup2/dup3 onto fd 0: whether standard input is now a pipe (`gen | sort`). Not the
-        pipe GNU make gives every parallel job but one, in the job's fork before its exec:
-        make closed its writing end, so it reads as empty, as a replay's /dev/null does."""
-        if len(call.args) >= 2 and call.ok and call.args[1].partition("<")[0] == "0":
+        """dup, dup2, dup3 or fcntl(F_DUPFD*) onto fd 0: whether standard input is now a pipe
+        (`gen | sort`; `tar czf` gives its gzip the pipe by a plain dup). Not the pipe GNU
+        make gives every parallel job but one, in the job's fork before its exec: make closed
+        its writing end, so it reads as empty, as a replay's /dev/null does. Onto fd 1 or 2
+        before the process's first exec: the file its program is started writing into (tar's
+        fork dups the .tar.gz it opened, then runs gzip), which its replay alone would not."""
+        duplicates = not call.name.startswith("fcntl") or (len(call.args) > 1 and call.args[1] in F_DUPFD)
+        if not (call.ok and call.args and duplicates):
+            return
+        if call.result == 0:
             piped = call.args[0].partition("<")[2].startswith(("pipe:", "socket:"))
             proc.stdin_pipe = piped and not proc.a_fork_of_make
+        elif call.result in (1, 2) and not proc.execs:
+            path = fd_path(call.args[0])
+            self._record(proc, "stdout", self._relative(path) if path else None, call.time)
 
     def on_connect(self, proc: LiveProcess, call: Syscall) -> None:
         if len(call.args) >= 2 and proc.network is None and (call.ok or call.errno == "EINPROGRESS"):
@@ -314,11 +339,12 @@ class ProcessTracker:
         if not call.ok or call.result == 0:
             return
         child = call.result
-        if any("CLONE_THREAD" in arg for arg in call.args):
+        flags = frozenset(CLONE_FLAG.findall(" ".join(call.args)))
+        if "CLONE_THREAD" in flags:  # a thread's chdir is its process's (CLONE_FS, as pthreads clone)
             self.thread_leader[child] = proc.pid
         else:
             self.thread_leader.pop(child, None)  # a dead thread's id, reused
-            self._new(child, proc, proc.argv, proc.cwd, call.time)
+            self._new(child, proc, proc.argv, proc.cwd, call.time, flags)
         for record in self.orphans.pop(child, ()):
             self.feed(record)
 
@@ -341,7 +367,7 @@ HANDLERS = {
     **dict.fromkeys(("unlink", "unlinkat", "rmdir"), ProcessTracker.on_delete),
     **dict.fromkeys(("clone", "clone3", "fork", "vfork"), ProcessTracker.on_clone),
     **dict.fromkeys(("copy_file_range", "sendfile", "sendfile64"), ProcessTracker.on_copy),
-    **dict.fromkeys(("dup2", "dup3"), ProcessTracker.on_dup),
+    **dict.fromkeys(("dup", "dup2", "dup3", "fcntl", "fcntl64"), ProcessTracker.on_dup),
     "connect": ProcessTracker.on_connect,
 }
 

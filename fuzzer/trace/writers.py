@@ -202,7 +202,9 @@ def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...], made_from: 
         reason = _why_not_replayable(trace, unit, mtimes) or _unopened(trace, unit, {s.path for s in sources})
         if reason is None:
             break
-        passed_over.append(f"`{command_of(_argv(trace.processes[unit]))}` {reason}")
+        proc = trace.processes[unit]  # where it ran, when not where its step did (a pip hook in /tmp)
+        where = f" (in {proc.cwd})" if proc.cwd != step.cwd else ""
+        passed_over.append(f"`{command_of(_argv(proc))}`{where} {reason}")
         unit = trace.processes[unit].parent  # type: ignore[assignment]
     return _writer(trace, step, unit, tuple(sorted({s.path for s in sources})), tuple(passed_over))
 

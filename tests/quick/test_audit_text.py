@@ -61,3 +61,13 @@ def test_the_markdown_summary_has_the_audit_and_its_odd_steps():
     assert "2 of 3 steps replayed alone" in section
     assert "- **varies**: gen \\| sort (in .): why" in section and "cp a b" not in section
     assert "left for later campaigns: 1 step (1 last audited 2026-12-01T04:50:06)" in section
+
+
+def test_two_runs_of_one_command_in_one_directory_are_told_apart():
+    """Meson runs its compiler sanity check twice in meson-private: one row per run."""
+    check = "cc sanitycheckc.c -o sanitycheckc.exe"
+    steps = [AuditedStep(f"{check} (in private) #{n}", check, "private", [], result, "why")
+             for n, result in ((0, AuditResult.NOT_REPLAYABLE), (1, AuditResult.STABLE))]
+    steps.append(step("gen", AuditResult.STABLE, ["a"]))
+    rows = [row for row in audit_lines(summary(steps))[2:] if row.startswith("  [")]
+    assert [row.split("(")[-1].split(";")[0] for row in rows] == ["in private, run #1", "in private, run #2", "for a"]
