@@ -136,6 +136,16 @@ class AuditSummary(Model):
     steps: list[AuditedStep] = []
 
 
+class AxisBound(Model):
+    """What the drawn runs with a seed of one axis's own (a `--shuffle` seed, a hash seed)
+    say of it: `rate` counts those that failed or differed from the reference, `seen` of
+    `builds`, with its exact interval, and with none, `upper_bound` (as the verdict's)."""
+
+    axis: str  # its name, as in --axes and --vary
+    label: str  # for people
+    rate: Rate
+
+
 class Report(Model):
     """What a campaign found (docs/contracts.md, "The JSON report")."""
 
@@ -160,8 +170,14 @@ class Report(Model):
     findings: list[Finding] = []  # this campaign's, and those it found fixed
     packages: list[PackageFile] = []  # the package files compared
     confidence: Rate = {}  # diverging builds of the successful perturbed ones, with their bound
+    axis_bounds: list[AxisBound] = []  # each axis whose samples are seeds: its own count and bound
     audit: AuditSummary | None = None  # the step audit, with --check-steps
     schema: int = SCHEMA  # written first (json_format): what a reader checks before anything else
+
+    @property
+    def bounds(self) -> list[str]:
+        """What the counts say, for reading: the verdict's bound, then each seeded axis's."""
+        return ([self.confidence["text"]] if self.confidence else []) + [b.rate["text"] for b in self.axis_bounds]
 
     @property
     def reproducible(self) -> bool:

@@ -19,7 +19,7 @@ HEADLINES = {Verdict.REFERENCE_FAILED: "REFERENCE BUILD FAILED", Verdict.INCONCL
 
 def render(report: Report) -> str:
     aside = set_aside_line(report.packages)
-    lines = [_verdict(report)] + ([report.confidence["text"]] if report.confidence else []) \
+    lines = [_verdict(report)] + report.bounds \
         + ([f"packages: {aside}"] if aside else []) + [""]
     if report.divergent_artifacts:
         lines.append(f"divergent artifacts ({len(report.divergent_artifacts)} of {report.artifacts_checked} checked):")
