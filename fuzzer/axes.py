@@ -299,7 +299,7 @@ class _Draws:
     def __init__(self, rng: random.Random, varied: tuple[Axis, ...]):
         self.rng, self.varied, self.runs = rng, varied, 0
         self.used = {a.name: set(a.extremes) for a in varied if a.fresh}
-        self.sampled = {a.name: 0 for a in varied if a.share}
+        self.varying = {a.name: 0 for a in varied if a.share}
 
     def sample(self, axis: Axis) -> str:
         value = axis.sample(self.rng)
@@ -315,9 +315,9 @@ class _Draws:
             if not axis.share:
                 continue
             value = dict(p.variations).get(axis.name)
-            if value is None and self.sampled[axis.name] < math.floor(self.runs * axis.share + 1e-9):
+            if value is None and self.varying[axis.name] < math.floor(self.runs * axis.share + 1e-9):
                 p = p.with_variation(axis.name, value := self.sample(axis))
-            self.sampled[axis.name] += value is not None
+            self.varying[axis.name] += value is not None
         return Planned(p, planned.reason)
 
 

@@ -64,3 +64,18 @@ def test_the_schedule_is_a_function_of_its_seed_and_leaves_the_schedule_axes_alo
     core = [(p.jobs, p.cpus, p.jitter, p.seed) for p in [*first[:head], *first[head + inserted:]]]
     plain = list(itertools.islice(schedule(space, seed), len(core)))
     assert core == [(p.jobs, p.cpus, p.jitter, p.seed) for p in plain]
+
+
+ENVIRONMENT = tuple(axes.BY_NAME[n] for n in ("tz", "umask", "buildpath", "hashseed"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(spaces, st.integers(0, 2**32), st.integers(0, 30))
+def test_with_promised_axes_the_share_holds_once_every_extreme_has_room(space, seed, more):
+    """A --runs too short for the extremes and one run per --vary axis pulls those runs
+    forward (plan.fit); with room for them, a third of the drawn runs still shuffle."""
+    varied = (SHUFFLE, *ENVIRONMENT)
+    runs = 1 + len(phases(space, seed)[1]) + sum(len(a.extremes) for a in varied) + more
+    plan = explore_plan(axes.planned(space, seed, varied), runs, axes.promised(varied))
+    drawn = [p for p in plan[1:] if p.reason in (Reason.EXTREME, Reason.SAMPLE)]
+    assert len(shuffles(drawn)) >= len(drawn) // 3
