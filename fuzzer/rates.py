@@ -152,17 +152,22 @@ def axis_bounds(report: Report, axes: tuple[Axis, ...] = AXES) -> list[AxisBound
     if not report.runs or report.runs[0].status != RunStatus.OK:
         return []
     bounds = []
-    for axis in axes:
-        trials = [r for r in drawn(report.runs) if _sampled(axis, r)]
-        if axis.fresh and trials:
+    for axis in (a for a in axes if a.fresh):
+        trials = list(_first_with_each_seed(axis, drawn(report.runs)).values())
+        if trials:
             count = Count(sum(r.status != RunStatus.OK or r.group != report.runs[0].group for r in trials), len(trials))
             bounds.append(AxisBound(axis.name, axis.label, structs.to_data(_axis_rate(axis, count))))
     return bounds
 
 
-def _sampled(axis: Axis, run: RunSummary) -> bool:
-    value = run.perturbation.get("variations", {}).get(axis.name)
-    return value is not None and value not in axis.extremes
+def _first_with_each_seed(axis: Axis, runs: list[RunSummary]) -> dict[str, RunSummary]:
+    """Seed → the first run that took it: a repeat of a seed is not another trial."""
+    firsts: dict[str, RunSummary] = {}
+    for run in runs:
+        value = run.perturbation.get("variations", {}).get(axis.name)
+        if value is not None and value not in axis.extremes:
+            firsts.setdefault(value, run)
+    return firsts
 
 
 def _axis_rate(axis: Axis, count: Count) -> Rate:
@@ -173,8 +178,8 @@ def _axis_rate(axis: Axis, count: Count) -> Rate:
                 f"{percent_above(bound)} of {noun} or more would have shown at {CONFIDENCE:.0%}")
         return count.rate(text, "exact one-sided bound for 0 of n", upper_bound=round(bound, 6))
     low, high = interval(count.seen, n)
-    return count.rate(f"{axis.name}: {count.seen} of {n} {noun} failed or diverged "
-                      f"({CONFIDENCE:.0%} interval {percent(low)}–{percent(high)})", upper_bound=None)
+    return count.rate(f"{axis.name}: {count.seen} of {n} {noun} failed or diverged, whatever the cause (the findings "
+                      f"name it) ({CONFIDENCE:.0%} interval {percent(low)}–{percent(high)})", upper_bound=None)
 
 
 def pooled_text(seen: int, builds: int, campaigns: int) -> str:

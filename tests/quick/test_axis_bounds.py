@@ -36,7 +36,7 @@ def _bound(report: Report, name: str = "shuffle"):
 def test_only_drawn_runs_with_a_seed_of_their_own_count():
     runs = [_run(0), _run(1, "reverse", reason="extreme"), _run(2, "11"), _run(3, "12", status="failed"),
             _run(4, "13", group="B"), _run(5, "14", reason="target"), _run(6, "15", reason="remembered"),
-            _run(7), _run(8, "16", reason="extreme")]
+            _run(7), _run(8, "16", reason="extreme"), _run(9, "11", status="failed", reason="repeat")]
     bound = _bound(_report(runs))
     assert (bound.axis, bound.rate["seen"], bound.rate["builds"]) == ("shuffle", 2, 4)
     low, high = interval(2, 4)
