@@ -25,6 +25,7 @@ name means the reference value (the build's own environment, untouched).
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import re
 from dataclasses import dataclass, replace
@@ -67,6 +68,10 @@ class Axis:
     setup: Callable[[str, Path], contextlib.AbstractContextManager] | None = None  # around the build (mounts)
     requires: Callable[[], str | None] = lambda: None  # None when usable here, else why not
     values: str = ""  # what `--vary NAME=VALUE` accepts, for messages
+    # what a sample is when every sample is a fresh seed, never drawn twice ("seeds"); such
+    # an axis's sampled runs are independent trials, and the report gives them their own bound
+    fresh: str = ""
+    share: float = 0.0  # the least share of the drawn runs that vary it (fuzzer.axes.planned)
 
     def value(self, p: Perturbation) -> str:
         return dict(p.variations).get(self.name, REFERENCE)
@@ -159,9 +164,10 @@ def _reset_variation(name: str):
 
 
 def _variation(name: str, label: str, group: str, extremes: tuple[str, ...], sample, values: str,
-               apply=None, setup=None, requires=lambda: None) -> Axis:
+               apply=None, setup=None, requires=lambda: None, fresh: str = "", share: float = 0.0) -> Axis:
     facet = ((name, lambda p: dict(p.variations).get(name, "as given")),)
-    return Axis(name, label, group, facet, _reset_variation(name), extremes, sample, apply, setup, requires, values)
+    return Axis(name, label, group, facet, _reset_variation(name), extremes, sample, apply, setup, requires, values,
+                fresh, share)
 
 
 def _seed(rng: random.Random) -> str:
@@ -176,9 +182,10 @@ AXES: tuple[Axis, ...] = (
     Axis("cpus", "CPUs", SCHEDULE, (("cpus", lambda p: p.ncpus), ("cpu set", lambda p: format_cpus(p.cpus))),
          _reset_field("cpus")),
     Axis("jitter", "jitter", SCHEDULE, (("jitter", lambda p: p.jitter > 0),), _reset_field("jitter")),
-    _variation("shuffle", "make prerequisite order", ORDER, ("reverse",),
-               lambda rng: rng.choice(("reverse", _seed(rng))), "reverse or a seed",
-               apply=_make_flag, requires=make.shuffle_unavailable),
+    # `reverse` is one fixed order: tried once, as the extreme; every sample is a new seed,
+    # and a third of the drawn runs shuffle (one seed in three broke a Debian package at -j1)
+    _variation("shuffle", "make prerequisite order", ORDER, ("reverse",), _seed, "reverse or a seed",
+               apply=_make_flag, requires=make.shuffle_unavailable, fresh="seeds", share=1 / 3),
     _variation("dirorder", "directory entry order", ORDER, ("reverse",),
                lambda rng: rng.choice(("reverse", "shuffle")), "reverse or shuffle",
                setup=_disordered, requires=disorderfs.unavailable),
@@ -193,14 +200,14 @@ AXES: tuple[Axis, ...] = (
                apply=_elsewhere, requires=lambda: unshare.unavailable() or None),
     _variation("hostname", "host name", ENVIRONMENT, ("buildfuzz-host",), lambda rng: f"host-{_seed(rng)}",
                "a host name", apply=_wrapped(lambda name, argv: unshare.with_hostname(name, argv)),
-               requires=unshare.hostname_unavailable),
+               requires=unshare.hostname_unavailable, fresh="host names"),
     _variation("home", "HOME and user name", ENVIRONMENT, ("/nonexistent/buildfuzz",),
                lambda rng: f"/nonexistent/{_seed(rng)}", "a directory path",
-               apply=_with_env(HOME="{}", USER="buildfuzz", LOGNAME="buildfuzz")),
+               apply=_with_env(HOME="{}", USER="buildfuzz", LOGNAME="buildfuzz"), fresh="home directories"),
     _variation("aslr", "address-space randomisation", ENVIRONMENT, ("off",), lambda rng: "off", "off",
                apply=_wrapped(_aslr), requires=lambda: None if setarch.available() else "setarch -R is not usable"),
     _variation("hashseed", "Python hash seed", ENVIRONMENT, ("0",), _seed, "a whole number",
-               apply=_with_env(PYTHONHASHSEED="{}")),
+               apply=_with_env(PYTHONHASHSEED="{}"), fresh="seeds"),
     _variation("clock", "clock offset", ENVIRONMENT, ("+397d",), lambda rng: rng.choice(CLOCK_OFFSETS),
                "an offset such as +397d or -3650d", apply=_wrapped(_clock),
                requires=lambda: None if faketime.available() else faketime.missing()),
@@ -267,19 +274,51 @@ def planned(space: Space, seed: int, varied: tuple[Axis, ...]) -> Iterator[Plann
     """plan's schedule, with the order and environment axes added: after the schedule's
     extremes, one run per axis extreme (at the most parallel setting), then each sample
     varies each axis half the time. They draw from their own random stream, so the
-    schedule axes' values are the same with or without them."""
+    schedule axes' values are the same with or without them. An axis with a share varies at
+    least that share (rounded down) of every prefix of the runs after the reference: a run
+    that would leave it short takes a fresh sample, an extreme too."""
     first, extremes, samples = phases(space, seed)
-    rng = random.Random(f"{seed}/variations")
+    draw = _Draws(random.Random(f"{seed}/variations"), varied)
     yield Planned(first, Reason.REFERENCE)
-    yield from (Planned(p, Reason.EXTREME) for p in extremes)
+    yield from (draw.keep_shares(Planned(p, Reason.EXTREME)) for p in extremes)
     for axis in varied:
         for value in axis.extremes:
-            yield Planned(Perturbation(space.jobs[1], space.cpus).with_variation(axis.name, value), Reason.EXTREME)
+            p = Perturbation(space.jobs[1], space.cpus).with_variation(axis.name, value)
+            yield draw.keep_shares(Planned(p, Reason.EXTREME))
     for p in samples:
         for axis in varied:
-            if rng.random() < VARY_CHANCE:
-                p = p.with_variation(axis.name, axis.sample(rng))
-        yield Planned(p, Reason.SAMPLE)
+            if draw.rng.random() < VARY_CHANCE:
+                p = p.with_variation(axis.name, draw.sample(axis))
+        yield draw.keep_shares(Planned(p, Reason.SAMPLE))
+
+
+class _Draws:
+    """The order and environment axes' random stream, the fresh values each has drawn, and
+    how many drawn runs varied each axis that has a share."""
+
+    def __init__(self, rng: random.Random, varied: tuple[Axis, ...]):
+        self.rng, self.varied, self.runs = rng, varied, 0
+        self.used = {a.name: set(a.extremes) for a in varied if a.fresh}
+        self.varying = {a.name: 0 for a in varied if a.share}
+
+    def sample(self, axis: Axis) -> str:
+        value = axis.sample(self.rng)
+        while value in self.used.get(axis.name, ()):  # a fresh axis never draws a value twice
+            value = axis.sample(self.rng)
+        self.used.get(axis.name, set()).add(value)
+        return value
+
+    def keep_shares(self, planned: Planned) -> Planned:
+        self.runs += 1
+        p = planned.perturbation
+        for axis in self.varied:
+            if not axis.share:
+                continue
+            value = dict(p.variations).get(axis.name)
+            if value is None and self.varying[axis.name] < math.floor(self.runs * axis.share + 1e-9):
+                p = p.with_variation(axis.name, value := self.sample(axis))
+            self.varying[axis.name] += value is not None
+        return Planned(p, planned.reason)
 
 
 def promised(varied: tuple[Axis, ...]) -> tuple[str, ...]:

@@ -22,8 +22,10 @@ import msgspec
 from fuzzer import findings, structs
 from fuzzer.plan import Reason
 from fuzzer.model import Culprit, Hazard, RunStatus, Verdict
-from fuzzer.report.model import ArtifactFinding, Report, RunSummary
-from fuzzer.stats import CONFIDENCE, interval, percent_above_tenth, rate_text, upper_bound_zero
+from fuzzer.axes import AXES, Axis
+from fuzzer.report.model import ArtifactFinding, AxisBound, Report, RunSummary
+from fuzzer.stats import (CONFIDENCE, interval, percent, percent_above, percent_above_tenth, rate_text,
+                          upper_bound_zero)
 
 METHOD = "exact binomial (Clopper-Pearson)"
 CHOSEN = frozenset({Reason.REMEMBERED.value, Reason.TARGET.value, Reason.CONTROL.value})
@@ -141,6 +143,43 @@ def verdict_confidence(report: Report) -> dict:
         return structs.to_data(count.rate(text, "exact one-sided bound for 0 of n", upper_bound=round(bound, 6)))
     return structs.to_data(count.rate(f"{rate_text(count.seen, count.builds)} diverged from the reference{aside}",
                                       upper_bound=None))
+
+
+def axis_bounds(report: Report, axes: tuple[Axis, ...] = AXES) -> list[AxisBound]:
+    """Each axis whose samples are seeds, for the drawn runs that took one (its extremes,
+    such as `shuffle=reverse`, are one fixed value, not a trial): how many failed or
+    differed from the reference, and with none, the exact bound that count earns."""
+    if not report.runs or report.runs[0].status != RunStatus.OK:
+        return []
+    bounds = []
+    for axis in (a for a in axes if a.fresh):
+        trials = list(_first_with_each_seed(axis, drawn(report.runs)).values())
+        if trials:
+            count = Count(sum(r.status != RunStatus.OK or r.group != report.runs[0].group for r in trials), len(trials))
+            bounds.append(AxisBound(axis.name, axis.label, structs.to_data(_axis_rate(axis, count))))
+    return bounds
+
+
+def _first_with_each_seed(axis: Axis, runs: list[RunSummary]) -> dict[str, RunSummary]:
+    """Seed → the first run that took it: a repeat of a seed is not another trial."""
+    firsts: dict[str, RunSummary] = {}
+    for run in runs:
+        value = run.perturbation.get("variations", {}).get(axis.name)
+        if value is not None and value not in axis.extremes:
+            firsts.setdefault(value, run)
+    return firsts
+
+
+def _axis_rate(axis: Axis, count: Count) -> Rate:
+    n, noun = count.builds, axis.fresh
+    if count.seen == 0:
+        bound = upper_bound_zero(n)
+        text = (f"{axis.name}: {n} {noun}, none failed or diverged: a failure or divergence showing with "
+                f"{percent_above(bound)} of {noun} or more would have shown at {CONFIDENCE:.0%}")
+        return count.rate(text, "exact one-sided bound for 0 of n", upper_bound=round(bound, 6))
+    low, high = interval(count.seen, n)
+    return count.rate(f"{axis.name}: {count.seen} of {n} {noun} failed or diverged, whatever the cause (the findings "
+                      f"name it) ({CONFIDENCE:.0%} interval {percent(low)}–{percent(high)})", upper_bound=None)
 
 
 def pooled_text(seen: int, builds: int, campaigns: int) -> str:

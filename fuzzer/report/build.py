@@ -121,7 +121,8 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         findings=findings,
         audit=localization.audit if localization else None,
     )
-    return finding_ids.with_ids(msgspec.structs.replace(report, confidence=rates.verdict_confidence(report)))
+    return finding_ids.with_ids(msgspec.structs.replace(report, confidence=rates.verdict_confidence(report),
+                                                        axis_bounds=rates.axis_bounds(report)))
 
 
 def _summary(record: RunRecord, label: Label, overlapped_with: list[int]) -> RunSummary:

@@ -179,8 +179,7 @@ def _failure(message: str, kind: str, lines: list[str], tag: str = "failure") ->
 def _summary(report: Report) -> str:
     lines = [f"verdict: {report.verdict}", f"command: {report.command}",
              f"artifacts compared: {report.artifacts_checked}"]
-    if report.confidence:
-        lines.append(f"confidence: {report.confidence['text']}")
+    lines += [f"confidence: {text}" for text in report.bounds]
     if aside := set_aside_line(report.packages):
         lines.append(f"packages: {aside}")
     if kept := bookkeeping_line(report.bookkeeping):

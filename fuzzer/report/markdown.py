@@ -45,7 +45,7 @@ def _headline(report: Report) -> str:
              f"{report.artifacts_checked} artifacts diverge", f"seed {report.seed}"]
     if report.exit_reason:
         facts.append(_esc(report.exit_reason))
-    bound = f"\n\n{_esc(report.confidence['text'])}" if report.confidence else ""
+    bound = "".join(f"\n\n{_esc(text)}" for text in report.bounds)
     aside = set_aside_line(report.packages)
     return (f"## buildfuzz: {icon} {_esc(report.verdict)}\n\n"
             f"{' · '.join(facts)}{bound}\n\nCommand: {_esc(report.command)}"

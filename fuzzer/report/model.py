@@ -153,6 +153,16 @@ class AuditSummary(Model):
     steps: list[AuditedStep] = []
 
 
+class AxisBound(Model):
+    """What the drawn runs with a seed of one axis's own (a `--shuffle` seed, a hash seed)
+    say of it: `rate` counts those that failed or differed from the reference, `seen` of
+    `builds`, with its exact interval, and with none, `upper_bound` (as the verdict's)."""
+
+    axis: str  # its name, as in --axes and --vary
+    label: str  # for people
+    rate: Rate
+
+
 class Report(Model):
     """What a campaign found (docs/contracts.md, "The JSON report")."""
 
@@ -178,8 +188,14 @@ class Report(Model):
     packages: list[PackageFile] = []  # the package files compared
     bookkeeping: Bookkeeping = msgspec.field(default_factory=Bookkeeping)  # build systems' own files that differed
     confidence: Rate = {}  # diverging builds of the successful perturbed ones, with their bound
+    axis_bounds: list[AxisBound] = []  # each axis whose samples are seeds: its own count and bound
     audit: AuditSummary | None = None  # the step audit, with --check-steps
     schema: int = SCHEMA  # written first (json_format): what a reader checks before anything else
+
+    @property
+    def bounds(self) -> list[str]:
+        """What the counts say, for reading: the verdict's bound, then each seeded axis's."""
+        return ([self.confidence["text"]] if self.confidence else []) + [b.rate["text"] for b in self.axis_bounds]
 
     @property
     def reproducible(self) -> bool:

@@ -20,7 +20,7 @@ HEADLINES = {Verdict.REFERENCE_FAILED: "REFERENCE BUILD FAILED", Verdict.INCONCL
 
 def render(report: Report) -> str:
     aside, kept = set_aside_line(report.packages), bookkeeping_line(report.bookkeeping)
-    lines = [_verdict(report)] + ([report.confidence["text"]] if report.confidence else []) \
+    lines = [_verdict(report)] + report.bounds \
         + ([f"packages: {aside}"] if aside else []) + ([f"bookkeeping: {kept}"] if kept else []) + [""]
     if report.divergent_artifacts:
         lines.append(f"divergent artifacts ({len(report.divergent_artifacts)} of {report.artifacts_checked} checked):")
