@@ -206,9 +206,10 @@ def _by_recipe(hazards: list[tuple[Hazard, tuple[str, str] | None]],
         if recipe is not None:
             kept = out[merged[recipe]]
             out[merged[recipe]] = structs.replace(
-                kept, steps=sorted({*kept.steps, *hazard.steps}), runs=list(dict.fromkeys((*kept.runs, *hazard.runs))))
-    for recipe, at in merged.items():
-        everything = sorted(files[recipe] | set(out[at].files))
+                kept, files=list(dict.fromkeys((*kept.files, *hazard.files))), steps=sorted({*kept.steps, *hazard.steps}),
+                runs=list(dict.fromkeys((*kept.runs, *hazard.runs))))
+    for recipe, at in merged.items():  # the files in conflict first (`file` is the first), then the rest it wrote
+        everything = [*out[at].files, *sorted(files[recipe] - set(out[at].files))]
         out[at] = structs.replace(out[at], files=everything,
                                   detail=f"{out[at].detail}, each run writing {', '.join(everything)}")
     return out
