@@ -12,7 +12,11 @@ Conflicts seen overlapping come first, then near misses, closest first.
 
 A divergence proves the hold caused it only against a control: the same settings
 without any hold (one run, right after the first target) must match the reference, and the held
-run must differ in the conflict's file or in what the step that went first wrote. Then
+run must differ in the conflict's file or in what the step that went first wrote, where no run
+without a hold differed. A held run that fails confirms a conflict only when the step that
+failed is one of its two (the target make or ninja says it failed is one of their outputs) and
+no run without a hold failed on that target: holding a directory's maker makes every
+compile into it fail, which says nothing of a third step that merely writes next to it. Then
 the conflict is reported as a **confirmed** hazard with its own replay command; a build
 that differs anyway (an intrinsic generator, a race that needs no help) confirms nothing.
 """
@@ -23,7 +27,7 @@ import os
 from dataclasses import dataclass
 
 from fuzzer.execute import hold
-from fuzzer.execute.logs import error_lines
+from fuzzer.execute.logs import any_target_of, error_lines, failed_targets
 from fuzzer.plan import Perturbation, Planned, Reason, with_guided
 from fuzzer.model import Hazard, HazardStatus
 from fuzzer.trace.hazards import DUPLICATE, LISTING_RACE, MKDIR_RACE, OVERLAP, WRITE_WRITE, conflicts
@@ -42,6 +46,7 @@ class Flip:
     file: str
     other: str  # command of the step that should go first
     telling: tuple[str, ...]  # files whose change shows this flip: the conflict's, and what `other` wrote
+    parties: tuple[str, ...] = ()  # what the two steps wrote: a failed target among them is theirs
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,7 @@ def targets(trace: BuildTrace, base: Perturbation, limit: int = MAX_TARGETS) -> 
         if first.argv == second.argv:
             continue
         flip = Flip(conflict.type, conflict.file, second.command,
-                    tuple(sorted({conflict.file.rstrip("/"), *second.writes})))
+                    tuple(sorted({conflict.file.rstrip("/"), *second.writes})), tuple(sorted({*first.writes, *second.writes})))
         rank = (conflict.relation != OVERLAP, max(0.0, second.start - first.end), conflict.file)
         by_step.setdefault(hold.argv_hash(first.argv), []).append((rank, flip, wait, first))
     found = []
@@ -135,13 +140,16 @@ def manifested(target: Target, differing: list[str] | None, log: str = "",
     """The flips the held run showed. `differing`: files that differ from the reference;
     None when the build failed (the control did not): then its log must name the flip's
     file and a file of the step that went first (`parser.h` and `lexer.o`, not just the
-    header every compile reads). `unheld`: files a run without a hold differed in too; a
-    held run's difference there is no evidence of the hold (a build date that the control
-    matched only because it ran in the reference's clock second)."""
+    header every compile reads), and the target the driver says failed must be one of the
+    flip's two steps' outputs. `unheld`: files runs without a hold differed in or failed
+    on; a held run's difference or failure there is no evidence of the hold (a build date
+    that the control matched only because it ran in the reference's clock second)."""
     if differing is None:
         errors = error_lines(log)  # make echoes every command: only what failed counts
         named = lambda f: os.path.basename(f.rstrip("/")) in errors
-        return [f for f in target.flips if named(f.file) and any(named(t) for t in f.telling if t != f.file)]
+        failed = failed_targets(log)
+        return [f for f in target.flips if named(f.file) and any(named(t) for t in f.telling if t != f.file)
+                and (not failed or any_target_of(failed - unheld, f.parties))]
     return [f for f in target.flips if any(t in f.telling and t not in unheld for t in differing)]
 
 

@@ -64,6 +64,7 @@ class Expect(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     hazards: Hazards | None = None  # at most this many
     failures: Flag | None = None
     writer: Text | None = None  # substring of the top culprit's writer process (inside its step)
+    other_step: Text | None = None  # substring of the top culprit's other party (the step it raced)
     members: Texts = ()  # members that must be named as differing in content (a path or its tail)
     metadata_only: Texts = ()  # artifacts whose variants must differ only in metadata
     metadata_stabilized_by: Text | None = None  # what must make those metadata-only artifacts identical

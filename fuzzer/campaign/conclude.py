@@ -12,6 +12,7 @@ from fuzzer.campaign.audit_phase import audit_steps, drop_kept_tree, with_audit
 from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, with_own_executor
 from fuzzer.compare import Comparison, compare
 from fuzzer.config import MIN_SUCCESSFUL, UsageError, shown
+from fuzzer.execute.logs import failed_targets
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain.audit_run import AuditOutcome
 from fuzzer.explain.budget import localization_budget
@@ -56,11 +57,17 @@ def _confirm_targets(campaign: Campaign, localization):
             for i, target in campaign.targets.items() if i < len(campaign.runs) and (run := campaign.runs[i])]
     matched = control is not None and not campaign.differs_from_reference(control)
     unheld = frozenset(path for i, run in enumerate(campaign.runs[1:], start=1) if i not in campaign.targets
-                       for path in _differing_files(campaign, run) or ())
+                       for path in _shown_without_hold(campaign, run))
     store = str(campaign.config.store)
     hazards = guided.confirm(list(localization.hazards), held, matched, unheld,
                              lambda t: replay_commands.of_perturbation(store, campaign.id, t.perturbation))
     return replace(localization, hazards=tuple(hazards))
+
+
+def _shown_without_hold(campaign: Campaign, record: RunRecord) -> list[str] | set[str]:
+    """What a run without a hold showed: the files it differed in, or the targets it failed on."""
+    differing = _differing_files(campaign, record)
+    return failed_targets(record.log_tail) if differing is None else differing
 
 
 def _differing_files(campaign: Campaign, record: RunRecord) -> list[str] | None:

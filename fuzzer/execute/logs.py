@@ -11,10 +11,13 @@ TAIL_BYTES = 64 << 10  # where a failed build's first error lines are looked for
 SUMMARY_LINES = 5
 LOG_LIMIT = 1 << 20  # keep the last MiB of a build's output
 # what a failing build says, as opposed to the commands make echoes (`-Werror` is no error)
-ERROR_LINE = re.compile(r"\berror\b|\*\*\*|fatal|no such file|not found|cannot|nonexistent", re.IGNORECASE)
+ERROR_LINE = re.compile(r"\berror\b|\*\*\*|fatal|no such file|not found|cannot|nonexistent|(?-i:^FAILED: )",
+                        re.IGNORECASE)  # ninja: `FAILED: main.o`
 # why it failed, as a summary quotes it: `error:`, `No such file`, make's `Error N`, `ld: cannot find`
 FAILURE_LINE = re.compile(r"\berror\b|no such file|no rule to make|undefined reference|\bcannot\b|\bfatal\b",
                           re.IGNORECASE)
+# the target whose recipe failed: make's `*** [Makefile:9: lexer.o] Error 1`, ninja's `FAILED: lexer.o`
+FAILED_TARGET = re.compile(r"\*\*\* \[(?:[^\]:]*:\d+: )?([^\]]+)\] Error|^FAILED: (\S+)", re.MULTILINE)
 SKIPPED = "[...]"  # between the first error lines and the last lines, when lines lie between them
 
 
@@ -74,3 +77,13 @@ def error_lines(text: str) -> str:
     """The lines of a build log that report a failure, not the commands it echoed."""
     return "\n".join(line for line in text.splitlines() if ERROR_LINE.search(line))
 
+
+def failed_targets(text: str) -> set[str]:
+    """The targets a build driver (make, ninja) said it failed to make, as it named them."""
+    return {make or ninja for make, ninja in FAILED_TARGET.findall(text)}
+
+
+def any_target_of(targets: set[str], paths) -> bool:
+    """Whether a target a driver named (relative to where it ran: a sub-make's `x.o` for
+    `sub/x.o`) is one of `paths`."""
+    return any(p == t or p.endswith("/" + t) for t in targets for p in paths)

@@ -109,7 +109,8 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     roots = find_roots(reference_trace, divergent_trace, differing,
                        builds.selection.everything(pair.divergent.manifest).entries.keys() - differing)
     shown = mark_manifest(found, comparison, failures, roots,
-                          labels[1 + next(i for i, (a, _) in enumerate(attempts) if a is pair.divergent)])
+                          labels[1 + next(i for i, (a, _) in enumerate(attempts) if a is pair.divergent)],
+                          reference_trace)
     if not pair.divergent.ok:  # what a failed build never got to is a consequence, not a cause
         roots = [r for r in roots if r.div is not None]
     # before any replay rewrites the traced tree
@@ -284,10 +285,12 @@ def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tup
             note = (f"the failure did not reappear in {tried} traced reruns; the culprit comes from run {index}'s "
                     "log read against the traced reference build")
             found = _with_log_hazard(hazards, finding.hazard)
-            return Localization((finding.culprit,), mark_manifest(found, comparison, failures), (note,), traced=True)
+            return Localization((finding.culprit,), mark_manifest(found, comparison, failures, reference=reference_trace),
+                                (note,), traced=True)
     note = (f"not enough evidence to name a step: the divergence did not reappear in {tried} traced reruns"
             + (" and the failed runs' logs name no file the build generates" if comparison.failed else ""))
-    return Localization(hazards=mark_manifest(hazards, comparison, failures), notes=(note,), traced=True)
+    return Localization(hazards=mark_manifest(hazards, comparison, failures, reference=reference_trace), notes=(note,),
+                        traced=True)
 
 
 def _with_log_hazard(hazards: tuple[Hazard, ...], from_log: Hazard) -> tuple[Hazard, ...]:

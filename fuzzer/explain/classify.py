@@ -138,7 +138,7 @@ def _shared_state(candidate: RootCandidate, hazards: tuple[Hazard, ...]) -> Haza
     for hazard in hazards:
         if step.command not in hazard.steps:
             continue
-        if hazard.type in (WRITE_WRITE, DUPLICATE) and hazard.file in read:
+        if hazard.type in (WRITE_WRITE, DUPLICATE) and read.intersection(hazard.files or [hazard.file]):
             return hazard
         victim = step.command != hazard.writer
         if victim and hazard.file in (wrote_into if hazard.type == MKDIR_RACE else read):
@@ -147,7 +147,11 @@ def _shared_state(candidate: RootCandidate, hazards: tuple[Hazard, ...]) -> Haza
 
 
 def _other(hazard: Hazard, command: str) -> str | None:
-    return next((s for s in hazard.steps if s != command), None)
+    """The step whose output `command` missed or raced with: the hazard's writer (the step
+    that creates the directory, writes the file), or its reader when `command` is the
+    writer; never merely another step the hazard names (a sibling writing into the same
+    directory)."""
+    return hazard.writer if command != hazard.writer else hazard.reader
 
 
 def _from_traces(candidate: RootCandidate, noise: Noise | None, why: str) -> Culprit:

@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from fuzzer.execute.logs import failed_targets
 from fuzzer.model import Culprit, Hazard, Kind
 from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE
 from fuzzer.trace.steps import BuildTrace, Step
@@ -21,7 +22,6 @@ MISSING = re.compile(r"no such file or directory|not found|cannot find|can't ope
                      r"does not exist|directory nonexistent", re.IGNORECASE)
 WORD = re.compile(r"[\w.+/-]+")
 LOG_BYTES = 256 << 10
-MAKE_ERROR = re.compile(r"\*\*\* \[(?:[^\]:]*:\d+: )?([^\]]+)\] Error")  # make: *** [Makefile:9: lexer.o] Error 1
 
 
 @dataclass(frozen=True)
@@ -32,12 +32,12 @@ class LogFinding:
 
 def explain_failure(log_text: str, run: int, reference: BuildTrace) -> LogFinding | None:
     """The first missing file the log names that the reference build generated."""
-    failed_targets = set(MAKE_ERROR.findall(log_text))
+    failed = failed_targets(log_text)
     for line in log_text.splitlines():
         if not MISSING.search(line):
             continue
         for path in _generated_files(line, reference):
-            finding = _finding(line.strip(), path, run, reference, failed_targets)
+            finding = _finding(line.strip(), path, run, reference, failed)
             if finding is not None:
                 return finding
     return None

@@ -9,6 +9,10 @@ the runs, when the campaign's runs show the conflict itself:
   reason of its own);
 - a failed run whose error lines say one of the hazard's files was missing (`parser.h:
   No such file or directory`): the step that needed it ran before its writer;
+- for a recipe running several times at once, a failed run whose failing target (make's
+  `*** [main.o] Error 1`) is one of its files or the output of a step that read one
+  (in the traced reference): a compile that read a half-rewritten header fails with
+  `'OP_ADD' undeclared`, naming no file of the recipe;
 - the traced divergent run, when a root step of the divergence is one of the hazard's
   steps and saw one of its files differently because of how the steps interleaved
   (missing in one run, read before or after its writer, written by both, or looked at
@@ -25,25 +29,29 @@ from collections.abc import Iterable, Mapping
 from msgspec import structs
 
 from fuzzer.compare import Comparison
+from fuzzer.execute.logs import any_target_of, failed_targets
 from fuzzer.model import Hazard, HazardStatus
 from fuzzer.trace.differences import ONE_RUN, RACE_EVIDENCE
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.hazards import DUPLICATE, WRITE_WRITE
+from fuzzer.trace.steps import BuildTrace
 
 MISSING = re.compile(r"no such file|not found|cannot find|can't open|cannot open|does not exist|nonexistent",
                      re.IGNORECASE)
 
 
 def mark_manifest(hazards: Iterable[Hazard], comparison: Comparison, error_lines: Mapping[int, str],
-                  roots: Iterable[RootCandidate] = (), traced_label: str = "") -> tuple[Hazard, ...]:
+                  roots: Iterable[RootCandidate] = (), traced_label: str = "",
+                  reference: BuildTrace | None = None) -> tuple[Hazard, ...]:
     """`hazards` with those the runs show marked manifest. `error_lines`: failed run →
     its log's error lines; `roots`: the divergence's root steps in the traced run
-    `traced_label`."""
+    `traced_label`; `reference`: a trace that says which steps read which files."""
     differing = _differing_by_run(comparison)
     roots = list(roots)
     out = []
     for hazard in hazards:
-        runs = [*_by_outputs(hazard, differing), *_by_failures(hazard, error_lines)]
+        runs = [*_by_outputs(hazard, differing), *_by_failures(hazard, error_lines),
+                *_by_failed_readers(hazard, error_lines, reference)]
         if traced_label and _by_roots(hazard, roots):
             runs.append(traced_label)
         out.append(_manifest(hazard, runs) if runs and hazard.status == HazardStatus.LATENT else hazard)
@@ -83,6 +91,16 @@ def _by_failures(hazard: Hazard, error_lines: Mapping[int, str]) -> list[str]:
     names = [_word(f.rstrip("/").rsplit("/", 1)[-1]) for f in _files(hazard)]
     return [f"run {run}" for run, text in sorted(error_lines.items())
             if any(MISSING.search(line) and any(n.search(line) for n in names) for line in text.splitlines())]
+
+
+def _by_failed_readers(hazard: Hazard, error_lines: Mapping[int, str], reference: BuildTrace | None) -> list[str]:
+    """Failed runs whose failing target is a file of a recipe that ran several times at
+    once, or an output of a step that read one."""
+    if hazard.type != DUPLICATE or reference is None:
+        return []
+    files = set(_files(hazard))
+    made = files | {out for step in reference.steps if files & step.inputs for out in step.writes}
+    return [f"run {run}" for run, text in sorted(error_lines.items()) if any_target_of(failed_targets(text), made)]
 
 
 def _word(name: str) -> re.Pattern:

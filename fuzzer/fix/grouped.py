@@ -13,11 +13,12 @@ def grouped_targets(hazard: Hazard, tree: Tree, cwd: str = ".") -> Remedy:
     if not grouped_targets_supported():
         raise NoPatch("grouped targets (&:) need GNU make 4.3; here a stamp file is the way "
                       "(one rule makes a stamp, the outputs depend on it)")
-    files = [tree.local(f, cwd) for f in (hazard.files or [hazard.file])]
     recipes = tree.recipes(cwd)
-    rules = {recipes[f].rule + (str(recipes[f].file),) for f in files if f in recipes}
-    if len(rules) != 1 or files[0] not in recipes:
-        raise NoPatch(f"{', '.join(files)} are not the targets of one make rule")
+    # what make builds of the files the recipe writes (not a scratch file or log it also writes)
+    files = [f for f in (tree.local(f, cwd) for f in (hazard.files or [hazard.file])) if f in recipes]
+    rules = {recipes[f].rule + (str(recipes[f].file),) for f in files}
+    if len(rules) != 1:
+        raise NoPatch(f"{', '.join(files or hazard.files or [hazard.file])} are not the targets of one make rule")
     recipe = recipes[files[0]]
     lines = tree.lines(recipe)
     first = recipe.rule[0]

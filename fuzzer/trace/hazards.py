@@ -22,7 +22,8 @@ runs a sub-make) are ordered by ancestry, and steps the build's declared graph o
 
 Each hazard names the traced runs its evidence rests on (`runs`: one run that showed the
 overlap, or the two distinct runs that showed both orders). Hazards are grouped by file,
-except that a recipe running several times at once is one hazard listing its files. A
+except that a recipe running several times at once is one hazard listing every file it
+writes, with every hazard on those files that names it. A
 hazard is the report's own (`fuzzer.model.Hazard`): `writer` is the step that went first in
 the conflict, `reader` the second.
 """
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -97,7 +98,7 @@ def find_hazards(traces: list[BuildTrace], labels: list[str] | None = None,
             if declared is None or not declared.orders(conflict.first, conflict.second):
                 seen.setdefault(conflict.key, []).append(_Sighting(run, label, conflict))
     unordered = [(s, why) for s in seen.values() if any(x.conflict.used for x in s) and (why := _unordered(s))]
-    return _by_recipe(_grouped(unordered))
+    return _by_recipe(_grouped(unordered), functools.partial(_written_by, traces))
 
 
 def distinct_labels(labels: list[str]) -> list[str]:
@@ -182,24 +183,42 @@ def _specificity(conflict: _Conflict) -> float:
     return PRIORITY.index(conflict.type)
 
 
-def _by_recipe(hazards: list[tuple[Hazard, tuple[str, str] | None]]) -> list[Hazard]:
-    """A recipe running several times at once is one cause: its files' hazards become one,
-    listing them all (the reads of its half-written output included)."""
+def _by_recipe(hazards: list[tuple[Hazard, tuple[str, str] | None]],
+               written_by: Callable[[tuple[str, str]], set[str]]) -> list[Hazard]:
+    """A recipe running several times at once is one cause: every hazard on a file it
+    writes that names it (its duplicates, a compile reading its half-written output, a
+    file the last run never got to rewrite in a build that failed) becomes one hazard,
+    listing every file the recipe writes (`written_by`: over every trace)."""
+    recipes: dict[tuple[str, str], Hazard] = {}  # recipe → its first duplicate, the one shown
+    for hazard, recipe in hazards:
+        if recipe is not None:
+            recipes.setdefault(recipe, hazard)
+    files = {recipe: written_by(recipe) for recipe in recipes}
     out: list[Hazard] = []
     merged: dict[tuple[str, str], int] = {}  # recipe → its hazard's place in `out`
     for hazard, recipe in hazards:
+        recipe = recipe or next((r for r in recipes if hazard.file in files[r] and r[0] in hazard.steps), None)
         if recipe is None:
             out.append(hazard)
         elif recipe not in merged:
             merged[recipe] = len(out)
-            out.append(hazard)
-        else:
+            out.append(recipes[recipe])
+        if recipe is not None:
             kept = out[merged[recipe]]
             out[merged[recipe]] = structs.replace(
-                kept, files=[*kept.files, *hazard.files], steps=sorted({*kept.steps, *hazard.steps}),
+                kept, files=list(dict.fromkeys((*kept.files, *hazard.files))), steps=sorted({*kept.steps, *hazard.steps}),
                 runs=list(dict.fromkeys((*kept.runs, *hazard.runs))))
-    return [structs.replace(h, detail=f"{h.detail}, each run writing {', '.join(h.files)}") if h.type == DUPLICATE else h
-            for h in out]
+    for recipe, at in merged.items():  # the files in conflict first (`file` is the first), then the rest it wrote
+        everything = [*out[at].files, *sorted(files[recipe] - set(out[at].files))]
+        out[at] = structs.replace(out[at], files=everything,
+                                  detail=f"{out[at].detail}, each run writing {', '.join(everything)}")
+    return out
+
+
+def _written_by(traces: list[BuildTrace], recipe: tuple[str, str]) -> set[str]:
+    """The workspace files any run of one recipe (command, cwd) wrote, in any trace."""
+    return {path for trace in traces for step in trace.steps if (step.command, step.cwd) == recipe
+            for path in step.writes if in_workspace(path)}
 
 
 # --- conflicts in one trace ---------------------------------------------------------------

@@ -22,6 +22,7 @@ class FakeStep:
     writes: dict[str, float] = field(default_factory=dict)  # file → write time
     deletes: dict[str, float] = field(default_factory=dict)
     lists: dict[str, float] = field(default_factory=dict)  # directory → listing time
+    mkdirs: dict[str, float] = field(default_factory=dict)  # directory → creation time
     exit_code: int = 0
     cwd: str = "."
 
@@ -59,4 +60,5 @@ def _accesses(step: FakeStep) -> tuple[Access, ...]:
     accesses += [Access("write", p, t, t) for p, t in step.writes.items()]
     accesses += [Access("delete", p, t, t) for p, t in step.deletes.items()]
     accesses += [Access("list", p, t, t) for p, t in step.lists.items()]
+    accesses += [Access("mkdir", p, t, t) for p, t in step.mkdirs.items()]
     return tuple(accesses)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from msgspec import structs
 
 from fuzzer.explain import _one_per_step
-from fuzzer.explain.classify import _shared_state
+from fuzzer.explain.classify import _other, _shared_state
 from fuzzer.explain.from_log import explain_failure
 from fuzzer.report.model import Culprit
 from fuzzer.trace.graph import RootCandidate
@@ -174,3 +174,18 @@ def test_a_replayed_process_writing_outside_the_tree_leaves_nothing_there(tmp_pa
     assert not outside.exists()  # neither the file nor its directory was there before the replays
     assert (tree / "kept").read_text() == "reference\n"
     assert sorted(p.name.split("-")[0] for p in (tmp_path / "logs").glob("*.log")) == ["process"] * 3
+
+
+def test_a_compile_missing_its_directory_raced_the_mkdir_not_a_sibling_compile():
+    """Three compiles write into build/object/, which `mkdir -p` makes while they run: each
+    one's other party is the mkdir, though the hazard names every compile (sorted first)."""
+    compiles = [FakeStep(f"cc -c {n}.c -o build/object/{n}.o", 0.0, 0.2, writes={f"build/object/{n}.o": 0.19})
+                for n in ("alpha", "beta", "gamma")]
+    trace = synthetic_trace([FakeStep("mkdir -p build/object", 0.01, 0.02, mkdirs={"build/object": 0.015}),
+                             *compiles])
+    hazards = tuple(find_hazards([trace]))
+    for step in trace.steps:
+        if step.command.startswith("cc"):
+            found = _shared_state(RootCandidate(step, step, (), (), (), (), True), hazards)
+            assert found is not None and found.type == "mkdir-race"
+            assert _other(found, step.command) == "mkdir -p build/object"

@@ -6,7 +6,11 @@ import functools
 import pytest
 
 from fuzzer.fix import makefile
+from fuzzer.fix.grouped import grouped_targets
 from fuzzer.fix.patch import PatchError, apply, target_file, unified
+from fuzzer.fix.tree import Tree, grouped_targets_supported
+from fuzzer.model import Hazard
+from fuzzer.trace.hazards import DUPLICATE
 
 from conftest import buildfuzz, buildfuzz_in_process, make_project
 
@@ -71,3 +75,17 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, clean_project):
     assert assert_usage(fix("0123456789ab"), "no culprit or hazard '0123456789ab'")
     assert assert_usage(fix("--apply", "0123456789ab"), "no culprit or hazard")
     assert assert_usage(fix("--force"), "--force goes with --apply")
+
+
+@pytest.mark.skipif(not grouped_targets_supported(), reason="grouped targets need GNU make 4.3")
+def test_a_duplicated_recipes_scratch_file_does_not_stop_grouping_its_targets(tmp_path):
+    """The recipe's hazard lists every file it writes, its scratch file too: only the ones
+    make builds are grouped."""
+    make_project(tmp_path, """
+        all: a.h b.inc
+        a.h b.inc: gen.sh
+            sh gen.sh > gen.log
+        """, {"gen.sh": "echo x > a.h; echo y > b.inc\n"})
+    hazard = Hazard(DUPLICATE, "a.h", "sh gen.sh > gen.log", "sh gen.sh > gen.log", files=["a.h", "b.inc", "gen.log"])
+    remedy = grouped_targets(hazard, Tree(tmp_path, "make -j{jobs}"))
+    assert "a.h b.inc &: gen.sh" in remedy.patch

@@ -101,3 +101,43 @@ def test_a_held_step_confirms_whichever_of_its_conflicts_the_run_showed():
     (target,) = guided.targets(trace, BASE)
     shown = guided.manifested(target, None, "lexer.c:3: fatal error: parser.h: No such file\n*** [lexer.o] Error 1")
     assert [(f.file, f.other) for f in shown] == [("parser.h", "cc -c lexer.c")]
+
+
+def phony_dirs():
+    """`dirs` makes build/ and build/object/; two compiles write into build/object/ without
+    depending on it; the link writes build/app into build/ after every object."""
+    return synthetic_trace([
+        FakeStep("mkdir -p build/object", 0.0, 0.01, mkdirs={"build": 0.005, "build/object": 0.006}),
+        FakeStep("cc -c app.c -o build/object/app.o", 0.02, 0.2, reads={"app.c": 0.03},
+                 writes={"build/object/app.o": 0.19}),
+        FakeStep("cc -c util.c -o build/object/util.o", 0.02, 0.2, reads={"util.c": 0.03},
+                 writes={"build/object/util.o": 0.19}),
+        FakeStep("cc -o build/app build/object/app.o build/object/util.o", 0.5, 0.6,
+                 reads={"build/object/app.o": 0.51, "build/object/util.o": 0.52}, writes={"build/app": 0.59}),
+    ])
+
+
+# holding `dirs`: the compile of app.c finds no build/object/ (its log names build/ and `app` too)
+HELD_DIRS_FAILED = ("/bin/sh: 1: cannot create build/object/app.o: Directory nonexistent\n"
+                    "make: *** [Makefile:27: build/object/app.o] Error 2\n")
+
+
+def held_dirs() -> guided.Target:
+    return next(t for t in guided.targets(phony_dirs(), BASE) if t.held == "mkdir -p build/object")
+
+
+def test_a_held_run_failing_in_another_step_confirms_nothing_of_a_third():
+    """Holding `dirs` makes a compile fail: that confirms the compile's race with `dirs`, not
+    a mkdir race of the link on build/, which is no party to the failure."""
+    target = held_dirs()
+    assert "build/" in {f.file for f in target.flips}  # the link's conflict was a target too
+    shown = guided.manifested(target, None, HELD_DIRS_FAILED)
+    assert [(f.file, f.other) for f in shown] == [("build/object/", "cc -c app.c -o build/object/app.o")]
+    # a run without a hold failed on that same compile: the held run's failure shows nothing new
+    assert not guided.manifested(target, None, HELD_DIRS_FAILED, unheld=frozenset({"build/object/app.o"}))
+
+
+def test_a_confirmed_hazard_rests_on_the_failing_steps_own_conflict():
+    target = held_dirs()
+    hazards = guided.confirmed([(target, 2, guided.manifested(target, None, HELD_DIRS_FAILED))], [], lambda t: "")
+    assert [(h.file, h.status, h.writer) for h in hazards] == [("build/object/", "confirmed", "mkdir -p build/object")]

@@ -160,6 +160,21 @@ def test_drivers_are_not_steps():
     assert find_hazards([trace]) == []
 
 
+def test_a_recipe_running_twice_is_one_hazard_even_where_one_run_did_not_write_a_file():
+    """A build that failed while the second run of the recipe had rewritten only op.h: the
+    compile that read t.inc (written by the first run only) raced that same recipe, so its
+    read-before-write is part of the one hazard, which lists every file the recipe writes."""
+    first = FakeStep("sh mkopcodes.sh", 0.0, 1.0, writes={"op.h": 0.5, "t.inc": 0.6, "n.inc": 0.7})
+    second = FakeStep("sh mkopcodes.sh", 0.2, 0.9, writes={"op.h": 0.8}, exit_code=1)
+    reader = FakeStep("cc -c optable.c -o optable.o", 0.55, 1.5, reads={"t.inc": 0.58}, writes={"optable.o": 1.4})
+    elsewhere = FakeStep("cc -c other.c", 0.1, 0.4, reads={"other.h": 0.15})
+    writer = FakeStep("gen > other.h", 0.05, 0.3, writes={"other.h": 0.2})
+    hazards = find_hazards([synthetic_trace([first, second, reader, elsewhere, writer])])
+    assert [(h.type, h.files) for h in hazards] == [(DUPLICATE, ["op.h", "t.inc", "n.inc"]),
+                                                     (READ_BEFORE_WRITE, ["other.h"])]
+    assert "cc -c optable.c -o optable.o" in hazards[0].steps
+
+
 def test_appends_in_another_order_are_a_hazard_even_without_neighbours_in_common():
     def appends(order):
         return synthetic_trace([FakeStep(f"echo {n}.o >> modules.order", i, i + 0.5, writes={"modules.order": i + 0.2})
@@ -267,6 +282,21 @@ def test_a_duplicate_whose_files_differ_in_some_runs_is_manifest_citing_them():
     # a file that differs in every rebuild (no run but the reference has its bytes) proves nothing
     assert mark_manifest([duplicate()], comparison(("op.inc", (0,), (1, 2))), {})[0].status == "latent"
     assert mark_manifest([duplicate()], comparison(("app", (0, 1), (2,))), {})[0].status == "latent"
+
+
+def test_a_build_failing_in_a_step_that_reads_a_duplicated_recipes_output_makes_it_manifest():
+    """A compile that read a half-rewritten op.h fails naming no file of the recipe; the
+    failing target is the output of a step that read one: the recipe's hazard shows."""
+    reference = synthetic_trace([FakeStep("sh gen.sh", 0, 1, writes={"op.h": 0.5, "op.inc": 0.6}),
+                                 FakeStep("cc -c main.c -o main.o", 1.1, 2, reads={"op.h": 1.2}, writes={"main.o": 1.9}),
+                                 FakeStep("cc -c util.c -o util.o", 1.1, 2, reads={"util.c": 1.2}, writes={"util.o": 1.9})])
+    errors = {4: "main.c:5:12: error: 'OP_ADD' undeclared\nmake: *** [Makefile:9: main.o] Error 1",
+              6: "util.c:3:1: error: expected ';'\nmake: *** [Makefile:12: util.o] Error 1"}
+    (hazard,) = mark_manifest([duplicate()], comparison(failed=(4, 6)), errors, reference=reference)
+    assert (hazard.status, hazard.runs) == ("manifest", ["traced rerun", "run 4"])
+    # without a failure among its readers it stays latent
+    (hazard,) = mark_manifest([duplicate()], comparison(failed=(6,)), {6: errors[6]}, reference=reference)
+    assert hazard.status == "latent"
 
 
 def test_a_failure_saying_the_file_was_missing_makes_a_read_before_write_manifest():

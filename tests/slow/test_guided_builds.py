@@ -1,0 +1,45 @@
+"""Hazard-guided runs on a real make build: what a held run's failure confirms."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fuzzer.execute import hold
+from fuzzer.tools import strace
+
+from conftest import buildfuzz, make_project
+
+# A phony `dirs` step makes build/object/, which the compiles write into without depending
+# on it; their recipes wait 0.2 s first, so without a hold they always find it. The link
+# writes build/app into build/, which `dirs` makes too, but it needs every object first.
+PHONY_DIRS = """
+    .PHONY: all dirs
+    all: dirs build/app
+    dirs:
+        mkdir -p build/object
+    build/app: build/object/app.o build/object/util.o
+        cat build/object/app.o build/object/util.o > build/app
+    build/object/%.o: %.c
+        sleep 0.2; cp $< build/object/$*.o
+    """
+
+
+@pytest.mark.skipif(hold.unavailable() is not None or strace.available() is not None,
+                    reason="needs the hold library and strace")
+def test_a_held_run_failing_in_another_step_confirms_nothing_of_the_held_steps_other_conflicts(tmp_path):
+    """Holding `dirs` back makes a compile fail ("cannot create build/object/app.o"): that
+    is the compiles' race with `dirs`, confirmed; the link's conflict with `dirs` on build/,
+    a target of the same held run, is no party to that failure and stays unconfirmed."""
+    source = make_project(tmp_path / "src", PHONY_DIRS, {"app.c": "int main(void) { return 0; }\n",
+                                                         "util.c": "int util(void) { return 1; }\n"})
+    report = tmp_path / "report.json"
+    result = buildfuzz("run", "--source", source, "--store", tmp_path / "store", "--runs", "6", "--seed", "1",
+                       "--no-jitter", "--jobs", "4-4", "--report-json", report, "--", "make", "-j{jobs}", timeout=300)
+    data = json.loads(report.read_text())
+    held = [r for r in data["runs"] if r["reason"] == "target"]
+    assert any(r["status"] == "failed" for r in held), result.stdout + result.stderr  # the hold did make it fail
+    confirmed = [h for h in data["hazards"] if h["status"] == "confirmed"]
+    assert [h["file"] for h in confirmed] == ["build/object/"]
+    assert confirmed[0]["writer"] == "mkdir -p build/object"
