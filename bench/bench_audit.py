@@ -207,7 +207,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, help="ABBA rounds of (a) (default 2; --smoke 1: AB)")
     parser.add_argument("--analysis-steps", type=int, help="steps of (b) and (c)'s build (default 10,000; --smoke 100)")
     args = parser.parse_args()
-    reason = strace.available()
+    reason = strace.STRACE.problem()
     if reason:
         print(f"cannot benchmark: {reason}", file=sys.stderr)
         return 2

@@ -89,7 +89,7 @@ def main() -> None:
     args = parser.parse_args()
     runs, reps = (3, 1) if args.smoke else (5, 1) if args.quick else (args.runs, args.reps)
     if unshare.isolation() is None:
-        sys.exit(f"--parallel 2 would run one build at a time here: {unshare.unavailable()}")
+        sys.exit(f"--parallel 2 would run one build at a time here: {unshare.UNSHARE.problem()}")
     print(f"CPUs {len(available_cpus())}, load average {os.getloadavg()[0]:.2f}, {unshare.isolation().mode}; "
           f"{runs} runs per campaign, {reps} repetitions ABBA")
     if not args.smoke:

@@ -81,7 +81,7 @@ def main() -> int:
     args = parser.parse_args()
     isolation = unshare.isolation()
     if isolation is None:
-        print(f"cannot benchmark: no mount namespaces here ({unshare.unavailable()})", file=sys.stderr)
+        print(f"cannot benchmark: no mount namespaces here ({unshare.UNSHARE.problem()})", file=sys.stderr)
         return 2
     n, rounds = args.replays or (20 if args.smoke else 200), args.rounds or (1 if args.smoke else 3)
     step_replay.SPREAD_S = 0.0  # the spread is a wait for the clock, not a cost of entering

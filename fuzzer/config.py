@@ -198,7 +198,7 @@ def _check_audit(share: float) -> None:
 
     if not (math.isfinite(share) and 0 < share <= 1):
         raise UsageError(f"--check-steps takes a fraction in (0, 1], got {share}")
-    unusable = strace.available()
+    unusable = strace.STRACE.problem()
     if unusable:
         raise UsageError(f"--check-steps needs tracing: {unusable}")
 

@@ -78,7 +78,7 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
 def _guided(campaign: Campaign) -> bool:
     """Targeted runs need the hold axis, a trace, and localization (their hazards are findings)."""
     config = campaign.config
-    return "hold" in config.axes and config.localize and not strace.available() and not hold.unavailable()
+    return "hold" in config.axes and config.localize and strace.STRACE.problem() is None and hold.problem() is None
 
 
 def _with_targets(campaign: Campaign, plan: list[Planned]) -> list[Planned]:

@@ -53,4 +53,4 @@ def serial_fallback(config: FuzzConfig) -> str:
     if parallel_slots(config) == config.parallel:
         return ""
     return (f"--parallel {config.parallel}: builds ran one at a time, since each parallel build needs "
-            f"a mount namespace of its own and none is available here ({unshare.unavailable()})")
+            f"a mount namespace of its own and none is available here ({unshare.UNSHARE.problem()})")

@@ -33,7 +33,7 @@ from conftest import buildfuzz, buildfuzz_in_process, make_project
 from report_samples import unreproducible
 
 
-pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the builds differ by CPU count")
+pytestmark = pytest.mark.needs("2 cpus")  # the builds differ by CPU count
 
 
 def one_cpu_differs(p: Perturbation) -> dict[str, str]:

@@ -34,8 +34,7 @@ from fuzzer.trace.outside import outside_note, written_outside
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 
 PLAIN = Perturbation(1, None, 0.0, 0)
-needs_namespaces = pytest.mark.skipif(unshare.isolation() is None,
-                                      reason=f"no mount namespace: {unshare.unavailable()}")
+needs_namespaces = pytest.mark.needs("unshare")
 
 
 def digest_of(text: str) -> str:

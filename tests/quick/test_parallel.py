@@ -36,7 +36,7 @@ PLAIN = Perturbation(1, None, 0.0, 0)
 WAYS = [Isolation(user_namespace=True)] + ([Isolation(user_namespace=False)] if os.geteuid() == 0 else [])
 
 
-needs_namespaces = pytest.mark.skipif(unshare.isolation() is None, reason=f"no mount namespace: {unshare.unavailable()}")
+needs_namespaces = pytest.mark.needs("unshare")
 
 
 def spec_for(tmp_path: Path, command: str) -> BuildSpec:
