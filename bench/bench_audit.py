@@ -42,7 +42,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fuzzer.config import available_cpus  # noqa: E402
+from fuzzer.model import available_cpus  # noqa: E402
 from fuzzer.execute.replay_slots import ReplaySlots, in_slots  # noqa: E402
 from fuzzer.execute.step_replay import REPLAYS, Variation  # noqa: E402
 from fuzzer.explain import audit  # noqa: E402

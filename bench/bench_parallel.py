@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from fuzzer.campaign import run_campaign  # noqa: E402
-from fuzzer.config import FuzzConfig, available_cpus  # noqa: E402
+from fuzzer.config import FuzzConfig  # noqa: E402
+from fuzzer.model import available_cpus  # noqa: E402
 from fuzzer.tools import unshare  # noqa: E402
 
 SEED = 11

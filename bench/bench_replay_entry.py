@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fuzzer.config import available_cpus  # noqa: E402
+from fuzzer.model import available_cpus  # noqa: E402
 from fuzzer.execute import step_replay  # noqa: E402
 from fuzzer.execute.guard import Guard  # noqa: E402
 from fuzzer.execute.replay_slots import holding  # noqa: E402

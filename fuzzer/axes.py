@@ -33,9 +33,9 @@ from typing import Callable, Iterator
 
 import msgspec
 
-from fuzzer.execute import hold
-from fuzzer.execute.parallelism import command_argv, parallel_env, render_command
+from fuzzer import hold
 from fuzzer.errors import UsageError
+from fuzzer.parallelism import command_argv, parallel_env, render_command
 from fuzzer.plan import Perturbation, Planned, Reason, Space, format_cpus, phases, smallest_runs
 from fuzzer.tools import disorderfs, faketime, make, setarch, unshare
 

@@ -11,10 +11,12 @@ The types are frozen msgspec Structs: the JSON report is their encoding, its JSO
 is generated from them (`fuzzer/report/schema.py`), and a stored report decodes back into
 them, refusing keys they do not know. The enums whose values reach JSON are str-valued,
 so a member is written as its string and compares equal to it (docs/contracts.md).
+One host fact lives here too, below every layer that asks it: the CPUs this process may run on.
 """
 
 from __future__ import annotations
 
+import os
 from enum import IntEnum, StrEnum
 from typing import Annotated
 
@@ -234,3 +236,8 @@ class Finding(Model):
     known: bool = False  # in the --baseline or accepted in the store: it does not fail CI
     rate: Rate = {}  # this campaign's k of n builds with its interval (fuzzer/rates.py); {} for hazards
     pooled: Rate = {}  # the same, summed over every campaign that counted it, with "campaigns"
+
+
+def available_cpus() -> tuple[int, ...]:
+    """The CPUs this process may run on (its affinity), in order."""
+    return tuple(sorted(os.sched_getaffinity(0)))

@@ -46,7 +46,7 @@ PATH_ONLY = ("cmake", "gcc", "dpkg-deb", "chromium")  # tools the tests run that
 
 
 def _capabilities() -> dict:
-    from fuzzer.execute import hold
+    from fuzzer import hold
     from fuzzer.tools import Tool, all_tools, make, unshare
 
     found = {tool.name: tool.problem for tool in all_tools()}

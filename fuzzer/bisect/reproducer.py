@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fuzzer import findings, rates, structs
-from fuzzer.config import UsageError, available_cpus
+from fuzzer.errors import UsageError
 from fuzzer.escaping import shown
 from fuzzer.execute.run import RunRecord
-from fuzzer.model import HazardStatus, RunStatus
+from fuzzer.model import HazardStatus, RunStatus, available_cpus
 from fuzzer.observe import DEFAULT_IGNORE
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format

@@ -55,7 +55,7 @@ SLOTS_PER_REPLAY = 2
 
 def replays_at_once(config) -> int:
     """`--parallel` when given, else one replay per CPU."""
-    from fuzzer.config import available_cpus
+    from fuzzer.model import available_cpus
 
     return config.parallel if config.parallel > 1 else len(available_cpus())
 

@@ -8,8 +8,7 @@ import time
 
 import pytest
 
-from fuzzer import guided
-from fuzzer.execute import hold
+from fuzzer import guided, hold
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import Hazard
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace

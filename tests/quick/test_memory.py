@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from fuzzer import findings, memory, structs
 from fuzzer.campaign import run_campaign, stored
-from fuzzer.config import FuzzConfig, UsageError
+from fuzzer.config import FuzzConfig
+from fuzzer.errors import UsageError
 from fuzzer.execute.fake import FakeExecutor
 from fuzzer.findings import FIXED, NEW, STILL, Identity
 from fuzzer.plan import Perturbation

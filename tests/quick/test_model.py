@@ -16,7 +16,8 @@ from msgspec import structs
 
 from conftest import ROOT
 from fuzzer.campaign import run_campaign, stored
-from fuzzer.config import FuzzConfig, UsageError
+from fuzzer.config import FuzzConfig
+from fuzzer.errors import UsageError
 from fuzzer.execute.fake import FakeExecutor
 from fuzzer.model import ExitCode, Kind, Verdict
 from fuzzer.report import json_format

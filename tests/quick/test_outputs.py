@@ -16,7 +16,8 @@ import xxhash
 
 from conftest import buildfuzz_in_process
 from fuzzer.campaign.evidence import Evidence
-from fuzzer.config import FuzzConfig, UsageError, validate
+from fuzzer.config import FuzzConfig, validate
+from fuzzer.errors import UsageError
 from fuzzer.execute.guard import Guard
 from fuzzer.execute.local import BuildSpec, LocalExecutor
 from fuzzer.execute.run import RunRecord, RunRequest

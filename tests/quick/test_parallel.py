@@ -16,7 +16,8 @@ import pytest
 import xxhash
 
 from fuzzer.campaign import run_campaign
-from fuzzer.config import FuzzConfig, UsageError, validate
+from fuzzer.config import FuzzConfig, validate
+from fuzzer.errors import UsageError
 from fuzzer.execute import choose
 from fuzzer.execute.fake import FakeExecutor
 from fuzzer.execute.local import BuildSpec, LocalExecutor
