@@ -182,6 +182,7 @@ def test_every_package_stands_on_a_floor_and_imports_none_above_it():
     assert sorted(set(graph) - set(floor)) == [], "add each new package to the Floors table of docs/architecture.md"
     assert sorted(set(floor) - set(graph)) == [], "the Floors table names a package that is not there"
     assert upward(graph, floor) == []
+    assert graph["fuzzer.model"] == set(), "the model is the floor: it imports nothing else of fuzzer"
 
 
 def test_no_packages_import_each_other():
