@@ -42,7 +42,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fuzzer.config import available_cpus  # noqa: E402
+from fuzzer.model import available_cpus  # noqa: E402
 from fuzzer.execute.replay_slots import ReplaySlots, in_slots  # noqa: E402
 from fuzzer.execute.step_replay import REPLAYS, Variation  # noqa: E402
 from fuzzer.explain import audit  # noqa: E402
@@ -207,7 +207,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, help="ABBA rounds of (a) (default 2; --smoke 1: AB)")
     parser.add_argument("--analysis-steps", type=int, help="steps of (b) and (c)'s build (default 10,000; --smoke 100)")
     args = parser.parse_args()
-    reason = strace.available()
+    reason = strace.STRACE.problem()
     if reason:
         print(f"cannot benchmark: {reason}", file=sys.stderr)
         return 2

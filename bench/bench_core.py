@@ -42,12 +42,13 @@ import bench_hash  # noqa: E402  (beside this file)
 
 from fuzzer import structs  # noqa: E402
 from fuzzer.campaign import run_campaign  # noqa: E402
-from fuzzer.config import FuzzConfig, available_cpus  # noqa: E402
+from fuzzer.config import FuzzConfig  # noqa: E402
 from fuzzer.execute.guard import Guard  # noqa: E402
 from fuzzer.execute.local import BuildSpec, LocalExecutor
 from fuzzer.execute.run import RunRecord, RunRequest  # noqa: E402
 from fuzzer.execute.workspace import Workspace  # noqa: E402
 from fuzzer.compare import bookkeeping  # noqa: E402
+from fuzzer.model import available_cpus  # noqa: E402
 from fuzzer.observe import ALGORITHM, Manifest, take_manifest  # noqa: E402
 from fuzzer.plan import Perturbation, format_cpus  # noqa: E402
 from fuzzer.scenarios import Scenario, find_scenarios  # noqa: E402

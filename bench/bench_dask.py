@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from fuzzer.config import available_cpus  # noqa: E402
+from fuzzer.model import available_cpus  # noqa: E402
 from fuzzer.execute.local import BuildSpec, LocalExecutor  # noqa: E402
 from fuzzer.execute.run import RunRequest  # noqa: E402
 from fuzzer.execute.workspace import Workspace  # noqa: E402

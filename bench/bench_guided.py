@@ -98,7 +98,7 @@ def bench_confirmed(scenarios, seeds: list[int], tmp: Path) -> None:
 
 def bench_hold(tmp: Path, builds: int = 20) -> None:
     """A 1 ms generator and a compile that forgot to depend on it: how often is the race hit?"""
-    from fuzzer.execute import hold
+    from fuzzer import hold
     from fuzzer.execute.local import BuildSpec, LocalExecutor
     from fuzzer.execute.run import RunRequest
     from fuzzer.execute.workspace import Workspace

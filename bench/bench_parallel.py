@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from fuzzer.campaign import run_campaign  # noqa: E402
-from fuzzer.config import FuzzConfig, available_cpus  # noqa: E402
+from fuzzer.config import FuzzConfig  # noqa: E402
+from fuzzer.model import available_cpus  # noqa: E402
 from fuzzer.tools import unshare  # noqa: E402
 
 SEED = 11
@@ -89,7 +90,7 @@ def main() -> None:
     args = parser.parse_args()
     runs, reps = (3, 1) if args.smoke else (5, 1) if args.quick else (args.runs, args.reps)
     if unshare.isolation() is None:
-        sys.exit(f"--parallel 2 would run one build at a time here: {unshare.unavailable()}")
+        sys.exit(f"--parallel 2 would run one build at a time here: {unshare.UNSHARE.problem()}")
     print(f"CPUs {len(available_cpus())}, load average {os.getloadavg()[0]:.2f}, {unshare.isolation().mode}; "
           f"{runs} runs per campaign, {reps} repetitions ABBA")
     if not args.smoke:

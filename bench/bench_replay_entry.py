@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fuzzer.config import available_cpus  # noqa: E402
+from fuzzer.model import available_cpus  # noqa: E402
 from fuzzer.execute import step_replay  # noqa: E402
 from fuzzer.execute.guard import Guard  # noqa: E402
 from fuzzer.execute.replay_slots import holding  # noqa: E402
@@ -81,7 +81,7 @@ def main() -> int:
     args = parser.parse_args()
     isolation = unshare.isolation()
     if isolation is None:
-        print(f"cannot benchmark: no mount namespaces here ({unshare.unavailable()})", file=sys.stderr)
+        print(f"cannot benchmark: no mount namespaces here ({unshare.UNSHARE.problem()})", file=sys.stderr)
         return 2
     n, rounds = args.replays or (20 if args.smoke else 200), args.rounds or (1 if args.smoke else 3)
     step_replay.SPREAD_S = 0.0  # the spread is a wait for the clock, not a cost of entering

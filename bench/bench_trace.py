@@ -310,7 +310,7 @@ def main() -> int:
     if args.analyze:
         analyze(*args.analyze)
         return 0
-    reason = strace.available()
+    reason = strace.STRACE.problem()
     if reason:
         print(f"cannot benchmark: {reason}", file=sys.stderr)
         return 2

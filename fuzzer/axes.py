@@ -34,9 +34,9 @@ from typing import Callable, Iterator
 
 import msgspec
 
-from fuzzer.execute import hold
-from fuzzer.execute.parallelism import command_argv, parallel_env, render_command
+from fuzzer import hold
 from fuzzer.errors import UsageError
+from fuzzer.parallelism import command_argv, parallel_env, render_command
 from fuzzer.plan import Perturbation, Planned, Reason, Space, format_cpus, phases, smallest_runs
 from fuzzer.tools import disorderfs, faketime, make, setarch, unshare
 
@@ -185,10 +185,10 @@ AXES: tuple[Axis, ...] = (
     # `reverse` is one fixed order: tried once, as the extreme; every sample is a new seed,
     # and a third of the drawn runs shuffle (one seed in three broke a Debian package at -j1)
     _variation("shuffle", "make prerequisite order", ORDER, ("reverse",), _seed, "reverse or a seed",
-               apply=_make_flag, requires=make.shuffle_unavailable, fresh="seeds", share=1 / 3),
+               apply=_make_flag, requires=make.shuffle_problem, fresh="seeds", share=1 / 3),
     _variation("dirorder", "directory entry order", ORDER, ("reverse",),
                lambda rng: rng.choice(("reverse", "shuffle")), "reverse or shuffle",
-               setup=_disordered, requires=disorderfs.unavailable),
+               setup=_disordered, requires=disorderfs.DISORDERFS.problem),
     _variation("tz", "time zone", ENVIRONMENT, ("Etc/GMT-14",), lambda rng: rng.choice(TIMEZONES),
                "a TZ value", apply=_with_env(TZ="{}")),
     _variation("locale", "locale", ENVIRONMENT, ("POSIX",), lambda rng: rng.choice(("C", "C.UTF-8", "POSIX")),
@@ -197,22 +197,22 @@ AXES: tuple[Axis, ...] = (
                "an octal umask", apply=_wrapped(_umask)),
     _variation("buildpath", "build path", ENVIRONMENT, ("elsewhere",),
                lambda rng: rng.choice(("p", "a-much-longer-build-path")), "a directory name",
-               apply=_elsewhere, requires=lambda: unshare.unavailable() or None),
+               apply=_elsewhere, requires=unshare.UNSHARE.problem),
     _variation("hostname", "host name", ENVIRONMENT, ("buildfuzz-host",), lambda rng: f"host-{_seed(rng)}",
                "a host name", apply=_wrapped(lambda name, argv: unshare.with_hostname(name, argv)),
-               requires=unshare.hostname_unavailable, fresh="host names"),
+               requires=unshare.hostname_problem, fresh="host names"),
     _variation("home", "HOME and user name", ENVIRONMENT, ("/nonexistent/buildfuzz",),
                lambda rng: f"/nonexistent/{_seed(rng)}", "a directory path",
                apply=_with_env(HOME="{}", USER="buildfuzz", LOGNAME="buildfuzz"), fresh="home directories"),
     _variation("aslr", "address-space randomisation", ENVIRONMENT, ("off",), lambda rng: "off", "off",
-               apply=_wrapped(_aslr), requires=lambda: None if setarch.available() else "setarch -R is not usable"),
+               apply=_wrapped(_aslr), requires=setarch.SETARCH.problem),
     _variation("hashseed", "Python hash seed", ENVIRONMENT, ("0",), _seed, "a whole number",
                apply=_with_env(PYTHONHASHSEED="{}"), fresh="seeds"),
     _variation("clock", "clock offset", ENVIRONMENT, ("+397d",), lambda rng: rng.choice(CLOCK_OFFSETS),
                "an offset such as +397d or -3650d", apply=_wrapped(_clock),
-               requires=lambda: None if faketime.available() else faketime.missing()),
+               requires=faketime.FAKETIME.problem),
     _variation("hold", "one step held back", TARGETED, (), None, "MILLISECONDS@ARGV-HASH (from a report)",
-               apply=_held, requires=hold.unavailable),
+               apply=_held, requires=hold.problem),
 )
 BY_NAME = {axis.name: axis for axis in AXES}
 DEFAULT = tuple(a.name for a in AXES if a.group in (SCHEDULE, ORDER, TARGETED))

@@ -13,14 +13,14 @@ import msgspec
 
 from fuzzer import axes as axis_table
 from fuzzer.errors import UsageError
+from fuzzer.execute.dask_address import dask_local_workers
 from fuzzer.escaping import shown  # also the name other modules import it by
-from fuzzer.model import STABILIZERS
+from fuzzer.model import STABILIZERS, available_cpus
 
 MAX_RUNS = 100_000  # an overnight campaign of 1-second builds runs ~30,000
 MAX_INT = 2**63 - 1  # SQLite's INTEGER: seeds and campaign ids are stored there
 MIN_SUCCESSFUL = 2  # a verdict compares at least two successful builds
 PATH_MAX, NAME_MAX = 4096, 255  # Linux limits, in bytes
-MAX_LOCAL_WORKERS = 256  # --dask local:N
 
 
 
@@ -201,7 +201,7 @@ def _check_audit(share: float) -> None:
 
     if not (math.isfinite(share) and 0 < share <= 1):
         raise UsageError(f"--check-steps takes a fraction in (0, 1], got {share}")
-    unusable = strace.available()
+    unusable = strace.STRACE.problem()
     if unusable:
         raise UsageError(f"--check-steps needs tracing: {unusable}")
 
@@ -210,18 +210,6 @@ def _check_stabilizers(names: tuple[str, ...]) -> None:
     unknown = [n for n in names if n not in STABILIZERS]
     if unknown:
         raise UsageError(f"unknown stabiliser {shown(unknown[0])} in --stabilizers; known: {', '.join(STABILIZERS)}")
-
-
-def dask_local_workers(address: str) -> int | None:
-    """N for `--dask local:N` (a cluster of N local worker processes), None for a scheduler's address."""
-    if not address.startswith("local:"):
-        if "://" not in address:
-            raise UsageError(f"--dask takes a scheduler's address (tcp://HOST:8786) or local:N, got {shown(address)}")
-        return None
-    count = address.removeprefix("local:")
-    if not count.isdigit() or not 1 <= int(count) <= MAX_LOCAL_WORKERS:
-        raise UsageError(f"--dask local:N needs N between 1 and {MAX_LOCAL_WORKERS}, got {shown(address)}")
-    return int(count)
 
 
 def _check_dask(config: FuzzConfig) -> None:
@@ -302,7 +290,3 @@ def parse_duration(text: str) -> float:
         raise UsageError(f"cannot read duration {shown(text)}; use e.g. 8h, 30m, 90s or 1h30m")
     scale = {"h": 3600, "m": 60, "s": 1}
     return sum(float(n) * scale[u] for n, u in parts)
-
-
-def available_cpus() -> tuple[int, ...]:
-    return tuple(sorted(os.sched_getaffinity(0)))

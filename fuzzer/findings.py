@@ -21,7 +21,7 @@ from pathlib import Path
 import msgspec
 from msgspec import structs
 
-from fuzzer.config import UsageError
+from fuzzer.errors import UsageError
 from fuzzer.escaping import one_line, shown
 from fuzzer.execute.logs import failure_lines
 from fuzzer.model import Culprit, ExitCode, Finding, FindingKind, FindingStatus, Hazard, RunStatus, Verdict

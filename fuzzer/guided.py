@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from fuzzer.execute import hold
+from fuzzer import hold
 from fuzzer.execute.logs import any_target_of, error_lines, failed_targets
 from fuzzer.plan import Perturbation, Planned, Reason, with_guided
 from fuzzer.model import Hazard, HazardStatus

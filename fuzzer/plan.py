@@ -12,7 +12,6 @@ promised axis (each one asked for with `--vary`) gets a run within the first run
 
 from __future__ import annotations
 
-import enum
 import itertools
 import math
 import random
@@ -20,6 +19,8 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 import msgspec
+
+from fuzzer.model import Reason
 
 HEAVY_JITTER = 0.8
 MAX_CPU = 1 << 16  # far above any real CPU number; bounds the set a CPU range expands to
@@ -76,18 +77,6 @@ class Space(msgspec.Struct, frozen=True):
     @property
     def vary_jobs(self) -> bool:
         return self.jobs[0] != self.jobs[1]
-
-
-class Reason(enum.Enum):
-    """Why a run is in the plan (the JSON report's `runs[].reason`)."""
-
-    REFERENCE = "reference"  # run 0: every other run is compared with it
-    EXTREME = "extreme"  # an extreme of the schedule, or of an order or environment axis
-    SAMPLE = "sample"  # a seeded random point
-    REMEMBERED = "remembered"  # diverged or failed in an earlier campaign (fuzzer.memory)
-    TARGET = "target"  # holds one traced step back (fuzzer.guided)
-    CONTROL = "control"  # the targets' settings without a hold: may repeat an earlier run on purpose
-    REPEAT = "repeat"  # the space has fewer distinct points than --runs: the same settings again
 
 
 @dataclass(frozen=True)

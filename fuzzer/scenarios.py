@@ -21,7 +21,8 @@ import msgspec
 
 from fuzzer import axes as axis_table
 from fuzzer.campaign import run_campaign
-from fuzzer.config import FuzzConfig, UsageError, parse_check_steps, shown
+from fuzzer.config import FuzzConfig, parse_check_steps, shown
+from fuzzer.errors import UsageError
 from fuzzer.model import Verdict
 from fuzzer.report import json_format
 from fuzzer.report.model import Report

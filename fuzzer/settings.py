@@ -26,7 +26,8 @@ import msgspec
 from click.core import ParameterSource
 from msgspec import Meta
 
-from fuzzer.config import UsageError, shown
+from fuzzer.config import shown
+from fuzzer.errors import UsageError
 from fuzzer.structs import read_table, shown_toml
 
 ENV_PREFIX = "BUILDFUZZ"

@@ -40,6 +40,47 @@ def pytest_collection_modifyitems(items):
                if item.path.parent.name in COSTLIEST_FIRST else len(COSTLIEST_FIRST))
 
 
+# What `@pytest.mark.needs(...)` may name besides a tool of fuzzer.tools' registry, each
+# asked the same way: None when usable here, else why not.
+PATH_ONLY = ("cmake", "gcc", "dpkg-deb", "chromium", "meson")  # tools the tests run that buildfuzz does not
+
+
+def _capabilities() -> dict:
+    from fuzzer import hold
+    from fuzzer.tools import Tool, all_tools, make, unshare
+
+    found = {tool.name: tool.problem for tool in all_tools()}
+    found.update({name: Tool(name, name, "a test").problem for name in PATH_ONLY})
+    found.update({
+        "hold": hold.problem,  # the step-hold library compiles here
+        "hostname": unshare.hostname_problem,  # a UTS namespace of the build's own
+        "make 4.4": make.shuffle_problem,  # the builds' GNU make is 4.4 or later (--shuffle)
+        "2 cpus": lambda: None if len(os.sched_getaffinity(0)) >= 2 else "fewer than 2 CPUs here",
+    })
+    return found
+
+
+def problem(name: str) -> str | None:
+    """Why `name` (a tool or a capability above) cannot be used here; None when it can."""
+    known = _capabilities()
+    if name not in known:
+        raise ValueError(f"needs({name!r}): not a tool or capability the tests know: {sorted(known)}")
+    return known[name]()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs(*names): skip unless each tool or capability is usable here")
+
+
+def pytest_runtest_setup(item):
+    """`@pytest.mark.needs("strace")`: skipped with the reason the code itself would give,
+    asked when the test is about to run (the probes run processes; only the tests run pay)."""
+    for mark in item.iter_markers("needs"):
+        for name in mark.args:
+            if (reason := problem(name)) is not None:
+                pytest.skip(f"needs {name}: {reason}")
+
+
 def buildfuzz(*args, cwd=None, timeout=300, env=None):
     """Run the real CLI in a subprocess (exit codes and stderr as a user sees them). For what
     needs a process of its own: the entry point, signals, another environment (tool probes

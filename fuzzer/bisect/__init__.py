@@ -22,7 +22,7 @@ from fuzzer import structs
 from fuzzer.bisect import check
 from fuzzer.bisect.reproducer import Reproducer
 from fuzzer.bisect.search import Bisection, Judged, bisect, steps_needed
-from fuzzer.config import UsageError
+from fuzzer.errors import UsageError
 from fuzzer.escaping import one_line
 from fuzzer.stats import tries_to_tell
 from fuzzer.store import Store

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from fuzzer import findings, rates, structs
 from fuzzer.compare import bookkeeping
-from fuzzer.config import UsageError, available_cpus
+from fuzzer.errors import UsageError
 from fuzzer.escaping import shown
 from fuzzer.execute.run import RunRecord
-from fuzzer.model import HazardStatus, RunStatus
+from fuzzer.model import HazardStatus, RunStatus, available_cpus
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format
 from fuzzer.report.model import Report

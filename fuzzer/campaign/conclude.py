@@ -11,7 +11,8 @@ from fuzzer.campaign import metadata_builds, reporting
 from fuzzer.campaign.audit_phase import audit_steps, drop_kept_tree, with_audit
 from fuzzer.campaign.state import SILENT, Campaign, Events, Outcome, with_own_executor
 from fuzzer.compare import Comparison, compare
-from fuzzer.config import MIN_SUCCESSFUL, UsageError, shown
+from fuzzer.config import MIN_SUCCESSFUL, shown
+from fuzzer.errors import UsageError
 from fuzzer.execute.logs import failed_targets
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain.audit_run import AuditOutcome

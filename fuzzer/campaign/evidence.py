@@ -32,7 +32,7 @@ DIFF_SHARE = 0.05  # of a --budget, kept for the diffs that end the campaign (at
 def diff_reserve_s(budget_s: float | None, diff_timeout: float) -> float:
     """What a campaign under --budget keeps for diffoscope, which runs after the builds, the
     audit and localization, and must end inside the budget like them."""
-    if budget_s is None or not diffoscope.available():
+    if budget_s is None or diffoscope.DIFFOSCOPE.problem() is not None:
         return 0.0
     return min(DIFF_SHARE * budget_s, DIFFED_ARTIFACTS * diff_timeout)
 
@@ -206,7 +206,7 @@ def _diffoscope(a: str, b: str, name: str, labels: tuple[str, str], out: Path, t
                 deadline: float) -> diffoscope.Reports:
     """diffoscope's reports within --diff-timeout and what is left of --budget."""
     left = deadline - time.monotonic()
-    if left >= timeout or not diffoscope.available():
+    if left >= timeout or diffoscope.DIFFOSCOPE.problem() is not None:
         return diffoscope.write_reports(a, b, name, labels, out, timeout)
     if left <= 0:
         return diffoscope.Reports((), "diffoscope not run: --budget was spent")

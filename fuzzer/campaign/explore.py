@@ -7,16 +7,16 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from fuzzer import axes, guided, memory
+from fuzzer import axes, guided, hold, memory
 from fuzzer.campaign import confidence
 from fuzzer.campaign.state import Campaign, Events
-from fuzzer.config import FuzzConfig, UsageError, available_cpus
-from fuzzer.execute import hold
+from fuzzer.config import FuzzConfig
+from fuzzer.errors import UsageError
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.step_replay import SPREAD_S
 from fuzzer.explain.traced import TRACE_SLOWDOWN
-from fuzzer.model import ExitReason
+from fuzzer.model import ExitReason, available_cpus
 from fuzzer.plan import Planned, Space, explore_plan
 from fuzzer.tools import strace
 from fuzzer.trace.steps import load_trace
@@ -78,7 +78,7 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
 def _guided(campaign: Campaign) -> bool:
     """Targeted runs need the hold axis, a trace, and localization (their hazards are findings)."""
     config = campaign.config
-    return "hold" in config.axes and config.localize and not strace.available() and not hold.unavailable()
+    return "hold" in config.axes and config.localize and strace.STRACE.problem() is None and hold.problem() is None
 
 
 def _with_targets(campaign: Campaign, plan: list[Planned]) -> list[Planned]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from fuzzer import axes, replay
 from fuzzer.campaign.resume import open_stored
 from fuzzer.campaign.state import Campaign
-from fuzzer.config import UsageError
+from fuzzer.errors import UsageError
 from fuzzer.execute.run import RunKind, RunRecord
 from fuzzer.execute.workspace import Workspace
 from fuzzer.fix import fixes

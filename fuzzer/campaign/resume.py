@@ -9,10 +9,12 @@ import msgspec
 
 from fuzzer import structs
 from fuzzer.campaign.state import Campaign
-from fuzzer.config import FuzzConfig, StoredConfig, UsageError, available_cpus, stored_settings
+from fuzzer.config import FuzzConfig, StoredConfig, stored_settings
+from fuzzer.errors import UsageError
 from fuzzer.execute.local import BuildSpec
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace, output_dirs
+from fuzzer.model import available_cpus
 from fuzzer.observe import ALGORITHM
 from fuzzer.plan import format_cpus
 from fuzzer.store import CampaignRow, Store

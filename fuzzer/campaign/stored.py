@@ -12,7 +12,7 @@ from fuzzer import findings
 from fuzzer.campaign.conclude import conclude
 from fuzzer.campaign.resume import open_stored
 from fuzzer.campaign.state import Outcome
-from fuzzer.config import UsageError
+from fuzzer.errors import UsageError
 from fuzzer.report import json_format
 from fuzzer.findings import Identity
 from fuzzer.store import Store

@@ -27,7 +27,7 @@ from fuzzer.cli.cmd_run import run
 from fuzzer.cli.cmd_scenarios import scenarios
 from fuzzer.cli.cmd_stored import accept, baseline, explain, replay
 from fuzzer.cli.options import EXIT_CODES_HELP
-from fuzzer.config import UsageError
+from fuzzer.errors import UsageError
 from fuzzer.escaping import safe_name
 from fuzzer.model import ExitCode
 

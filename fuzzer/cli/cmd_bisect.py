@@ -8,7 +8,7 @@ from dataclasses import replace
 import click
 
 from fuzzer.cli.options import PATH, RATE, store_option
-from fuzzer.config import UsageError
+from fuzzer.errors import UsageError
 from fuzzer.escaping import shown
 from fuzzer.findings import ID_PATTERN
 from fuzzer.model import ExitCode

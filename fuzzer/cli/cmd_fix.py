@@ -7,7 +7,7 @@ import click
 
 from fuzzer.cli.options import PATH, campaign_option, store_option
 from fuzzer.cli.outputs import check_writable
-from fuzzer.config import UsageError
+from fuzzer.errors import UsageError
 
 
 @click.command(epilog="""\b

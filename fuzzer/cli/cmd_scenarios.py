@@ -11,7 +11,8 @@ import click
 
 from fuzzer.cli.options import PATH
 from fuzzer.cli.outputs import check_outputs
-from fuzzer.config import MAX_INT, MAX_RUNS, MIN_SUCCESSFUL, Outputs, UsageError, check_range, shown
+from fuzzer.config import MAX_INT, MAX_RUNS, MIN_SUCCESSFUL, Outputs, check_range, shown
+from fuzzer.errors import UsageError
 
 @click.group()
 def scenarios() -> None:

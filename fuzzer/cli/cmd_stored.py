@@ -11,8 +11,9 @@ import click
 from fuzzer import axes as axis_table
 from fuzzer.cli.options import CPU_LIST, EXIT_CODES_HELP, ID, PATH, campaign_option, store_option
 from fuzzer.cli.outputs import check_outputs, check_writable, finish
-from fuzzer.config import MAX_INT, Outputs, UsageError, available_cpus, check_range, max_jobs
-from fuzzer.model import ExitCode
+from fuzzer.config import MAX_INT, Outputs, check_range, max_jobs
+from fuzzer.errors import UsageError
+from fuzzer.model import ExitCode, available_cpus
 from fuzzer.plan import Perturbation
 
 @click.command(epilog="""\b

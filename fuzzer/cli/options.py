@@ -10,8 +10,9 @@ from pathlib import Path
 
 import click
 
-from fuzzer.config import (MAX_INT, UsageError, available_cpus, parse_check_steps, parse_duration, parse_stabilizers,
-                           shown)
+from fuzzer.config import MAX_INT, parse_check_steps, parse_duration, parse_stabilizers, shown
+from fuzzer.errors import UsageError
+from fuzzer.model import available_cpus
 from fuzzer.plan import format_cpus, parse_cpus, parse_jobs_range
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from fuzzer.config import Outputs, UsageError, shown
+from fuzzer.config import Outputs, shown
+from fuzzer.errors import UsageError
 
 
 def check_outputs(outputs: Outputs) -> None:

@@ -10,7 +10,9 @@ import os
 import dask
 from distributed import Client, LocalCluster
 
-from fuzzer.config import UsageError, dask_local_workers, shown
+from fuzzer.errors import UsageError
+from fuzzer.escaping import shown
+from fuzzer.execute.dask_address import dask_local_workers
 from fuzzer.execute.dask_worker import forget
 
 BUILDS = "builds"  # the worker resource a build takes one unit of

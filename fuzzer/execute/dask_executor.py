@@ -42,7 +42,7 @@ from distributed import Variable
 from distributed.client import FutureCancelledError
 from distributed.scheduler import KilledWorker
 
-from fuzzer.config import UsageError, available_cpus
+from fuzzer.errors import UsageError
 from fuzzer.execute.dask_cluster import (BUILDS, SLOTS_REFRESH_S, WORKER_CHECK_S, WORKERS_WAIT_S, Attempts, connect,
                                          quiet_dask_logs, shutdown)
 from fuzzer.execute.dask_worker import (ATTEMPTS_TOPIC, Site, StepActor, WorkerRun, missing_files, read_file,
@@ -52,6 +52,7 @@ from fuzzer.execute.run import RunKind, RunRecord, RunRequest
 from fuzzer.execute.source_archive import extract, pack
 from fuzzer.execute.step_files import digests, step_files
 from fuzzer.execute.step_replay import REPLAYS, ReplayOutcome, StepCall, Variation
+from fuzzer.model import available_cpus
 from fuzzer.plan import format_cpus
 
 RunKey = tuple[RunKind, int]

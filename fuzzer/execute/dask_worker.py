@@ -352,4 +352,4 @@ def _end_session(guard: Guard, scratch: Path) -> None:
 def worker_facts() -> dict:
     """What the client checks before it sends a build or a step replay here (run on every
     worker): its CPUs, and why replays cannot have mount namespaces ('' when they can)."""
-    return {"cpus": sorted(os.sched_getaffinity(0)), "no_namespaces": unshare.unavailable()}
+    return {"cpus": sorted(os.sched_getaffinity(0)), "no_namespaces": unshare.UNSHARE.problem() or ""}

@@ -55,7 +55,7 @@ SLOTS_PER_REPLAY = 2
 
 def replays_at_once(config) -> int:
     """`--parallel` when given, else one replay per CPU."""
-    from fuzzer.config import available_cpus
+    from fuzzer.model import available_cpus
 
     return config.parallel if config.parallel > 1 else len(available_cpus())
 
@@ -136,7 +136,7 @@ class ReplaySlots:
         """`parent_outputs`: the tree's parent is buildfuzz's, and each slot has its own (above)."""
         self.tree, self.logs, self.parent_outputs = tree, logs, parent_outputs
         self.isolation = unshare.isolation() if wanted > 1 else None
-        self.serial_reason = "" if wanted <= 1 or self.isolation else unshare.unavailable()
+        self.serial_reason = "" if wanted <= 1 or self.isolation else unshare.UNSHARE.problem() or ""
         self.at_once = wanted if self.isolation else 1  # replays whose processes run at once
         self.count = self.at_once * SLOTS_PER_REPLAY if self.isolation else 1
         self._turns = threading.BoundedSemaphore(wanted) if self.isolation else None

@@ -8,23 +8,12 @@ kinds number their own runs.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 from fuzzer.execute.jitter import JitterEvent
-from fuzzer.model import RunStatus
+from fuzzer.model import RunKind, RunStatus
 from fuzzer.observe import Manifest
 from fuzzer.plan import Perturbation
-
-
-class RunKind(enum.Enum):
-    EXPLORE = "explore"  # the campaign's schedule; the only runs compared for the verdict
-    TRACE = "trace"  # a divergent perturbation rerun under strace
-    TRACE_REFERENCE = "trace-reference"  # the reference rerun under strace; its tree serves step replays
-    HAZARD_SCAN = "hazard-scan"  # a traced parallel run of a reproducible build
-    SHRINK = "shrink"  # ablation trials for a minimal reproducer
-    REPLAY = "replay"  # `buildfuzz replay`
-    METADATA = "metadata"  # builds testing a metadata-only artifact's stabiliser (explain/artifact_metadata.py)
 
 
 @dataclass(frozen=True)
@@ -35,7 +24,7 @@ class RunRequest:
     trace: bool = False
     env: tuple[tuple[str, str], ...] = ()  # extra environment for this run only
     timeout: float | None = None  # None: the executor's own (the user's --timeout, if any)
-    reason: str = ""  # an explore run: why the plan has it (fuzzer.plan.Reason)
+    reason: str = ""  # an explore run: why the plan has it (fuzzer.model.Reason)
 
     @property
     def stem(self) -> str:

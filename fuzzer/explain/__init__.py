@@ -69,7 +69,7 @@ def localize(builds: Builds, comparison, executor, budget: Budget, evidence,
     runs' files (`known_noise` reads them); `audit`: the step audit, whose classified roots
     are taken over rather than replayed again, and whose traced reference serves as this
     one's: its tree, when the audit set it aside, serves the replays of the other roots."""
-    unusable = strace.available()
+    unusable = strace.STRACE.problem()
     if unusable:
         return Localization(notes=(f"step localization disabled: {unusable}; results are artifact-level only",))
     explained = _from_audit(builds, comparison, executor, audit)
@@ -251,7 +251,7 @@ def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> L
     traced reference: races that did not change the output this time are still races.
     `traced`: a traced build already made (the step audit's reference), not built again
     where it is the same build; only its trace is read."""
-    unusable = strace.available()
+    unusable = strace.STRACE.problem()
     if unusable:
         return Localization(notes=(f"hazard scan disabled: {unusable}",))
     perturbation = max((r.perturbation for r in builds.runs), key=lambda p: (p.jobs, p.ncpus, -p.jitter))

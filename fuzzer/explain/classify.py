@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from fuzzer.execute.run import RunRecord
-from fuzzer.execute.parallelism import parallel_env
 from fuzzer.explain import metadata, stabilizers
 from fuzzer.explain.budget import UNLIMITED, Budget
 from fuzzer.explain.noise import Noise
 from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, StepReplayer, Variation
 from fuzzer.model import Culprit, Hazard, Kind
+from fuzzer.parallelism import parallel_env
 from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
 from fuzzer.trace.hazards import DUPLICATE, MKDIR_RACE, WRITE_WRITE
 from fuzzer.trace.differences import workspace_inputs

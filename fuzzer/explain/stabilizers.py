@@ -46,14 +46,14 @@ FIRST_LOOK = 2  # replays of a slow step before the rest: two different outputs 
 # The candidate table, most common causes first (ties in minimal sets go to them); the
 # report prints each name, and `--stabilizers` picks among them (in model.Stabilizer's order). A candidate whose tool is
 # missing or unusable here is left out.
-TABLE: tuple[tuple[Variation, Callable[[], bool] | None], ...] = (
+TABLE: tuple[tuple[Variation, Callable[[], str | None] | None], ...] = (
     (Variation(S.PYTHONHASHSEED.value, env=(("PYTHONHASHSEED", "0"),)), None),
-    (Variation(S.ASLR.value, wrappers=(setarch.wrap,)), setarch.available),
+    (Variation(S.ASLR.value, wrappers=(setarch.wrap,)), setarch.SETARCH.problem),
     # gcc takes __DATE__ and __TIME__ from it (scenarios/timestamp)
     (Variation(S.SOURCE_DATE_EPOCH.value, env=(("SOURCE_DATE_EPOCH", FIXED_EPOCH),)), None),
     # perl's hash order (autom4te's caches): the seed alone still perturbs key order per hash
     (Variation(S.PERL_HASH_SEED.value, env=(("PERL_HASH_SEED", "0"), ("PERL_PERTURB_KEYS", "0"))), None),
-    (Variation(S.CLOCK.value, wrappers=(faketime.wrap,)), faketime.available),
+    (Variation(S.CLOCK.value, wrappers=(faketime.wrap,)), faketime.FAKETIME.problem),
     (Variation(S.TZ.value, env=(("TZ", "UTC"),)), None),
     (Variation(S.LC_ALL.value, env=(("LC_ALL", "C"),)), None),
     (Variation(S.HOME.value, env=(("HOME", FIXED_HOME),)), None),
@@ -63,7 +63,7 @@ TABLE: tuple[tuple[Variation, Callable[[], bool] | None], ...] = (
 
 def candidates(only: tuple[str, ...] = ()) -> list[Variation]:
     """The usable candidates, in table order; `only`: the user's choice among model.STABILIZERS."""
-    return [v for v, usable in TABLE if (not only or v.name in only) and (usable is None or usable())]
+    return [v for v, problem in TABLE if (not only or v.name in only) and (problem is None or problem() is None)]
 
 
 def unusable(only: tuple[str, ...] = ()) -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from msgspec import structs
 
-from fuzzer.config import UsageError
+from fuzzer.errors import UsageError
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace
 from fuzzer.fix import cmake, ninja

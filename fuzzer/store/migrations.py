@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from fuzzer.config import UsageError
+from fuzzer.errors import UsageError
 
 # MIGRATIONS[i] takes a store from schema version i to i + 1 (`PRAGMA user_version`).
 # Version 0 is also the store buildfuzz wrote before it versioned its schema: it already

@@ -1,19 +1,19 @@
 """External tools, each wrapped in one module of this package and registered here.
 
 A wrapper declares its tool with `register()`, so `buildfuzz doctor` can list what is
-missing and which Debian package brings it. Every caller degrades when a tool is
-missing; `ToolMissing` carries the hint for the message and means exit code 2.
+missing and which Debian package brings it. `Tool.problem()` is the one question a caller
+(and a test's `needs` marker) asks: None when the tool is usable here, else why not, in one
+line. Every caller degrades when a tool is missing; `ToolMissing` carries the hint for the
+message and means exit code 2.
 """
 
 from __future__ import annotations
 
 import shutil
-import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 from fuzzer.errors import UsageError
-
-STDERR_LINES = 25
 
 
 @dataclass(frozen=True)
@@ -21,12 +21,20 @@ class Tool:
     name: str
     package: str
     purpose: str
+    # What else must hold once the tool is found (ptrace permitted, FUSE present): None, or why not
+    probe: Callable[[], str | None] | None = field(default=None, compare=False, repr=False)
 
     def path(self) -> str | None:
         return shutil.which(self.name)
 
-    def available(self) -> bool:
-        return self.path() is not None
+    def problem(self) -> str | None:
+        """None when the tool is usable here, else a one-line reason."""
+        if self.path() is None:
+            return self.not_found()
+        return self.probe() if self.probe else None
+
+    def not_found(self) -> str:
+        return f"{self.name} not found; install the Debian package {self.package!r}"
 
     def require(self) -> str:
         path = self.path()
@@ -50,16 +58,9 @@ class ToolMissing(UsageError):
 REGISTRY: dict[str, Tool] = {}
 
 
-def register(name: str, package: str, purpose: str) -> Tool:
-    tool = REGISTRY.setdefault(name, Tool(name, package, purpose))
+def register(name: str, package: str, purpose: str, probe: Callable[[], str | None] | None = None) -> Tool:
+    tool = REGISTRY.setdefault(name, Tool(name, package, purpose, probe))
     return tool
-
-
-def run(tool: Tool, args: list[str], *, timeout: float | None = None, **kwargs) -> subprocess.CompletedProcess:
-    """Run a tool with captured output; stderr is cut to its last lines for messages."""
-    proc = subprocess.run([tool.require(), *args], capture_output=True, timeout=timeout, **kwargs)
-    stderr = proc.stderr.decode(errors="replace").splitlines()[-STDERR_LINES:]
-    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, "\n".join(stderr))
 
 
 def all_tools() -> list[Tool]:

@@ -28,16 +28,12 @@ class Reports:
     note: str = ""  # why there is none, or why it is cut short
 
 
-def available() -> bool:
-    return DIFFOSCOPE.available()
-
-
 def write_reports(a: str, b: str, name: str, labels: tuple[str, str], out: Path, timeout: float,
                   limit: str = "--diff-timeout") -> Reports:
     """diffoscope's HTML and text reports of `a` and `b`, shown as `labels[i]/name`, into
     `out/<name>.html` and `.txt`, within `timeout` (`limit` names where it came from).
     Nothing is written when diffoscope is missing."""
-    if not available():
+    if DIFFOSCOPE.problem() is not None:
         return Reports((), "")
     out.mkdir(parents=True, exist_ok=True)
     stem = out / name.replace("/", "__").lstrip(".")

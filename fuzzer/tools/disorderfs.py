@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import subprocess
 import time
@@ -12,19 +11,19 @@ from typing import Iterator
 
 from fuzzer.tools import register
 
-DISORDERFS = register("disorderfs", "disorderfs", "directory-order axis (the build tree seen through FUSE)")
 FUSERMOUNT = register("fusermount", "fuse", "unmounting the disorderfs view after a build")
 UNMOUNT_PATIENCE_S = 10.0
 
 
-@functools.cache
-def unavailable() -> str | None:
-    for tool in (DISORDERFS, FUSERMOUNT):
-        if tool.path() is None:
-            return f"{tool.name} not found; install the Debian package {tool.package!r}"
-    if not os.path.exists("/dev/fuse"):
-        return "/dev/fuse is missing (no FUSE here)"
-    return None
+def _mountable() -> str | None:
+    """None when a disorderfs view can be mounted and unmounted here, else why not."""
+    if FUSERMOUNT.path() is None:
+        return FUSERMOUNT.not_found()
+    return None if os.path.exists("/dev/fuse") else "/dev/fuse is missing (no FUSE here)"
+
+
+DISORDERFS = register("disorderfs", "disorderfs", "directory-order axis (the build tree seen through FUSE)",
+                      probe=_mountable)
 
 
 @contextlib.contextmanager

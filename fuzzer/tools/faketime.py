@@ -8,10 +8,6 @@ FAKETIME = register("faketime", "faketime", "freezing the clock for one step (st
 FROZEN_AT = "2000-01-01 00:00:00"
 
 
-def available() -> bool:
-    return FAKETIME.available()
-
-
 def wrap(argv: list[str]) -> list[str]:
     # -f: the clock stands still, so even sub-second timestamps repeat
     return [FAKETIME.require(), "-f", f"@{FROZEN_AT}", *argv]
@@ -20,7 +16,3 @@ def wrap(argv: list[str]) -> list[str]:
 def wrap_offset(offset: str, argv: list[str]) -> list[str]:
     """The clock runs, shifted by `offset` (+397d, -3650d, +12345678s)."""
     return [FAKETIME.require(), "-f", offset, *argv]
-
-
-def missing() -> str:
-    return f"faketime not found; install the Debian package {FAKETIME.package!r}"

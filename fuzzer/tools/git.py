@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from fuzzer.config import UsageError, shown
+from fuzzer.errors import UsageError
+from fuzzer.escaping import shown
 from fuzzer.tools import register
 
 GIT = register("git", "git", "buildfuzz bisect (a git checkout's history)")

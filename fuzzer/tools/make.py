@@ -116,7 +116,7 @@ def _link_dir(make: str) -> Path:
     return directory
 
 
-def shuffle_unavailable() -> str | None:
+def shuffle_problem() -> str | None:
     found = for_builds()
     if found is None:
         return "GNU make not found"

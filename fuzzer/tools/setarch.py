@@ -8,16 +8,15 @@ import subprocess
 
 from fuzzer.tools import register
 
-SETARCH = register("setarch", "util-linux", "disabling ASLR for one step (stabiliser search)")
+SETARCH = register("setarch", "util-linux", "disabling ASLR for one step (stabiliser search)",
+                   probe=lambda: _personality())
 
 
 @functools.cache
-def available() -> bool:
-    """setarch exists and the kernel lets us change personality (some sandboxes forbid it)."""
-    if not SETARCH.available():
-        return False
+def _personality() -> str | None:
+    """None when the kernel lets us change personality (some sandboxes forbid it)."""
     probe = subprocess.run([SETARCH.require(), platform.machine(), "-R", "true"], capture_output=True)
-    return probe.returncode == 0
+    return None if probe.returncode == 0 else "setarch -R is not usable"
 
 
 def wrap(argv: list[str]) -> list[str]:

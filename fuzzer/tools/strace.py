@@ -14,7 +14,7 @@ import subprocess
 
 from fuzzer.tools import register
 
-STRACE = register("strace", "strace", "step localization (tracing the build)")
+STRACE = register("strace", "strace", "step localization (tracing the build)", probe=lambda: _traces())
 
 # A `?` prefix tells strace to skip names this architecture lacks (aarch64 has no
 # open/stat/mkdir...), so one list serves every machine.
@@ -92,11 +92,8 @@ def wrap(argv: list[str], trace_path: str) -> list[str]:
 
 
 @functools.cache
-def available() -> str | None:
-    """None when tracing works here, else a one-line reason (cached: it runs `true`)."""
-    path = STRACE.path()
-    if path is None:
-        return f"strace not found; install the Debian package {STRACE.package!r}"
+def _traces() -> str | None:
+    """None when strace can trace a process here (ptrace permitted), else why not (cached: it runs `true`)."""
     try:
         proc = subprocess.run(wrap(["true"], "/dev/null"), capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -16,7 +16,7 @@ Two ways in, the first that works here:
 
 The mount and the chdir are done by a few lines of Python, not a shell: dash exports PWD
 and OLDPWD on `cd`, bash sets `_`; the build must get its environment exactly as given.
-Without either way (no unshare, no permission), `unavailable()` says why and builds run
+Without either way (no unshare, no permission), `UNSHARE.problem()` says why and builds run
 one at a time.
 """
 
@@ -32,7 +32,8 @@ from pathlib import Path
 
 from fuzzer.tools import register
 
-UNSHARE = register("unshare", "util-linux", "several builds at once at the same path (--parallel)")
+UNSHARE = register("unshare", "util-linux", "several builds at once at the same path (--parallel)",
+                   probe=lambda: _probe()[1] or None)
 PROBE_TIMEOUT_S = 10
 MOUNT_FAILED = 125  # the exit status of a build whose tree could not be mounted (as env(1) uses it)
 
@@ -91,8 +92,8 @@ class Isolation:
 @functools.cache
 def _probe() -> tuple[Isolation | None, str]:
     """The first way in that works here, else None and why (cached: it runs a few processes)."""
-    if not UNSHARE.available():
-        return None, f"unshare not found; install the Debian package {UNSHARE.package!r}"
+    if UNSHARE.path() is None:
+        return None, UNSHARE.not_found()
     ways = [Isolation(user_namespace=False)] if os.geteuid() == 0 else []
     reasons = []
     for way in ways + [Isolation(user_namespace=True)]:
@@ -130,11 +131,6 @@ def isolation() -> Isolation | None:
     return _probe()[0]
 
 
-def unavailable() -> str:
-    """Why builds cannot get their own mount namespace here ('' when they can)."""
-    return _probe()[1]
-
-
 def forget() -> None:
     """Probe again next time (tests change PATH)."""
     _probe.cache_clear()
@@ -146,10 +142,10 @@ HOSTNAME_SCRIPT = 'hostname "$0" && exec "$@"'
 
 
 @functools.cache
-def hostname_unavailable() -> str | None:
+def hostname_problem() -> str | None:
     """None when this process may give a build its own hostname (root: `unshare -u`)."""
     if UNSHARE.path() is None:
-        return f"unshare not found; install the Debian package {UNSHARE.package!r}"
+        return UNSHARE.not_found()
     try:
         probe = subprocess.run([UNSHARE.path(), "-u", "/bin/sh", "-c", HOSTNAME_SCRIPT, "buildfuzz-probe", "true"],
                                capture_output=True, timeout=PROBE_TIMEOUT_S)

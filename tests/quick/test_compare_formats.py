@@ -4,7 +4,6 @@ differ in content, and whether the rest differs only in metadata."""
 import gzip
 import io
 import lzma
-import shutil
 import subprocess
 import tarfile
 import zipfile
@@ -109,7 +108,7 @@ def test_buildinfo_is_text_not_a_hex_dump():
 ASM = ".text\n.globl entry\nentry:\n{labels}  ret\n"
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+@pytest.mark.needs("gcc")
 def test_elf_local_symbols_renumbered_with_the_same_build_id(tmp_path):
     """The seed's shape: only the numbering of local labels differs."""
     paths = []

@@ -2,7 +2,6 @@
 writes its reports to files that the JSON report points at; it never embeds them."""
 
 import os
-import shutil
 import zipfile
 
 import pytest
@@ -64,7 +63,7 @@ def test_a_slow_diffoscope_is_cut_off_with_a_note(fake_diffoscope, tmp_path, mon
     assert "ran out of time after 0.5 s" in reports.note
 
 
-@pytest.mark.skipif(shutil.which("diffoscope") is None, reason="diffoscope not installed")
+@pytest.mark.needs("diffoscope")
 def test_real_diffoscope_reads_a_wheel_as_a_zip(tmp_path):
     for name, stamp in (("a", (2020, 1, 1, 0, 0, 0)), ("b", (2021, 1, 1, 0, 0, 0))):
         with zipfile.ZipFile(tmp_path / name, "w") as z:

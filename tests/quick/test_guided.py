@@ -8,8 +8,7 @@ import time
 
 import pytest
 
-from fuzzer import guided
-from fuzzer.execute import hold
+from fuzzer import guided, hold
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import Hazard
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
@@ -59,7 +58,7 @@ def test_a_target_that_manifested_confirms_its_hazard_with_a_replay_command():
     assert guided.confirmed([(target, 2, [])], [latent], lambda t: "") == [latent]
 
 
-@pytest.mark.skipif(hold.unavailable() is not None, reason="no C compiler for the hold library")
+@pytest.mark.needs("hold")
 def test_the_hold_delays_exactly_the_named_process():
     argv = ("/bin/sh", "-c", "true held")
     env = hold.environment(hold.value(argv, 300), dict(os.environ))

@@ -16,9 +16,9 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import buildfuzz_in_process
 from fuzzer import structs
-from fuzzer.config import FuzzConfig, available_cpus, stored_settings
+from fuzzer.config import FuzzConfig, stored_settings
 from fuzzer.execute.run import RunRecord
-from fuzzer.model import RunStatus
+from fuzzer.model import RunStatus, available_cpus
 from fuzzer.observe import ALGORITHM, SMALL_FILE, Entry, Manifest, hash_file, take_manifest
 from fuzzer.plan import Perturbation
 from fuzzer.store import DB_NAME, Store

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from fuzzer import findings, memory, structs
 from fuzzer.campaign import run_campaign, stored
-from fuzzer.config import FuzzConfig, UsageError
+from fuzzer.config import FuzzConfig
+from fuzzer.errors import UsageError
 from fuzzer.execute.fake import FakeExecutor
 from fuzzer.findings import FIXED, NEW, STILL, Identity
 from fuzzer.plan import Perturbation
@@ -33,7 +34,7 @@ from conftest import buildfuzz, buildfuzz_in_process, make_project
 from report_samples import unreproducible
 
 
-pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the builds differ by CPU count")
+pytestmark = pytest.mark.needs("2 cpus")  # the builds differ by CPU count
 
 
 def one_cpu_differs(p: Perturbation) -> dict[str, str]:

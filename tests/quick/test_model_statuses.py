@@ -1,4 +1,4 @@
-"""A run's status and an audited step's result are enums of the domain model (fuzzer/model.py):
+"""A run's status and an audited step's result are enums of the domain model (fuzzer/model/):
 a stored report decodes them into members, writes them as the strings every earlier
 buildfuzz wrote, and refuses a value neither enum knows."""
 

@@ -16,7 +16,8 @@ import xxhash
 
 from conftest import buildfuzz_in_process
 from fuzzer.campaign.evidence import Evidence
-from fuzzer.config import FuzzConfig, UsageError, validate
+from fuzzer.config import FuzzConfig, validate
+from fuzzer.errors import UsageError
 from fuzzer.execute.guard import Guard
 from fuzzer.execute.local import BuildSpec, LocalExecutor
 from fuzzer.execute.run import RunRecord, RunRequest
@@ -34,8 +35,7 @@ from fuzzer.trace.outside import outside_note, written_outside
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 
 PLAIN = Perturbation(1, None, 0.0, 0)
-needs_namespaces = pytest.mark.skipif(unshare.isolation() is None,
-                                      reason=f"no mount namespace: {unshare.unavailable()}")
+needs_namespaces = pytest.mark.needs("unshare")
 
 
 def digest_of(text: str) -> str:

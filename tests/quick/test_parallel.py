@@ -16,7 +16,8 @@ import pytest
 import xxhash
 
 from fuzzer.campaign import run_campaign
-from fuzzer.config import FuzzConfig, UsageError, validate
+from fuzzer.config import FuzzConfig, validate
+from fuzzer.errors import UsageError
 from fuzzer.execute import choose
 from fuzzer.execute.fake import FakeExecutor
 from fuzzer.execute.local import BuildSpec, LocalExecutor
@@ -36,7 +37,7 @@ PLAIN = Perturbation(1, None, 0.0, 0)
 WAYS = [Isolation(user_namespace=True)] + ([Isolation(user_namespace=False)] if os.geteuid() == 0 else [])
 
 
-needs_namespaces = pytest.mark.skipif(unshare.isolation() is None, reason=f"no mount namespace: {unshare.unavailable()}")
+needs_namespaces = pytest.mark.needs("unshare")
 
 
 def spec_for(tmp_path: Path, command: str) -> BuildSpec:

@@ -7,7 +7,6 @@ hand from the binomial distribution (and the classic tables: 3 of 12 is 5.5%–5
 from __future__ import annotations
 
 import json
-import os
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from types import SimpleNamespace
@@ -27,7 +26,7 @@ from fuzzer.report.model import ArtifactFinding, Report, RunSummary, VariantSumm
 from fuzzer.report.schema import report_schema
 from fuzzer.stats import binomial_cdf, clean_builds_for_bound, interval, rate_text, upper_bound_zero
 
-two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the builds differ by CPU count")
+two_cpus = pytest.mark.needs("2 cpus")  # the builds differ by CPU count
 
 
 def test_the_numbers_the_issue_quotes():

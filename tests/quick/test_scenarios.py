@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from fuzzer.config import UsageError
+from fuzzer.errors import UsageError
 from fuzzer.report.model import ArtifactFinding, Culprit, InsideSummary, MetadataStabilizer, Report
 from fuzzer.scenarios import Expect, find_scenarios, load_scenario, score
 

@@ -7,7 +7,7 @@ import click
 import pytest
 
 from fuzzer.cli import run
-from fuzzer.config import UsageError
+from fuzzer.errors import UsageError
 from fuzzer.settings import used
 
 from conftest import buildfuzz, buildfuzz_in_process

@@ -1,10 +1,12 @@
 """The shape of fuzzer/: modules of one idea (at most MAX_LINES lines), stages that take
-plain facts (they never import the campaign or the command line), and no import cycle.
+plain facts (they never import the campaign or the command line), no import cycle, and
+packages on floors (docs/architecture.md): none imports one above it or one that imports it.
 Read from the source with ast: nothing is imported or run."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from conftest import ROOT
@@ -17,6 +19,11 @@ STAGES = ("fuzzer.plan", "fuzzer.axes", "fuzzer.guided", "fuzzer.memory", "fuzze
           "fuzzer.compare", "fuzzer.explain", "fuzzer.report", "fuzzer.trace", "fuzzer.fix", "fuzzer.replay",
           "fuzzer.bisect")
 ABOVE_THE_STAGES = ("fuzzer.campaign", "fuzzer.cli")
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+# The one circle of packages left: explain, findings and rates import the report's types
+# (report/model.py), and report imports them back. Issue 32's deliverable 1 (fuzzer/model/,
+# the floor below every stage, holding the report's types) removes it; then this goes.
+KNOWN_CIRCLE = ["fuzzer.explain", "fuzzer.findings", "fuzzer.rates", "fuzzer.report"]
 
 
 def modules() -> dict[str, Path]:
@@ -142,3 +149,52 @@ def test_the_checks_see_a_cycle_and_a_stage_importing_the_campaign(tmp_path):
     below.write_text("def parse():\n    from fuzzer.explain.stabilizers import TABLE\n")
     above.write_text("from fuzzer import config\n")
     assert cycles(imports_anywhere({"fuzzer.config": below, "fuzzer.explain.stabilizers": above})) != []
+
+
+def package(module: str) -> str:
+    """The package a module belongs to: its subpackage of fuzzer, or itself at the top."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph(found: dict[str, Path]) -> dict[str, set[str]]:
+    """Package → the other packages its modules import anywhere (inside functions too)."""
+    graph: dict[str, set[str]] = {}
+    for name, targets in imports_anywhere(found).items():
+        graph.setdefault(package(name), set()).update(package(t) for t in targets if package(t) != package(name))
+    graph.pop("fuzzer", None)  # the package's own __init__, which imports nothing
+    return graph
+
+
+def floors(text: str) -> dict[str, int]:
+    """Package → its floor, from the table under the architecture's "Floors" heading."""
+    section = text.split("## Floors", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\d+) \| ([^|]+) \|", section, re.M)
+    return {f"fuzzer.{name}": int(floor) for floor, names in rows for name in re.findall(r"`([\w.]+)`", names)}
+
+
+def upward(graph: dict[str, set[str]], floor: dict[str, int]) -> list[tuple[str, str]]:
+    """The imports from a package to one on a higher floor."""
+    return sorted((a, b) for a, targets in graph.items() for b in targets if floor[b] > floor[a])
+
+
+def test_every_package_stands_on_a_floor_and_imports_none_above_it():
+    graph, floor = package_graph(modules()), floors(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert sorted(set(graph) - set(floor)) == [], "add each new package to the Floors table of docs/architecture.md"
+    assert sorted(set(floor) - set(graph)) == [], "the Floors table names a package that is not there"
+    assert upward(graph, floor) == []
+    assert graph["fuzzer.model"] == set(), "the model is the floor: it imports nothing else of fuzzer"
+
+
+def test_no_packages_import_each_other():
+    assert cycles(package_graph(modules())) == [KNOWN_CIRCLE]
+
+
+def test_the_package_checks_see_an_import_up_a_floor_and_a_circle(tmp_path):
+    table = "## Floors\n\n| floor | packages |\n|---|---|\n| 1 | `model` |\n| 2 | `axes` `hold` |\n\n## Next\n| 3 | `cli` |\n"
+    assert floors(table) == {"fuzzer.model": 1, "fuzzer.axes": 2, "fuzzer.hold": 2}
+    low, high = tmp_path / "model.py", tmp_path / "axes.py"
+    low.write_text("def f():\n    from fuzzer.axes import AXES\n")  # up a floor, from inside a function
+    high.write_text("from fuzzer import model\n")
+    graph = package_graph({"fuzzer.model": low, "fuzzer.axes": high})
+    assert upward(graph, floors(table)) == [("fuzzer.model", "fuzzer.axes")]
+    assert cycles(graph) == [["fuzzer.axes", "fuzzer.model"]]

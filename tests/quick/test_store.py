@@ -15,9 +15,9 @@ import pytest
 
 from conftest import buildfuzz, buildfuzz_in_process
 from fuzzer import structs
-from fuzzer.config import FuzzConfig, available_cpus, stored_settings
+from fuzzer.config import FuzzConfig, stored_settings
 from fuzzer.execute.run import RunRecord
-from fuzzer.model import RunStatus
+from fuzzer.model import RunStatus, available_cpus
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.store import DB_NAME, VERSION, Store, StoreError

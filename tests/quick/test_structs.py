@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from conftest import ROOT, buildfuzz_in_process
 from fuzzer import structs
 from fuzzer.compare.inside import Inside
-from fuzzer.config import FuzzConfig, StoredConfig, UsageError, stored_settings
+from fuzzer.config import FuzzConfig, StoredConfig, stored_settings
+from fuzzer.errors import UsageError
 from fuzzer.execute.run import RunRecord
 from fuzzer.model import RunStatus
 from fuzzer.observe import Entries, Entry, Manifest

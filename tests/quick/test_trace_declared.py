@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import pytest
@@ -91,7 +90,7 @@ def test_builds_that_are_not_one_make_call_declare_nothing(tmp_path):
     assert from_make("make -j{jobs}", str(tmp_path / "missing")) is None
 
 
-@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+@pytest.mark.needs("make")
 def test_real_make_database_with_a_chain_and_order_only_prerequisites(tmp_path):
     (tmp_path / "Makefile").write_text(
         "all: app\napp: main.o | out\n\tcat main.o > app\nmain.o: main.c keys.h\n\tcat main.c keys.h > main.o\n"
@@ -147,7 +146,7 @@ def test_ninja_graph_builds_with_one_or_several_inputs_and_phony_targets():
     assert ninja.directory(["-C", "build"]) == "build" and ninja.graph_arguments(["make"]) is None
 
 
-@pytest.mark.skipif(shutil.which("ninja") is None, reason="needs ninja")
+@pytest.mark.needs("ninja")
 def test_real_ninja_graph(tmp_path):
     (tmp_path / "build.ninja").write_text(
         "rule cp\n  command = cp $in $out\nbuild g.h: cp g.in\nbuild m.o: cp m.c | g.h\nbuild all: phony m.o\n")

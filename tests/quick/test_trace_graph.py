@@ -178,12 +178,6 @@ def test_read_order_and_ranking():
 # --- real races -----------------------------------------------------------------------
 
 
-def need_strace():
-    reason = strace.available()
-    if reason:
-        pytest.skip(reason)
-
-
 def traced_make(workspace, makefile: str, *args: str):
     workspace.mkdir()
     (workspace / "Makefile").write_text(makefile)

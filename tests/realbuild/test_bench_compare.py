@@ -1,6 +1,5 @@
 """bench/bench_compare.py's smoke mode runs end to end (CI runs it; the numbers are the bench's)."""
 
-import shutil
 import subprocess
 import sys
 
@@ -11,7 +10,7 @@ from conftest import ROOT
 BENCH = ROOT / "bench" / "bench_compare.py"
 
 
-@pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("dpkg-deb")), reason="needs gcc and dpkg-deb")
+@pytest.mark.needs("gcc", "dpkg-deb")
 def test_bench_compare_smoke():
     proc = subprocess.run([sys.executable, str(BENCH), "--smoke"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr

@@ -7,7 +7,6 @@ project too, where meson is installed: `meson setup` is the step that writes its
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -43,8 +42,7 @@ def test_counted_bookkeeping_names_the_configure_step_that_wrote_it(tmp_path):
 
 
 MESON = "meson setup build && ninja -C build -j{jobs}"
-needs_meson = pytest.mark.skipif(not (shutil.which("meson") and shutil.which("ninja") and shutil.which("cc")),
-                                 reason="needs meson, ninja and a C compiler")
+needs_meson = pytest.mark.needs("meson", "ninja", "gcc")
 
 
 def meson_project(tmp_path, ops: str):

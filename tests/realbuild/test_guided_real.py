@@ -6,12 +6,10 @@ import shutil
 
 import pytest
 
-from fuzzer.execute import hold
-
 from conftest import SCENARIOS, buildfuzz
 
 
-@pytest.mark.skipif(hold.unavailable() is not None, reason="no C compiler for the hold library")
+@pytest.mark.needs("hold")
 def test_a_race_plain_rebuilds_never_hit_is_found_and_confirmed(tmp_path):
     source = tmp_path / "near-miss-header"
     shutil.copytree(SCENARIOS / "near-miss-header", source)

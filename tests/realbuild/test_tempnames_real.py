@@ -4,7 +4,6 @@ and the known-noise judgement of logs. No builds: names, synthetic traces, repor
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -14,7 +13,7 @@ from conftest import SCENARIOS, buildfuzz
 # --- a real CMake configure ----------------------------------------------------------
 
 
-@pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja")), reason="needs cmake and ninja")
+@pytest.mark.needs("cmake", "ninja")
 def test_a_cmake_configure_whose_logs_differ_only_in_temporary_names_is_one_line_of_noise(tmp_path):
     report_path = tmp_path / "report.json"
     result = buildfuzz("run", "--source", SCENARIOS / "cmake-try-compile", "--store", tmp_path / "store", "--runs", 4,

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from fuzzer.explain import audit
 from fuzzer.tools import strace
 from fuzzer.trace.steps import load_trace
-from test_trace_steps_builds import need_strace
 
 
+@pytest.mark.needs("strace")
 def test_every_step_of_a_parallel_make_is_replayable(tmp_path):
-    need_strace()
     rules = "".join(f"out{i}:\n\tsleep 0.2; echo {i} > out{i}\n" for i in range(4))
     (tmp_path / "Makefile").write_text(f"all: {' '.join(f'out{i}' for i in range(4))}\n{rules}")
     trace_path = tmp_path / "trace.txt"

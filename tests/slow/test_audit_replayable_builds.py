@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import buildfuzz, make_project
-from test_trace_steps_builds import need_strace
 
 MAKEFILE = """
     all: out.txt locked gen.txt bumped
@@ -25,8 +26,8 @@ GEN = "import sys\nwith open(sys.argv[1], 'w') as f:\n    f.write('generated\\n'
 RULES = "read v < version.txt\necho \"version $v\" > /dev/null\npython3 gen.py gen.txt\n"
 
 
+@pytest.mark.needs("strace")
 def test_a_locked_input_and_a_step_with_a_replayable_writer_inside_are_audited(tmp_path):
-    need_strace()
     src = make_project(tmp_path / "src", MAKEFILE, {"control": "Source: x\n", "rules.sh": RULES,
                                                     "gen.py": GEN, "version.txt": "1\n"})
     out = tmp_path / "report.json"
@@ -51,10 +52,10 @@ PROBING = """
     """
 
 
+@pytest.mark.needs("strace")
 def test_a_step_that_looked_for_a_file_a_later_step_made_is_replayed_without_it(tmp_path):
     # cmake's configure looks for the .ninja_log ninja writes later: replayed in the finished
     # tree, it would see the file and say `rerun`, a variation no build has
-    need_strace()
     src = make_project(tmp_path / "src", PROBING, {})
     out = tmp_path / "report.json"
     r = buildfuzz("run", "--source", src, "--store", tmp_path / "s", "--runs", "2", "--jobs", "1",
@@ -77,8 +78,8 @@ ARCHIVE = """
     """
 
 
+@pytest.mark.needs("strace")
 def test_a_step_that_looked_for_the_file_it_then_made_is_audited(tmp_path):
-    need_strace()
     src = make_project(tmp_path / "src", ARCHIVE, {"k.c": "int k(void) { return 1; }\n"})
     out = tmp_path / "report.json"
     r = buildfuzz("run", "--source", src, "--store", tmp_path / "s", "--runs", "2", "--jobs", "1",

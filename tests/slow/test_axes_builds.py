@@ -9,7 +9,6 @@ import sys
 
 import pytest
 
-from fuzzer import axes
 from fuzzer.execute.local import BuildSpec, LocalExecutor
 from fuzzer.execute.run import RunRequest
 from fuzzer.execute.workspace import Workspace
@@ -21,7 +20,7 @@ from fuzzer.plan import Perturbation
 LISTING = "all:\n\tls -f src > order.txt\n"
 
 
-@pytest.mark.skipif(axes.BY_NAME["dirorder"].requires() is not None, reason="disorderfs/FUSE not usable here")
+@pytest.mark.needs("disorderfs")
 def test_directory_order_reaches_the_build_and_leaves_no_mount(tmp_path):
     source = tmp_path / "src"
     (source / "src").mkdir(parents=True)
@@ -59,7 +58,7 @@ def test_replay_accepts_an_environment_axis(tmp_path):
 SHUFFLE_ONLY = "all: first.out second.out\nfirst.out:\n\techo 1 > $@\nsecond.out:\n\tcat first.out > $@\n"
 
 
-@pytest.mark.skipif(axes.BY_NAME["shuffle"].requires() is not None, reason="no make with --shuffle here (buildfuzz[shuffle])")
+@pytest.mark.needs("make 4.4")  # --shuffle (buildfuzz[shuffle] brings it)
 def test_a_shuffle_only_failure_is_a_finding_with_its_shuffle_replay(tmp_path):
     """`second.out` reads `first.out` without depending on it: at -j1 make's own order always
     works, make --shuffle=reverse (or a seed that swaps them) fails."""

@@ -3,11 +3,10 @@ in tests): replays of `true` entering a namespace each, in the slot's namespace,
 
 import pytest
 
-from fuzzer.tools import unshare
 from test_bench_smoke import smoke
 
 
-@pytest.mark.skipif(unshare.isolation() is None, reason="replay slots need mount namespaces (unshare)")
+@pytest.mark.needs("unshare")  # replay slots need mount namespaces
 def test_bench_replay_entry_smoke_compares_the_three_ways_to_run_a_replay():
     out = smoke("bench_replay_entry.py")
     for mode in ("per replay", "slot's namespace", "none"):

@@ -3,11 +3,10 @@ and bench_dask (tests/quick/test_bench_smoke.py says why benches run here)."""
 
 import pytest
 
-from fuzzer.tools import unshare
 from test_bench_smoke import smoke
 
 
-@pytest.mark.skipif(unshare.isolation() is None, reason="--parallel needs mount namespaces (unshare)")
+@pytest.mark.needs("unshare")  # --parallel needs mount namespaces
 def test_bench_parallel_smoke_compares_builds_per_hour():
     out = smoke("bench_parallel.py")
     assert "sleep-bound  ratio parallel 2 / parallel 1:" in out

@@ -1,7 +1,6 @@
 """The command line contract: exit codes, one-line errors, the JSON report's keys."""
 
 import json
-import os
 
 import pytest
 
@@ -75,7 +74,7 @@ def test_reproducible_build_exit_0_and_json_contract(tmp_path, clean_project):
     assert data["runs"][0]["perturbation"]["jobs"] == 1 and data["runs"][0]["perturbation"]["jitter"] == 0
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2+ CPUs to vary nproc")
+@pytest.mark.needs("2 cpus")
 def test_unreproducible_exit_1_names_the_axis(tmp_path, nproc_project):
     report = tmp_path / "r.json"
     # 6 runs: two or more on each side of the CPU count, so the axis can be claimed
@@ -124,7 +123,7 @@ def test_all_formats_and_step_summary_are_written(tmp_path, clean_project):
     assert summary.read_text() == out["r.md"].read_text()
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2+ CPUs to vary nproc")
+@pytest.mark.needs("2 cpus")
 def test_default_relative_store_with_localization(tmp_path, nproc_project):
     """The README's way: no --store, so .buildfuzz in the current directory."""
     r = buildfuzz("run", "--source", nproc_project, "--runs", "3", "--seed", "1", "--report-json", "r.json", "--",

@@ -12,7 +12,7 @@ from fuzzer.report import json_format
 from test_diffoscope_wrapper import fake_diffoscope
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2+ CPUs to vary nproc")
+@pytest.mark.needs("2 cpus")
 def test_divergent_artifact_points_at_diffoscope_reports(fake_diffoscope, tmp_path, nproc_project):
     config = FuzzConfig(source=nproc_project, command="make", store=tmp_path / "s", runs=3, seed=1, localize=False)
     report = run_campaign(config).report

@@ -1,6 +1,6 @@
 """Without strace, buildfuzz still compares artifacts and says why it names no step."""
 
-import os
+from dataclasses import replace
 
 import pytest
 
@@ -9,10 +9,10 @@ from fuzzer.config import FuzzConfig
 from fuzzer.tools import strace
 
 
-
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2+ CPUs to vary nproc")
+@pytest.mark.needs("2 cpus")
 def test_no_strace_falls_back_to_artifact_level(tmp_path, nproc_project, monkeypatch):
-    monkeypatch.setattr(strace, "available", lambda: "strace not found (install the Debian package 'strace')")
+    missing = replace(strace.STRACE, probe=lambda: "strace not found (install the Debian package 'strace')")
+    monkeypatch.setattr(strace, "STRACE", missing)
     outcome = run_campaign(FuzzConfig(source=nproc_project, command="make", store=tmp_path / "s", runs=3, seed=1))
     report = outcome.report
     assert outcome.exit_code == 1 and report.verdict == "unreproducible"

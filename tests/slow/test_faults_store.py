@@ -20,7 +20,6 @@ import pytest
 
 from conftest import buildfuzz
 from fuzzer.plan import format_cpus
-from fuzzer.tools.strace import STRACE
 
 
 SAFETY_S = 120  # only ever reached when something hangs
@@ -205,7 +204,7 @@ def test_explain_renders_the_stored_report_without_building(tmp_path, source):
     assert "UNREPRODUCIBLE" in again.stdout
 
 
-@pytest.mark.skipif(not STRACE.available(), reason="localization traces builds with strace")
+@pytest.mark.needs("strace")  # localization traces builds
 def test_explain_relocalize_traces_again_and_stores_the_new_report(tmp_path, source):
     store = tmp_path / "s"
     command = ["sh", "-c", f"date +%s%N > out; echo b >> {tmp_path / 'builds'}"]

@@ -12,7 +12,7 @@ from fuzzer.tools import make
 MAKE = make.for_builds()
 
 
-@pytest.mark.skipif(MAKE is None or MAKE.version < (4, 4), reason="GNU make 4.4's jobserver is a named pipe")
+@pytest.mark.needs("make 4.4")  # its jobserver is a named pipe
 def test_a_killed_make_leaves_no_jobserver_pipe(tmp_path):
     (tmp_path / "Makefile").write_text("all: a b\na b:\n\tsleep 30\n")
     tmp = tmp_path / "tmp"

@@ -6,9 +6,6 @@ import json
 
 import pytest
 
-from fuzzer.execute import hold
-from fuzzer.tools import strace
-
 from conftest import buildfuzz, make_project
 
 # A phony `dirs` step makes build/object/, which the compiles write into without depending
@@ -26,8 +23,7 @@ PHONY_DIRS = """
     """
 
 
-@pytest.mark.skipif(hold.unavailable() is not None or strace.available() is not None,
-                    reason="needs the hold library and strace")
+@pytest.mark.needs("hold", "strace")
 def test_a_held_run_failing_in_another_step_confirms_nothing_of_the_held_steps_other_conflicts(tmp_path):
     """Holding `dirs` back makes a compile fail ("cannot create build/object/app.o"): that
     is the compiles' race with `dirs`, confirmed; the link's conflict with `dirs` on build/,

@@ -3,9 +3,11 @@ run, or opposite orders in two runs). Properties on synthetic traces, then real 
 
 from __future__ import annotations
 
+import pytest
+
 from fuzzer.trace.hazards import WRITE_WRITE, find_hazards
 
-from test_trace_graph import need_strace, traced_make
+from test_trace_graph import traced_make
 
 
 # --- real make ------------------------------------------------------------------------
@@ -25,14 +27,14 @@ RECIPE_LINES = (
 )
 
 
+@pytest.mark.needs("strace")
 def test_real_append_race_is_a_write_write_hazard(tmp_path):
-    need_strace()
     hazards = find_hazards([traced_make(tmp_path / "w", APPEND_RACE, "-j2")])
     assert [(h.type, h.file) for h in hazards] == [(WRITE_WRITE, "log.txt")]
 
 
+@pytest.mark.needs("strace")
 def test_real_correct_dependencies_and_recipe_lines_have_no_hazard(tmp_path):
-    need_strace()
     assert find_hazards([traced_make(tmp_path / "w", GOOD_DEP, "-j2")]) == []
     traces = [traced_make(tmp_path / f"r{j}", RECIPE_LINES, f"-j{j}") for j in (1, 4)]
     assert find_hazards(traces) == []
@@ -42,8 +44,8 @@ CHAIN = ("all: k.h\nk.h: t.h\nt.h: s.h\n"
          "k.h t.h s.h: words\n\tfor f in s t k; do cp words $$f.h.tmp; mv -f $$f.h.tmp $$f.h; done\n")
 
 
+@pytest.mark.needs("strace")
 def test_real_recipe_run_three_times_in_a_chain_is_no_hazard(tmp_path):
-    need_strace()
     from fuzzer.trace.declared import declared_graph
 
     traces = []

@@ -95,11 +95,8 @@ def test_signal_during_a_run_gives_no_verdict(tmp_path, signum, build, phase):
         assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "inconclusive"
 
 
+@pytest.mark.needs("strace")  # localization traces builds
 def test_sigterm_during_localization_gives_no_verdict(tmp_path):
-    from fuzzer.tools import strace
-
-    if not strace.STRACE.path():
-        pytest.skip("localization needs strace")
     starts = tmp_path / "starts"
     # builds 0 and 1 differ (a timestamp); the first traced build (the third build) sleeps
     proc, _ = start_campaign(tmp_path, SLEEP_AT.format(starts=starts, n=2), "--runs", "2")

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import buildfuzz, make_project
-from test_trace_steps_builds import need_strace
 
 SEDS = " ".join(f"-e 's|@V{i}@|{i}|g'" for i in range(400))  # about 7,600 bytes of one recipe line
 
 
+@pytest.mark.needs("strace")
 def test_a_recipe_longer_than_4096_bytes_is_traced_whole_and_replays(tmp_path):
-    need_strace()
     src = make_project(tmp_path / "src", f"all: out.h\nout.h: in.h\n    sed {SEDS} in.h > out.h\n",
                        {"in.h": "@V1@ @V399@\n"})
     out = tmp_path / "r.json"

@@ -7,7 +7,6 @@ Campaigns run on the FakeExecutor (milliseconds); one slow test does it all on a
 from __future__ import annotations
 
 import json
-import os
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from conftest import buildfuzz, make_project
 
 
-pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the builds differ by CPU count")
+pytestmark = pytest.mark.needs("2 cpus")  # the builds differ by CPU count
 
 
 # --- end to end ----------------------------------------------------------------------------

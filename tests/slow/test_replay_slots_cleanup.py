@@ -23,7 +23,7 @@ from fuzzer.tools.unshare import Isolation
 
 WAYS = [Isolation(user_namespace=True)] + ([Isolation(user_namespace=False)] if os.geteuid() == 0 else [])
 
-pytestmark = pytest.mark.skipif(unshare.isolation() is None, reason=f"no mount namespace: {unshare.unavailable()}")
+pytestmark = pytest.mark.needs("unshare")
 
 
 def step(seen: Path, then: str) -> StepCall:

@@ -34,9 +34,7 @@ CONSOLE = re.compile(r"CONSOLE[(:]|Uncaught|console\.error")
 FRAME_REFUSAL = re.compile(r"(Blocked script execution|Not allowed to load|Refused to).*source: about:srcdoc")
 HOSTILE_AS_TEXT = "&lt;img src=x onerror=alert(1)&gt;.txt"
 
-pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install -y chromium)"),
-]
+pytestmark = [pytest.mark.needs("chromium")]
 
 
 def _chromium(tmp_path: Path, page: Path, *extra: str) -> tuple[str, str]:

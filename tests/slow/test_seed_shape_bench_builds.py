@@ -2,14 +2,12 @@
 of each kind that varies, audited and localized; every varying step named with its own
 stabilisers (the bench exits non-zero otherwise)."""
 
-import shutil
-
 import pytest
 
 from test_bench_smoke import smoke
 
 
-@pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja")), reason="needs cmake and ninja")
+@pytest.mark.needs("cmake", "ninja")
 def test_the_seed_shape_bench_names_each_varying_step_with_its_stabilisers():
     lines = smoke("bench_seed_shape.py").splitlines()
     assert "expectations: met" in lines, lines

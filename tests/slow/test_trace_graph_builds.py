@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from fuzzer.trace.graph import EXISTENCE, find_roots
 
-from test_trace_graph import need_strace, traced_make
+from test_trace_graph import traced_make
 
 
 MISSING_DEP = (
@@ -12,8 +14,8 @@ MISSING_DEP = (
 )
 
 
+@pytest.mark.needs("strace")
 def test_real_missing_dependency(tmp_path):
-    need_strace()
     ref = traced_make(tmp_path / "ref", MISSING_DEP, "-j1")
     div = traced_make(tmp_path / "div", MISSING_DEP, "-j2")
     assert (tmp_path / "ref" / "out.txt").read_bytes() != (tmp_path / "div" / "out.txt").read_bytes()
@@ -28,11 +30,11 @@ COPY_INTO_INHERITED = (
 )
 
 
+@pytest.mark.needs("strace")
 def test_a_file_cat_copies_into_is_not_the_copy_of_an_identical_input(tmp_path):
     """GNU cat copies stable.txt with copy_file_range into the subshell's out.txt, then the
     subshell appends what differs: the step that wrote stable.txt, the same in both builds,
     was named the culprit."""
-    need_strace()
     ref = traced_make(tmp_path / "ref", COPY_INTO_INHERITED, "-j1")
     div = traced_make(tmp_path / "div", COPY_INTO_INHERITED, "-j2")
     assert (tmp_path / "ref" / "out.txt").read_bytes() != (tmp_path / "div" / "out.txt").read_bytes()

@@ -35,12 +35,6 @@ sub:
 SUB_MAKEFILE = "s.out: s.in\n\ttr a-z A-Z < s.in > s.out.tmp && mv s.out.tmp s.out\n"
 
 
-def need_strace():
-    reason = strace.available()
-    if reason:
-        pytest.skip(reason)
-
-
 def traced_make(workspace, jobs: int = 2, *targets: str):
     path = str(workspace / "trace.txt")
     proc = subprocess.run(
@@ -49,8 +43,8 @@ def traced_make(workspace, jobs: int = 2, *targets: str):
     return proc, load_trace(path, str(workspace))
 
 
+@pytest.mark.needs("strace")
 def test_real_make_build(tmp_path):
-    need_strace()
     py = sys.executable
     (tmp_path / "Makefile").write_text(MAKEFILE.format(py=py))
     (tmp_path / "gen.py").write_text("print('#define X 1')\n")
@@ -84,8 +78,8 @@ def test_real_make_build(tmp_path):
     assert os.path.samefile(t.workspace, tmp_path)
 
 
+@pytest.mark.needs("strace")
 def test_real_failures_are_recorded(tmp_path):
-    need_strace()
     (tmp_path / "Makefile").write_text("all: a b\na:\n\texit 3\nb:\n\tkill -9 $$$$\n")
     proc, t = traced_make(tmp_path, 2, "-k")
     assert proc.returncode != 0
@@ -94,8 +88,8 @@ def test_real_failures_are_recorded(tmp_path):
     assert steps["kill -9 $$"].signal == "SIGKILL" and steps["kill -9 $$"].failed
 
 
+@pytest.mark.needs("strace")
 def test_real_copies_and_pipes_are_traced(tmp_path):
-    need_strace()
     script = (f"{sys.executable} -c 'import shutil; shutil.copy(\"a\", \"b\")'; cp a c; "
               "printf 'x\\n' | sort > d")
     (tmp_path / "a").write_text("hello\n")

@@ -29,7 +29,7 @@ def value(argv: tuple[str, ...], ms: int) -> str:
     return f"{max(1, min(ms, MAX_MS))}@{argv_hash(argv)}"
 
 
-def unavailable() -> str | None:
+def problem() -> str | None:
     built = cc.shared_library(SOURCE)
     return built if isinstance(built, str) else None
 

@@ -1,0 +1,17 @@
+"""The floor every other package of fuzzer stands on, importing nothing else from fuzzer:
+the domain's vocabulary (`vocabulary.py`: every enum, `Reason` and `RunKind` included),
+what a campaign finds (`found.py`: `Culprit`, `Hazard`, `Finding` and the report's `Model`)
+and the host's facts (`host.py`: the CPUs this process may use). Trace, explain, guided,
+memory and every report format use these; `fuzzer/report/model.py` builds the report out
+of them. `from fuzzer.model import X` is the one way to name each.
+"""
+
+from fuzzer.model.found import RATE_SCHEMA, Culprit, Finding, Hazard, Model, Rate, WriterProcess
+from fuzzer.model.host import available_cpus
+from fuzzer.model.vocabulary import (NAMED_KINDS, STABILIZERS, AuditResult, ExitCode, ExitReason, FindingKind,
+                                     FindingStatus, HazardStatus, HazardType, Kind, Reason, RunKind, RunStatus,
+                                     Stabilizer, Verdict)
+
+__all__ = ["NAMED_KINDS", "RATE_SCHEMA", "STABILIZERS", "AuditResult", "Culprit", "ExitCode", "ExitReason", "Finding",
+           "FindingKind", "FindingStatus", "Hazard", "HazardStatus", "HazardType", "Kind", "Model", "Rate", "Reason",
+           "RunKind", "RunStatus", "Stabilizer", "Verdict", "WriterProcess", "available_cpus"]

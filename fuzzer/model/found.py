@@ -1,0 +1,103 @@
+"""What a campaign finds: a `Culprit` (with its `WriterProcess`), a `Hazard` and a `Finding`,
+on the `Model` every type of the report shares. They are frozen msgspec Structs: the JSON
+report is their encoding, its JSON Schema is generated from them (`fuzzer/report/schema.py`),
+and a stored report decodes back into them, refusing keys they do not know.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from fuzzer.model.vocabulary import FindingKind, FindingStatus, HazardStatus, HazardType, Kind
+
+
+class Model(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What every type of the report shares: immutable, and a stored report with a key it
+    does not know is refused, not silently dropped."""
+
+
+class WriterProcess(Model):
+    """The smallest process that wrote a culprit's differing bytes, inside the step the
+    culprit's `command` names (fuzzer/trace/writers.py)."""
+
+    command: str
+    argv: list[str]
+    cwd: str
+    identity: str  # the same in every run: command, cwd, which of the step's processes it is; no pid
+    wrote: list[str]  # the files whose bytes it produced (a copy's source, e.g. under /tmp)
+    replayed: bool  # the culprit's replays ran this process alone, not the whole step
+    not_replayable: str = ""  # why smaller processes could not be replayed alone, when some could not
+
+
+class Culprit(Model):
+    """A build step that introduced a difference, its kind, and what stabilises it."""
+
+    command: str
+    argv: list[str]
+    cwd: str
+    outputs: list[str]
+    kind: Kind
+    axis: str | None = None
+    stabilized_by: list[str] = []  # a minimal set, fixed together
+    evidence: str = ""
+    chain: list[str] = []  # artifact → … → this step's output
+    writer: list[str] = []  # leaf process that wrote the output
+    other_step: str | None = None  # the concurrent step, for races
+    stabilizer_alternatives: list[list[str]] = []  # other minimal sets that work too
+    finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
+    writer_process: WriterProcess | None = None  # the process that wrote the bytes, when the trace names one
+    fix: str = ""  # `buildfuzz fix`: the path of its patch (fuzzer/fix/)
+    fix_status: str = ""  # `buildfuzz fix`: proven: counts | suggested, not proven: why | no patch: why
+
+
+class Hazard(Model):
+    """One file's unordered conflicts of one type between two steps (fuzzer/trace/hazards.py).
+
+    `writer` went first in the conflict, `reader` second: the writer and the reader
+    (read-before-write), the two writers (write-write), the step and itself
+    (duplicate-execution), the step creating the directory and the step writing into it
+    (mkdir-race), the step creating the file and the step listing its directory (listing-race)."""
+
+    type: HazardType
+    file: str
+    reader: str
+    writer: str
+    detail: str = ""  # what happened, in one traced run
+    evidence: str = ""  # why the two steps were not ordered
+    steps: list[str] = []  # every step involved in this file's conflicts
+    status: HazardStatus = HazardStatus.LATENT
+    reproduce: str = ""  # for a confirmed hazard: the replay command that makes it manifest
+    finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
+    files: list[str] = []  # every file it covers (a recipe run several times at once: all it wrote)
+    runs: list[str] = []  # the distinct runs its evidence rests on
+    fix: str = ""  # `buildfuzz fix`: the path of its patch (fuzzer/fix/)
+    fix_status: str = ""  # `buildfuzz fix`: proven: counts | suggested, not proven: why | no patch: why
+
+
+# a count of builds with its exact interval (fuzzer/rates.py), or {} where none applies
+RATE_SCHEMA = {
+    "properties": {"seen": {"type": "integer"}, "builds": {"type": "integer"}, "low": {"type": "number"},
+                   "high": {"type": "number"}, "confidence": {"type": "number"}, "method": {"type": "string"},
+                   "text": {"type": "string"}, "campaigns": {"type": "integer"},
+                   "upper_bound": {"type": ["number", "null"]}},
+    "dependentRequired": {"seen": ["builds", "low", "high", "confidence", "method", "text"]},
+}
+Rate = Annotated[dict, msgspec.Meta(extra_json_schema=RATE_SCHEMA)]
+
+
+class Finding(Model):
+    """One thing found, under an id that stays the same across campaigns (fuzzer/findings.py)."""
+
+    id: str  # a short hash of what it is: never of timings or run numbers
+    kind: FindingKind
+    what: str
+    status: FindingStatus
+    first_campaign: int
+    first_seen: str  # ISO 8601, UTC
+    last_campaign: int
+    last_seen: str
+    known: bool = False  # in the --baseline or accepted in the store: it does not fail CI
+    rate: Rate = {}  # this campaign's k of n builds with its interval (fuzzer/rates.py); {} for hazards
+    pooled: Rate = {}  # the same, summed over every campaign that counted it, with "campaigns"
