@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import sys
 
-from test_trace_steps_builds import need_strace, traced_make
+import pytest
+
+from test_trace_steps_builds import traced_make
 
 from fuzzer.trace.writers import writer_of
 
@@ -29,8 +31,8 @@ subprocess.run(["sh", "-c", "echo checked > out.txt"], cwd="private", check=True
 """
 
 
+@pytest.mark.needs("strace")
 def test_real_chdir_before_exec_and_dups(tmp_path):
-    need_strace()
     (tmp_path / "Makefile").write_text(MAKEFILE.format(py=sys.executable))
     (tmp_path / "configure.py").write_text(CONFIGURE)
     (tmp_path / "sub").mkdir()
