@@ -21,7 +21,7 @@ from typing import Callable, Mapping, Sequence
 from msgspec import structs
 
 from fuzzer.execute.run import RunKind, RunRecord
-from fuzzer.explain import ranking, stabilizers
+from fuzzer.explain import ranking, stabilizers, untraced
 from fuzzer.explain.ablation import any_rebuild, minimal_reproducer
 from fuzzer.explain.audit_run import AuditOutcome, taken_over
 from fuzzer.explain.budget import Budget
@@ -34,6 +34,7 @@ from fuzzer.explain.noise import known_noise
 from fuzzer.execute.replay_slots import in_slots, replay_slots
 from fuzzer.execute.step_replay import StepReplayer
 from fuzzer.explain.traced import TracedPair, trace_pair, trace_reference
+from fuzzer.explain.untraced import differing_from, runs_text
 from fuzzer.explain.writer import ReplayTargets, mtimes_of, provenance
 from fuzzer.model import Culprit, Hazard, Kind
 from fuzzer.observe import Manifest
@@ -102,7 +103,9 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
                                        declared.declared_graph(builds.command, tree))
     failures = {i: error_lines(read_log(builds.runs[i].log_path)) for i in comparison.failed}
     if pair.divergent is None:
-        found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, tuple(found), failures)
+        traced = f"{len(pair.attempts)} traced rerun(s)"
+        seen = _seen_by_audit(builds, comparison, audited, set(), traced)
+        found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, tuple(found), failures, seen)
         return replace(found_in_logs, notes=found_in_logs.notes + outside)
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
     differing = _differing(builds, pair)
@@ -134,10 +137,11 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
             explained, left = _explain_in_budget(ranked, context, targets, contexts, taken, slots.interrupt)
     else:  # every root was the audit's: no replay slot is set up
         explained, left = _explain_in_budget([], None, taken=taken)
-    culprits = _one_per_step([_blame_duplicates(c, found, divergent_trace) for c in explained])
+    seen, unnamed = _seen_by_audit(builds, comparison, audited, differing, _label(pair.divergent), pair.divergent.ok)
+    culprits = _one_per_step([*(_blame_duplicates(c, found, divergent_trace) for c in explained), *seen])
     minimal = _minimal_reproducer(builds, executor, pair.reference, pair.divergent.perturbation) if culprits else None
     notes = _notes(roots, left, budget, builds.stabilizers) + outside \
-        + _untraced_note(builds, comparison, pair, differing) + _driver_note(divergent_trace, differing) \
+        + untraced.note(unnamed, _label(pair.divergent)) + _driver_note(divergent_trace, differing) \
         + ((minimal.note,) if minimal and minimal.note else ())
     return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True)
 
@@ -154,12 +158,12 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
         return None
     reference, everything = audit.reference, builds.selection.everything
     first = everything(builds.runs[0].manifest)
-    differing = _differing_from(first, [*(builds.runs[i].manifest for i in telling), reference.manifest], everything)
+    differing = differing_from(first, [*(builds.runs[i].manifest for i in telling), reference.manifest], everything)
     if not differing:
         return None
     trace = load_trace(reference.trace_path, builds.tree, builds.parent_outputs)
     roots = find_roots(trace, trace, differing, first.entries.keys() - differing)
-    clause = (f"localization followed the {len(differing)} file(s) run 0 and {_runs(telling)} differ in back to "
+    clause = (f"localization followed the {len(differing)} file(s) run 0 and {runs_text(telling)} differ in back to "
               "it through the step audit's traced reference")
     taken, rest = taken_over(ranking.rank(roots, builds.selection.artifacts, set()), audit.classified, clause)
     if rest or differing - {path for root in roots for path in root.explains}:
@@ -172,7 +176,7 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
     divergent = builds.runs[telling[0]].perturbation
     minimal = _minimal_reproducer(builds, executor, reference, divergent)
     note = (f"localization traced no divergent build: each of the {len(differing)} file(s) run 0 and "
-            f"{_runs(telling)} differ in leads back, in the step audit's trace, to one of {len(taken)} "
+            f"{runs_text(telling)} differ in leads back, in the step audit's trace, to one of {len(taken)} "
             f"step(s) it found varying alone{_of_all(len(taken), len(audit.classified))}; hazards were looked for "
             f"in that one trace only "
             f"({reference.perturbation.describe()}): a race whose steps did not overlap there is not among them")
@@ -185,10 +189,6 @@ def _of_all(reached: int, varying: int) -> str:
     """The audit's other varying steps are culprits too; the walk back stopped before them
     (their differing outputs also follow a differing input) or never met them."""
     return "" if reached == varying else f" (of the {varying} it found)"
-
-
-def _runs(indices: Sequence[int]) -> str:
-    return f"run {indices[0]}" if len(indices) == 1 else f"runs {', '.join(map(str, indices))}"
 
 
 def _explain_in_budget(ranked: list[ranking.Ranked], context: Context | None, targets: ReplayTargets | None = None,
@@ -275,9 +275,10 @@ def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> L
 
 
 def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tuple[Hazard, ...],
-               failures: dict[int, str]) -> Localization:
-    """No traced rerun diverged: read the failed runs' logs against the reference trace."""
-    tried = len(pair.attempts)
+               failures: dict[int, str], seen: tuple[list[Culprit], list[str]]) -> Localization:
+    """No traced rerun diverged: read the failed runs' logs against the reference trace;
+    `seen`: the audit's culprits for the files its replays saw vary, and the files left."""
+    tried, (named, unnamed) = len(pair.attempts), seen
     for index in comparison.failed:
         run = runs[index]
         finding = explain_failure(read_log(run.log_path), index, reference_trace)
@@ -285,12 +286,17 @@ def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tup
             note = (f"the failure did not reappear in {tried} traced reruns; the culprit comes from run {index}'s "
                     "log read against the traced reference build")
             found = _with_log_hazard(hazards, finding.hazard)
-            return Localization((finding.culprit,), mark_manifest(found, comparison, failures, reference=reference_trace),
-                                (note,), traced=True)
-    note = (f"not enough evidence to name a step: the divergence did not reappear in {tried} traced reruns"
-            + (" and the failed runs' logs name no file the build generates" if comparison.failed else ""))
-    return Localization(hazards=mark_manifest(hazards, comparison, failures, reference=reference_trace), notes=(note,),
-                        traced=True)
+            return Localization((finding.culprit, *named), mark_manifest(found, comparison, failures, reference=reference_trace), (note,),
+                                traced=True)
+    why = (f"the divergence did not reappear in {tried} traced reruns"
+           + (" and the failed runs' logs name no file the build generates" if comparison.failed else ""))
+    note = f"not enough evidence to name a step: {why}"
+    if named:
+        listed = ", ".join(unnamed[:untraced.LISTED]) + (" and more" if len(unnamed) > untraced.LISTED else "")
+        note = (f"{why}; the step audit's replays saw {sum(len(c.outputs) for c in named)} of the files the runs "
+                "differed in vary, and its culprits are named for them"
+                + (f"; not enough evidence to name a step for the other {len(unnamed)}: {listed}" if unnamed else ""))
+    return Localization(tuple(named), mark_manifest(hazards, comparison, failures, reference=reference_trace), (note,), traced=True)
 
 
 def _with_log_hazard(hazards: tuple[Hazard, ...], from_log: Hazard) -> tuple[Hazard, ...]:
@@ -353,25 +359,15 @@ def _differing(builds: Builds, pair) -> set[str]:
     return {path for m in references for path in everything(m).differing(divergent)}
 
 
-def _untraced_note(builds: Builds, comparison, pair: TracedPair, traced: set[str]) -> tuple[str, ...]:
-    """Files other runs differed in from run 0 that the traced divergent build did not:
-    localization saw no step make them differ, so it names none, and says so."""
-    if not pair.divergent.ok:
-        return ()
-    everything = builds.selection.everything
-    telling = [builds.runs[i].manifest for i in comparison.telling_runs() if builds.runs[i].ok]
-    untraced = sorted(_differing_from(everything(builds.runs[0].manifest), telling, everything) - traced)
-    if not untraced:
-        return ()
-    more = f" and {len(untraced) - LISTED} more" if len(untraced) > LISTED else ""
-    return (f"{len(untraced)} file(s) differed in other runs but not in the {_label(pair.divergent)}, so no step "
-            f"is named for them (not enough evidence: no traced build differed in them): "
-            f"{', '.join(untraced[:LISTED])}{more}",)
-
-
-def _differing_from(first: Manifest, manifests, everything) -> set[str]:
-    """Files any of `manifests` (`everything` selects their compared files) differs in from `first`."""
-    return {path for m in manifests for path in first.differing(everything(m))}
+def _seen_by_audit(builds: Builds, comparison, audited: Mapping[str, Culprit], traced: set[str], label: str,
+                   compared: bool = True) -> tuple[list[Culprit], list[str]]:
+    """Of the files other runs differed in and `traced` (the traced divergent build's) did
+    not, the audit's culprits for those its replays saw vary, and the rest; nothing when
+    the traced build failed (what it never got to is no evidence either way)."""
+    if not compared:
+        return [], []
+    files = untraced.untraced_files(builds.runs, comparison, builds.selection.everything, traced)
+    return untraced.seen_by_audit(files, audited, label)
 
 
 def _label(record) -> str:

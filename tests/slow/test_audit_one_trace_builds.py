@@ -119,3 +119,61 @@ def test_the_note_counts_the_roots_it_reached_among_the_steps_the_audit_found_va
     assert len(report["culprits"]) == 2 and report["audit"]["roots"] == 2
     (note,) = [n for n in report["notes"] if n.startswith("localization traced no divergent build")]
     assert "to one of 1 step(s) it found varying alone (of the 2 it found)" in note, note
+
+
+# tag.py writes "calm" under strace and at make -j1, a random tag in a parallel make's
+# build; `alone`: in a replay (its parent is not make) too. So the traced builds never differ
+# in its files, the audit's replays see an `alone` file vary, the parallel builds differ in both
+TAG = """import os, random, sys
+mode, out = sys.argv[1:]
+traced = any(line.split()[1] != "0" for line in open("/proc/self/status") if line.startswith("TracerPid:"))
+under_make = open("/proc/%d/comm" % os.getppid()).read().strip() == "make"
+parallel = under_make and "jobserver" in os.environ.get("MAKEFLAGS", "")
+varies = not traced and (parallel or (mode == "alone" and not under_make))
+open(out, "w").write("%08x\\n" % random.getrandbits(32) if varies else "calm\\n")
+"""
+# jobs.txt follows the job count, which the audit (at -j1) cannot see: localization traces
+# a divergent build, which differs in jobs.txt and not in tag.txt
+TAG_AND_JOBS = """
+    all: tag.txt jobs.txt
+    tag.txt:
+        python3 tag.py alone $@
+    jobs.txt:
+        echo $(filter -j%,$(MAKEFLAGS)) > $@
+    """
+# no traced build differs in anything: localization reads no divergent trace
+TAG_AND_BUILDS_TAG = """
+    all: tag.txt builds.txt
+    tag.txt:
+        python3 tag.py alone $@
+    builds.txt:
+        python3 tag.py builds $@
+    """
+
+
+def tagged(tmp_path, makefile: str) -> dict:
+    src = make_project(tmp_path / "src", makefile, {"tag.py": TAG})
+    out = tmp_path / "r.json"
+    r = buildfuzz("run", "--source", src, "--store", tmp_path / "s", "--check-steps", "all", "--runs", "4",
+                  "--seed", "1", "--report-json", out, "--", "make -j{jobs}")
+    assert r.returncode == 1, r.stderr
+    report = json.loads(out.read_text())
+    assert list((tmp_path / "s" / "campaign-1" / "logs").glob("trace-0*.log")), "no divergent build was traced"
+    audited = {s["command"]: s["result"] for s in report["audit"]["steps"]}
+    assert audited["python3 tag.py alone tag.txt"] == "varies", audited
+    (tag,) = [c for c in report["culprits"] if "tag.txt" in c["outputs"]]
+    assert tag["command"] == "python3 tag.py alone tag.txt" and tag["kind"] == "intrinsic", tag
+    return report
+
+
+def test_a_file_the_audit_saw_vary_names_its_step_though_the_traced_rerun_did_not_differ_in_it(tmp_path):
+    report = tagged(tmp_path, TAG_AND_JOBS)
+    assert any("jobs.txt" in c["outputs"] for c in report["culprits"]), report["culprits"]
+    assert not any("not enough evidence" in n and "tag.txt" in n for n in report["notes"]), report["notes"]
+
+
+def test_a_file_the_audit_saw_vary_names_its_step_though_no_traced_rerun_diverged(tmp_path):
+    report = tagged(tmp_path, TAG_AND_BUILDS_TAG)
+    assert not any("builds.txt" in c["outputs"] for c in report["culprits"]), report["culprits"]
+    (note,) = [n for n in report["notes"] if "did not reappear" in n]
+    assert note.endswith(": builds.txt"), note
