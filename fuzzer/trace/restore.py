@@ -6,8 +6,9 @@ pip's backend hook reads `input.json` in a temporary directory pip deletes after
 configure check's compile reads a source its driver removes. Replayed on the final tree
 they would miss it; with the version they read put back at its path, they see what they
 saw. The version is the one kept at the first removal after the last read: nothing touched
-the file in between, or it is not the version read. A file the subtree wrote is not put
-back (its replay makes it again); one it read and then removed itself is.
+the file in between, or it is not the version read. Only files another step, a driver
+(pip, meson, cmake's build tool) or nothing traced wrote are put back: a file written
+inside the same step is that step's own intermediate.
 """
 
 from __future__ import annotations
@@ -49,20 +50,24 @@ def kept_of(entries: Iterable[tuple[float, str, str]], name, where) -> dict[str,
 
 
 def brought_back(events: Mapping[str, Sequence[_Event]], accesses: Iterable[tuple[int, _Access]],
-                 kept: Kept) -> dict[str, str]:
-    """Of the subtree's `accesses` ((process index, access)), the files it read or found, and
-    did not write, that a removal took away after its last look and that were still gone
-    when the build ended, kept: path → the kept file to put back. `events`: each path's
-    writes and deletes in time order (`fuzzer.trace.writers`)."""
+                 kept: Kept, step: set[int]) -> dict[str, str]:
+    """Of the subtree's `accesses` ((process index, access)), the files it read or found that
+    a removal took away after its last look and that were still gone when the build ended,
+    kept: path → the kept file to put back. `events`: each path's writes and deletes in time
+    order (`fuzzer.trace.writers`); `step`: the processes of the step it is in. A file a
+    process of that step wrote is never put back: its variation may come from that process
+    (gcc's cc1 writes the /tmp/cc*.s that `as` reads and gcc removes: `as` alone is not the
+    compile), and a replay of the whole step makes it again."""
     accesses = list(accesses)
-    written = {a.path for _, a in accesses if a.kind == "write"}
     looked: dict[str, tuple[float, float]] = {}
     for _, a in accesses:
-        if a.kind in ("read", "probe") and a.found and a.path in kept and a.path not in written:
+        if a.kind in ("read", "probe") and a.found and a.path in kept:
             first, last = looked.get(a.path, (a.time, a.last))
             looked[a.path] = (min(first, a.time), max(last, a.last))
     back = {}
     for path, (first, last) in looked.items():
+        if any(e.kind == "write" and e.process in step for e in events.get(path, ())):
+            continue
         later = [e for e in events.get(path, ()) if e.time > first]
         if not later or not _removal(later[0]) or later[0].time < last or later[-1].kind != "delete":
             continue  # rewritten after the read, or there when the build ended

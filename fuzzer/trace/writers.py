@@ -104,6 +104,7 @@ class Writer:
 class _Index:
     events: dict[str, list[Event]]  # path → its writes and deletes, in time order
     children: dict[int, list[int]]  # process index → its children's
+    step_of: dict[int, int]  # process index → the id of the step it is in
 
 
 @functools.lru_cache(maxsize=8)  # a BuildTrace hashes by identity: one index per trace
@@ -118,7 +119,7 @@ def _index(trace: BuildTrace) -> _Index:
                 events[a.path].append(Event(a.last, a.kind, proc.index, a.origin))
     for history in events.values():
         history.sort(key=lambda e: e.time)
-    return _Index(dict(events), dict(children))
+    return _Index(dict(events), dict(children), {i: step.id for step in trace.steps for i in step.members})
 
 
 def content_source(trace: BuildTrace, path: str, copies: Copies = {}) -> Source | None:
@@ -244,9 +245,15 @@ def step_not_replayable(trace: BuildTrace, step: Step, mtimes: Mtimes = {}, kept
 
 
 def restored_inputs(trace: BuildTrace, members: Iterable[int], kept: Kept) -> dict[str, str]:
-    """The removed inputs of the subtree of `members` a replay puts back (`fuzzer.trace.restore`)."""
+    """The removed inputs of the subtree of `members` (the root first) a replay puts back
+    (`fuzzer.trace.restore`)."""
+    if not kept:
+        return {}
+    members, index = list(members), _index(trace)
+    step = index.step_of.get(members[0]) if members else None
+    family = set(trace.steps[step].members) if step is not None else set(members)
     accesses = [(i, a) for i in members for a in trace.processes[i].accesses]
-    return brought_back(_index(trace).events, accesses, kept) if kept else {}
+    return brought_back(index.events, accesses, kept, family)
 
 
 def _why_not_replayable(trace: BuildTrace, unit: int, mtimes: Mtimes = {}, kept: Kept = NOTHING_KEPT) -> str | None:

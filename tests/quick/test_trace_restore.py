@@ -100,22 +100,36 @@ def test_pips_hook_is_replayable_with_the_input_pip_removed():
     assert restored_inputs(t, hook.members, kept) == {"/tmp/tmpq1/input.json": "/k/input"}
 
 
-# a frontend step runs its hook and removes the hook's input itself
-FRONTEND = LINES.replace('["sh", "-c", "frontend > /tmp/tmpq1/input.json"]', '["python3", "frontend.py"]').replace(
-    '    3 1.6 execve', '    2 1.45 clone(child_stack=NULL) = 3\n    3 1.6 execve').replace(
-    '    2 1.4 +++ exited with 0 +++\n    1 1.5 clone(child_stack=NULL) = 3\n', '').replace(
-    '    3 1.9 +++ exited with 0 +++\n', '    3 1.9 +++ exited with 0 +++\n    2 1.91 unlinkat(AT_FDCWD</ws>, '
-    '"/tmp/tmpq1/input.json", 0) = 0\n    2 1.92 +++ exited with 0 +++\n')
+# gcc's shape: cc1 writes the assembly under /tmp, `as` reads it, the gcc driver removes it
+GCC = """
+    1 1.0 execve("/usr/bin/make", ["make"], 0x1 /* 1 vars */) = 0
+    1 1.1 clone(child_stack=NULL) = 2
+    2 1.2 execve("/usr/bin/gcc", ["gcc", "-c", "t.c"], 0x1 /* 1 vars */) = 0
+    2 1.3 clone(child_stack=NULL) = 3
+    3 1.4 execve("/usr/lib/gcc/cc1", ["cc1", "t.c", "-o", "/tmp/ccAb12Cd.s"], 0x1 /* 1 vars */) = 0
+    3 1.5 openat(AT_FDCWD</ws>, "t.c", O_RDONLY) = 3</ws/t.c>
+    3 1.6 openat(AT_FDCWD</ws>, "/tmp/ccAb12Cd.s", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</tmp/ccAb12Cd.s>
+    3 1.7 +++ exited with 0 +++
+    2 1.8 clone(child_stack=NULL) = 4
+    4 1.9 execve("/usr/bin/as", ["as", "-o", "t.o", "/tmp/ccAb12Cd.s"], 0x1 /* 1 vars */) = 0
+    4 2.0 openat(AT_FDCWD</ws>, "/tmp/ccAb12Cd.s", O_RDONLY) = 3</tmp/ccAb12Cd.s>
+    4 2.1 openat(AT_FDCWD</ws>, "t.o", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</ws/t.o>
+    4 2.2 +++ exited with 0 +++
+    2 2.3 unlinkat(AT_FDCWD</ws>, "/tmp/ccAb12Cd.s", 0) = 0
+    2 2.4 +++ exited with 0 +++
+    1 2.5 +++ exited with 0 +++
+"""
 
 
-def test_a_hook_whose_frontend_removed_its_input_is_replayed_alone_and_the_frontend_whole():
-    t = trace(FRONTEND)
-    frontend = t.steps[0]
-    kept = {"/tmp/tmpq1/input.json": ((1.905, "/k/input"),)}
-    assert writer_of(t, frontend, ("meta.json",)).is_step  # before: the hook's input is gone
-    writer = writer_of(t, frontend, ("meta.json",), kept=kept)
-    assert writer.process.argv[1] == "backend.py" and writer.passed_over == ()
-    assert restored_inputs(t, frontend.members, kept) == {}  # it wrote the file: its replay makes it again
+def test_what_a_process_of_the_same_step_wrote_is_never_put_back():
+    # `as` alone, given cc1's kept assembly, would replay stable while cc1 embeds __DATE__
+    t = trace(GCC)
+    kept = {"/tmp/ccAb12Cd.s": ((2.25, "/k/asm"),)}
+    assembler = next(p.index for p in t.processes if p.argv[0] == "as")
+    assert restored_inputs(t, (assembler,), kept) == {}
+    writer = writer_of(t, t.steps[0], ("t.o",), kept=kept)
+    assert writer.is_step and writer.passed_over == ("`as -o t.o /tmp/ccAb12Cd.s` read /tmp/ccAb12Cd.s, which "
+                                                     "`gcc -c t.c` removed afterwards",)
 
 
 @given(st.lists(st.floats(0.0, 4.0, allow_nan=False), max_size=6))

@@ -1,0 +1,43 @@
+"""A real traced build whose steps read files later steps removed (a hook's input.json
+outside the tree, a check's source inside it): the step audit replays them with those
+files put back from what the traced build kept, and nothing is left behind."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import buildfuzz, make_project
+from test_trace_steps_builds import need_strace
+
+MAKEFILE = """
+    all: meta.txt checked.txt
+    meta.txt:
+        mkdir -p {hook} && echo payload > {hook}/input.json
+        cat {hook}/input.json > meta.txt
+        rm -rf {hook_root}
+    checked.txt:
+        mkdir -p scratch && echo 'int x;' > scratch/check.c
+        cat scratch/check.c > checked.txt
+        rm -rf scratch
+    """
+
+
+def test_steps_whose_inputs_later_steps_removed_are_replayed_with_them_put_back(tmp_path):
+    need_strace()
+    hook_root = tmp_path / "pip-tmp"  # outside the tree, gone when the build ends
+    hook = hook_root / "hook"
+    src = make_project(tmp_path / "src", MAKEFILE.format(hook=hook, hook_root=hook_root))
+    out = tmp_path / "report.json"
+    r = buildfuzz("run", "--source", src, "--store", tmp_path / "s", "--runs", "2", "--jobs", "1",
+                  "--check-steps", "all", "--no-localize", "--report-json", out, "--", "make")
+    assert r.returncode == 0, r.stderr
+    steps = {s["command"]: s for s in json.loads(out.read_text())["audit"]["steps"]}
+    # before: "read …/input.json, which `rm -rf …` removed afterwards", never replayed
+    reader = steps[f"cat {hook}/input.json > meta.txt"]
+    assert (reader["result"], reader["replays"]) == ("stable", 5), reader["detail"]
+    check = steps["cat scratch/check.c > checked.txt"]
+    assert (check["result"], check["replays"]) == ("stable", 5), check["detail"]
+    assert not hook_root.exists()  # what the replays put back is gone again
+    kept = [p for p in (tmp_path / "s").rglob("*.kept") if p.is_dir()]
+    assert len(kept) == 1 and len(json.loads((kept[0] / "index.json").read_text())) == 2  # only what was read
+    assert not list(tmp_path.rglob(".buildfuzz-kept-*"))
