@@ -10,7 +10,10 @@ when its output exists (`[ -e out ] || gen > out`, cmake's cache) does that work
 and so is each file it looked for and missed that a later step made (`created`, then put back);
 each other file it wrote or deleted is put back as the reference build left it, so a step
 that appends (`>> list`) or rewrites a counter it read is not mistaken for one that
-varies. After the last replay every file is put back as the reference left it. A replay
+varies. Inputs another process removed before the build ended, which the traced build
+kept (`fuzzer.execute.keep`), are put back before each replay where that overwrites
+nothing, and removed after the last. After the last replay every file is put back as the
+reference left it. A replay
 that exits differently from the traced step, or that wrote none of the outputs it is
 judged on (as if it found its work done), is no evidence of anything but itself: the outcome
 says so, with the first lines of its log. Replays are spread over more than a second, so

@@ -5,7 +5,6 @@ may put them, and that a link into the keep's stash is no access of the build's.
 from __future__ import annotations
 
 import subprocess
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,20 +12,10 @@ from hypothesis import given, strategies as st
 
 from fuzzer.execute.keep import without_keep
 from fuzzer.execute.step_replay import StepCall, StepReplayer
-from fuzzer.trace.parse import parse_lines
 from fuzzer.trace.paths import KEPT, PathNames
-from fuzzer.trace.processes import track_processes
 from fuzzer.trace.restore import CLOCK_SLACK_S, kept_of
-from fuzzer.trace.steps import build_trace
 from fuzzer.trace.writers import restored_inputs, step_not_replayable, writer_of
-from test_trace_writers import PIP
-
-WS = "/ws"
-
-
-def trace(text: str):
-    lines = textwrap.dedent(text).strip().splitlines(keepends=True)
-    return build_trace(track_processes(parse_lines(lines), WS), WS)
+from test_trace_writers import PIP, WS, trace
 
 
 # make's shape of a backend hook: one line writes input.json, the next reads it, the last removes it
