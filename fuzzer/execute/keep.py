@@ -32,7 +32,7 @@ CAP_BYTES = 64 * 1024 * 1024  # kept per traced build, in all
 STASH = KEPT  # in every path the library touches; the trace reader drops them
 INDEX = "index.json"
 
-Entry = tuple[float, str, str]  # when kept (realtime clock), original absolute path, digest
+Entry = tuple[float, str, str, float]  # when kept (realtime clock), original absolute path, digest, its mtime (s)
 
 
 def unavailable() -> str | None:
@@ -85,11 +85,11 @@ def settle(stash: tuple[Path, ...], trace_path: str) -> None:
         fields = line.split("\t")
         if len(fields) != 3 or not Path(fields[1]).is_file():
             continue
-        digest = _digest(Path(fields[1]))
+        digest, modified = _digest(Path(fields[1])), Path(fields[1]).stat().st_mtime_ns / 1e9
         into.mkdir(parents=True, exist_ok=True)
         if not (into / digest).exists():
             shutil.move(fields[1], into / digest)  # a rename on one filesystem
-        entries.append((float(fields[0]), fields[2], digest))
+        entries.append((float(fields[0]), fields[2], digest, modified))
     if entries:
         (into / INDEX).write_text(json.dumps(entries, ensure_ascii=False))
     for directory in stash:
@@ -102,7 +102,7 @@ def entries(trace_path: str | os.PathLike) -> list[Entry]:
         loaded = json.loads((kept_dir(trace_path) / INDEX).read_text())
     except (OSError, ValueError):
         return []
-    return [(float(t), str(p), str(d)) for t, p, d in loaded]
+    return [(float(t), str(p), str(d), float(m)) for t, p, d, m in loaded]
 
 
 def select(trace_path: str | os.PathLike, wanted: set[str]) -> None:

@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-# path as the trace names it → (when its bytes were kept, where they are), in time order
-Kept = Mapping[str, tuple[tuple[float, str], ...]]
+# path as the trace names it → (when its bytes were kept, where they are, when they were last
+# modified), in time order; all times the realtime clock's, in seconds
+Kept = Mapping[str, tuple[tuple[float, str, float], ...]]
 NOTHING_KEPT: Kept = {}
 # The keep reads the clock just before the removal, strace its own just after entering it
 CLOCK_SLACK_S = 0.05
@@ -38,14 +39,14 @@ class _Access(Protocol):
     found: bool
 
 
-def kept_of(entries: Iterable[tuple[float, str, str]], name, where) -> dict[str, tuple[tuple[float, str], ...]]:
-    """`entries` (when kept, absolute path, digest) as a `Kept`: `name(path)` the trace's
-    name for a path (None: not the build's), `where(digest)` the kept bytes' file."""
-    kept: dict[str, list[tuple[float, str]]] = {}
-    for time, path, digest in entries:
+def kept_of(entries: Iterable[tuple[float, str, str, float]], name, where) -> dict[str, tuple[tuple[float, str, float], ...]]:
+    """`entries` (when kept, absolute path, digest, mtime) as a `Kept`: `name(path)` the
+    trace's name for a path (None: not the build's), `where(digest)` the kept bytes' file."""
+    kept: dict[str, list[tuple[float, str, float]]] = {}
+    for time, path, digest, modified in entries:
         named = name(path)
         if named is not None:
-            kept.setdefault(named, []).append((time, where(digest)))
+            kept.setdefault(named, []).append((time, where(digest), modified))
     return {path: tuple(sorted(versions)) for path, versions in kept.items()}
 
 
@@ -71,7 +72,10 @@ def brought_back(events: Mapping[str, Sequence[_Event]], accesses: Iterable[tupl
         later = [e for e in events.get(path, ()) if e.time > first]
         if not later or not _removal(later[0]) or later[0].time < last or later[-1].kind != "delete":
             continue  # rewritten after the read, or there when the build ended
-        version = [where for time, where in kept[path] if last - CLOCK_SLACK_S <= time <= later[0].time + CLOCK_SLACK_S]
+        # a link keeps the inode: bytes written to it after the read (through a descriptor
+        # still open) show in its mtime, and are not what was read
+        version = [where for time, where, modified in kept[path]
+                   if last - CLOCK_SLACK_S <= time <= later[0].time + CLOCK_SLACK_S and modified <= last]
         if version:
             back[path] = version[0]
     return back

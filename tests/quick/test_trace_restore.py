@@ -38,7 +38,7 @@ LINES = """
     4 2.5 +++ exited with 0 +++
     1 2.6 +++ exited with 0 +++
 """
-KEPT_AT = {"/tmp/tmpq1/input.json": ((2.21, "/k/new"),)}
+KEPT_AT = {"/tmp/tmpq1/input.json": ((2.21, "/k/new", 1.3),)}
 
 
 def backend(t):
@@ -62,9 +62,9 @@ def test_a_link_into_the_keeps_stash_is_no_access_of_the_build():
 
 def test_the_version_put_back_is_the_one_kept_when_it_was_removed_after_the_read():
     t = trace(LINES)
-    older = {"/tmp/tmpq1/input.json": ((1.0, "/k/old"), (2.21, "/k/new"))}
+    older = {"/tmp/tmpq1/input.json": ((1.0, "/k/old", 0.5), (2.21, "/k/new", 1.3))}
     assert restored_inputs(t, backend(t).members, older) == {"/tmp/tmpq1/input.json": "/k/new"}
-    too_late = {"/tmp/tmpq1/input.json": ((5.0, "/k/later"),)}  # kept at another removal: not what it read
+    too_late = {"/tmp/tmpq1/input.json": ((5.0, "/k/later", 1.3),)}  # kept at another removal: not what it read
     assert restored_inputs(t, backend(t).members, too_late) == {}
 
 
@@ -82,7 +82,7 @@ def test_nothing_is_put_back_when_the_file_was_rewritten_or_is_there_at_the_end(
 
 def test_pips_hook_is_replayable_with_the_input_pip_removed():
     t = trace(PIP)  # pip is the build's root, a driver: its hook is the step
-    kept = {"/tmp/tmpq1/input.json": ((1.99, "/k/input"),)}
+    kept = {"/tmp/tmpq1/input.json": ((1.99, "/k/input", 1.1),)}
     hook = t.steps[0]
     assert step_not_replayable(t, hook) == "read /tmp/tmpq1/input.json, which `python3 -m pip wheel .` removed afterwards"
     assert step_not_replayable(t, hook, kept=kept) is None
@@ -113,7 +113,7 @@ GCC = """
 def test_what_a_process_of_the_same_step_wrote_is_never_put_back():
     # `as` alone, given cc1's kept assembly, would replay stable while cc1 embeds __DATE__
     t = trace(GCC)
-    kept = {"/tmp/ccAb12Cd.s": ((2.25, "/k/asm"),)}
+    kept = {"/tmp/ccAb12Cd.s": ((2.25, "/k/asm", 1.6),)}
     assembler = next(p.index for p in t.processes if p.argv[0] == "as")
     assert restored_inputs(t, (assembler,), kept) == {}
     writer = writer_of(t, t.steps[0], ("t.o",), kept=kept)
@@ -121,20 +121,27 @@ def test_what_a_process_of_the_same_step_wrote_is_never_put_back():
                                                      "`gcc -c t.c` removed afterwards",)
 
 
-@given(st.lists(st.floats(0.0, 4.0, allow_nan=False), max_size=6))
-def test_a_version_is_put_back_only_when_kept_between_the_last_read_and_the_removal(times):
+@given(st.lists(st.tuples(st.floats(0.0, 4.0, allow_nan=False), st.floats(0.0, 4.0, allow_nan=False)), max_size=6))
+def test_a_version_is_put_back_only_when_kept_between_the_last_read_and_the_removal_unmodified_since(times):
     t = trace(LINES)
-    kept = {"/tmp/tmpq1/input.json": tuple(sorted((time, f"/k/{i}") for i, time in enumerate(times)))}
+    kept = {"/tmp/tmpq1/input.json": tuple(sorted((time, f"/k/{i}", modified) for i, (time, modified) in enumerate(times)))}
     back = restored_inputs(t, backend(t).members, kept)
-    between = [where for time, where in kept["/tmp/tmpq1/input.json"] if 1.7 - CLOCK_SLACK_S <= time <= 2.3 + CLOCK_SLACK_S]
-    assert back == ({"/tmp/tmpq1/input.json": between[0]} if between else {})
+    usable = [where for time, where, modified in kept["/tmp/tmpq1/input.json"]
+              if 1.7 - CLOCK_SLACK_S <= time <= 2.3 + CLOCK_SLACK_S and modified <= 1.7]
+    assert back == ({"/tmp/tmpq1/input.json": usable[0]} if usable else {})
+
+
+def test_a_version_written_after_the_read_is_not_put_back():
+    # the file was still open for writing when it was removed: the kept bytes are not the ones read
+    t = trace(LINES)
+    assert restored_inputs(t, backend(t).members, {"/tmp/tmpq1/input.json": ((2.21, "/k/grown", 1.8),)}) == {}
 
 
 def test_kept_entries_are_named_as_the_trace_names_paths():
     names = PathNames(WS)
-    kept = kept_of([(2.0, "/ws/gen/a.c", "d1"), (1.0, "/tmp/x/in.json", "d2"), (3.0, "/proc/1/x", "d3")],
+    kept = kept_of([(2.0, "/ws/gen/a.c", "d1", 1.5), (1.0, "/tmp/x/in.json", "d2", 0.5), (3.0, "/proc/1/x", "d3", 2.0)],
                    names.relative, lambda digest: f"/k/{digest}")
-    assert kept == {"gen/a.c": ((2.0, "/k/d1"),), "/tmp/x/in.json": ((1.0, "/k/d2"),)}
+    assert kept == {"gen/a.c": ((2.0, "/k/d1", 1.5),), "/tmp/x/in.json": ((1.0, "/k/d2", 0.5),)}
 
 
 def test_a_replay_environment_has_no_keep():
