@@ -31,6 +31,7 @@ ENV = "BUILDFUZZ_KEEP"
 CAP_BYTES = 64 * 1024 * 1024  # kept per traced build, in all
 STASH = KEPT  # in every path the library touches; the trace reader drops them
 INDEX = "index.json"
+LIBRARY = "keep.so"
 
 Entry = tuple[float, str, str, float]  # when kept (realtime clock), original absolute path, digest, its mtime (s)
 
@@ -58,16 +59,17 @@ def open_stash(trace_path: str, env: dict[str, str]) -> tuple[Path, ...]:
 
 
 def environment(stash: tuple[Path, ...], env: dict[str, str]) -> dict[str, str]:
-    """`env` with the library preloaded and told where to keep files."""
-    library = str(cc.shared_library(SOURCE))
-    preload = " ".join(p for p in (library, env.get("LD_PRELOAD", "")) if p)
+    """`env` with the library preloaded and told where to keep files. The library is loaded
+    from a copy in the stash, so no step's trace shows it read."""
+    library = stash[0] / LIBRARY
+    shutil.copyfile(cc.shared_library(SOURCE), library)
+    preload = " ".join(p for p in (str(library), env.get("LD_PRELOAD", "")) if p)
     return {**env, "LD_PRELOAD": preload, ENV: ":".join([str(CAP_BYTES), *map(str, stash)])}
 
 
 def without_keep(env: dict[str, str]) -> dict[str, str]:
     """A traced environment as the build had it without the keep (a replay keeps nothing)."""
-    ours = lambda p: Path(p).parent == cc.cache_dir() and Path(p).name.startswith(SOURCE.stem + "-")
-    preload = " ".join(p for p in env.get("LD_PRELOAD", "").split() if not ours(p))
+    preload = " ".join(p for p in env.get("LD_PRELOAD", "").split() if STASH not in p)
     cleaned = {k: v for k, v in env.items() if k not in (ENV, "LD_PRELOAD")}
     return {**cleaned, "LD_PRELOAD": preload} if preload else cleaned
 

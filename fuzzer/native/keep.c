@@ -84,19 +84,23 @@ static int reserve(const char *first, long long cap, long long size) {
     return ok;
 }
 
+/* Keeps dirfd/name if it is a regular file; the caller's errno is left as it was. */
 static void keep(int dirfd, const char *name) {
     const char *spec = getenv("BUILDFUZZ_KEEP");
     if (spec == NULL || *spec == '\0' || name == NULL || strstr(name, ".buildfuzz-kept-") != NULL)
         return;
+    int saved = errno;
     long long cap = strtoll(spec, NULL, 10);
     char first[PATH_MAX], dir[PATH_MAX], stashed[PATH_MAX], path[PATH_MAX];
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    if (dir_of(spec, 0, first, sizeof first) != 0 || absolute(dirfd, name, path, sizeof path) != 0)
+    if (dir_of(spec, 0, first, sizeof first) != 0 || absolute(dirfd, name, path, sizeof path) != 0) {
+        errno = saved;
         return;
-    int saved = errno;
+    }
     for (int i = 0; i < MAX_DIRS && dir_of(spec, i, dir, sizeof dir) == 0; i++) {
-        snprintf(stashed, sizeof stashed, "%s/%d-%lu-%ld", dir, (int)getpid(), ++counter, (long)now.tv_nsec);
+        unsigned long n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);  /* threads remove files too */
+        snprintf(stashed, sizeof stashed, "%s/%d-%lu-%ld", dir, (int)getpid(), n, (long)now.tv_nsec);
         if (linkat(dirfd, name, AT_FDCWD, stashed, 0) != 0) {
             if (errno == EXDEV)
                 continue;
@@ -125,8 +129,11 @@ typedef int (*two_paths)(const char *, const char *);
 typedef int (*two_at_paths)(int, const char *, int, const char *);
 typedef int (*two_at_paths_flags)(int, const char *, int, const char *, unsigned int);
 
-/* The next definition of `name` (libc's), looked up once. */
-#define REAL(name, type) static type real_##name; if (!real_##name) real_##name = (type)dlsym(RTLD_NEXT, #name)
+/* The next definition of `name` (libc's), looked up once; a libc without it: ENOSYS. */
+#define REAL(name, type) \
+    static type real_##name; \
+    if (!real_##name) real_##name = (type)dlsym(RTLD_NEXT, #name); \
+    if (!real_##name) { errno = ENOSYS; return -1; }
 
 int unlink(const char *path) {
     REAL(unlink, one_path);

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 from hypothesis import given, strategies as st
 
@@ -145,8 +144,10 @@ def test_kept_entries_are_named_as_the_trace_names_paths():
 
 
 def test_a_replay_environment_has_no_keep():
-    env = without_keep({"PATH": "/bin", "BUILDFUZZ_KEEP": "1:/x", "LD_PRELOAD": f"{Path.home()}/.cache/buildfuzz/keep-0123.so"})
+    env = without_keep({"PATH": "/bin", "BUILDFUZZ_KEEP": "1:/x", "LD_PRELOAD": f"/logs/{KEPT}trace/keep.so"})
     assert env == {"PATH": "/bin"}
+    held = without_keep({"LD_PRELOAD": f"/logs/{KEPT}trace/keep.so /c/hold-1.so", "BUILDFUZZ_KEEP": "1:/x"})
+    assert held == {"LD_PRELOAD": "/c/hold-1.so"}
 
 
 @dataclass
