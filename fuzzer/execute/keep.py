@@ -10,7 +10,9 @@ trace only under the stash's name, which the trace reader drops (`fuzzer.trace.p
 After the build the kept files are moved next to its trace, named by digest, with an
 index of (when kept, original absolute path, digest); the stash directories are removed.
 Once the trace is read, only the versions some process read before they were removed
-are kept (`selected`). A static binary (Go, a static busybox) bypasses the library: what
+are kept (`selected`). Replays run with the environment as traced, the library in it:
+its copy stays in the stash, the byte count does not, and without it the library keeps
+nothing (a replay's removals are its own). A static binary (Go, a static busybox) bypasses the library: what
 it removes is not kept, and a step reading it stays not replayable.
 """
 
@@ -32,6 +34,7 @@ CAP_BYTES = 64 * 1024 * 1024  # kept per traced build, in all
 STASH = KEPT  # in every path the library touches; the trace reader drops them
 INDEX = "index.json"
 LIBRARY = "keep.so"
+COUNT = "bytes"  # the bytes kept so far, 8 bytes the library updates under a lock
 
 Entry = tuple[float, str, str, float]  # when kept (realtime clock), original absolute path, digest, its mtime (s)
 
@@ -52,6 +55,7 @@ def open_stash(trace_path: str, env: dict[str, str]) -> tuple[Path, ...]:
     first = Path(trace_path).with_name(STASH + Path(trace_path).stem)
     shutil.rmtree(first, ignore_errors=True)
     first.mkdir(parents=True)
+    (first / COUNT).write_bytes(bytes(8))  # the library keeps only while it is there
     tmp = Path(env.get("TMPDIR") or tempfile.gettempdir())
     if not tmp.is_dir() or tmp.stat().st_dev == first.stat().st_dev:
         return (first,)
@@ -67,15 +71,10 @@ def environment(stash: tuple[Path, ...], env: dict[str, str]) -> dict[str, str]:
     return {**env, "LD_PRELOAD": preload, ENV: ":".join([str(CAP_BYTES), *map(str, stash)])}
 
 
-def without_keep(env: dict[str, str]) -> dict[str, str]:
-    """A traced environment as the build had it without the keep (a replay keeps nothing)."""
-    preload = " ".join(p for p in env.get("LD_PRELOAD", "").split() if STASH not in p)
-    cleaned = {k: v for k, v in env.items() if k not in (ENV, "LD_PRELOAD")}
-    return {**cleaned, "LD_PRELOAD": preload} if preload else cleaned
-
-
 def settle(stash: tuple[Path, ...], trace_path: str) -> None:
-    """Move what the build kept beside its trace, by digest; remove the stash directories."""
+    """Move what the build kept beside its trace, by digest; remove the stash directories
+    but the library's copy: a replay runs with the environment as traced, the library
+    preloaded from there, and without the byte count it keeps nothing."""
     into = kept_dir(trace_path)
     shutil.rmtree(into, ignore_errors=True)
     entries: list[Entry] = []
@@ -94,7 +93,10 @@ def settle(stash: tuple[Path, ...], trace_path: str) -> None:
         entries.append((float(fields[0]), fields[2], digest, modified))
     if entries:
         (into / INDEX).write_text(json.dumps(entries, ensure_ascii=False))
-    for directory in stash:
+    for left in stash[0].iterdir():
+        if left.name != LIBRARY:
+            left.unlink()
+    for directory in stash[1:]:
         shutil.rmtree(directory, ignore_errors=True)
 
 

@@ -253,8 +253,8 @@ def _writer_line(writer: Writer, target: ReplayTarget, candidate: RootCandidate)
 
 
 def environment(traced: tuple[str, ...] | None, jobs: int) -> dict[str, str]:
-    """The environment as traced, without the keep's preload; a build's environment when
-    the trace has none."""
+    """The environment as traced (the keep's library in it is inert once its build ended:
+    `fuzzer.execute.keep`); a build's environment when the trace has none."""
     if traced is None:
         return build_env(jobs)
-    return keep.without_keep(dict(item.partition("=")[::2] for item in traced))
+    return dict(item.partition("=")[::2] for item in traced)

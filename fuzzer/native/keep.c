@@ -3,8 +3,8 @@
  * another file over (rename, renameat, renameat2), so a step that read a file a later
  * step deleted (pip's input.json, a configure check's source) can be replayed with it.
  *
- * BUILDFUZZ_KEEP is "CAP_BYTES:DIR[:DIR...]": the first DIR takes the index and the byte
- * count; a file is linked into the first DIR on its filesystem (a link is free and keeps
+ * BUILDFUZZ_KEEP is "CAP_BYTES:DIR[:DIR...]": the first DIR holds the index and the byte
+ * count (without the count, nothing is kept); a file is linked into the first DIR on its filesystem (a link is free and keeps
  * the bytes; a copy would show in the trace as a read). Each kept file is one line of
  * DIR1/index: "TIME\tSTASHED\tPATH\n", TIME the realtime clock before the removal.
  * Files beyond the cap, other kinds, or on a filesystem no DIR is on are not kept.
@@ -63,13 +63,8 @@ static int absolute(int dirfd, const char *name, char *out, size_t size) {
     return snprintf(out, size, "%s/%s", base, name) < (int)size ? 0 : -1;
 }
 
-/* Adds `size` to the kept total unless it would pass the cap. */
-static int reserve(const char *first, long long cap, long long size) {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/bytes", first);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
+/* Adds `size` to the kept total (in `fd`) unless it would pass the cap. */
+static int reserve(int fd, long long cap, long long size) {
     long long total = 0;
     int ok = -1;
     if (flock(fd, LOCK_EX) == 0) {
@@ -79,26 +74,29 @@ static int reserve(const char *first, long long cap, long long size) {
             total += size;
             ok = pwrite(fd, &total, sizeof total, 0) == sizeof total ? 0 : -1;
         }
+        flock(fd, LOCK_UN);
     }
-    close(fd);
     return ok;
 }
 
-/* Keeps dirfd/name if it is a regular file; the caller's errno is left as it was. */
+/* Keeps dirfd/name if it is a regular file, while the stash is open (its byte count is
+ * there: buildfuzz removes it when the traced build ends, so the same environment in a
+ * replay keeps nothing); the caller's errno is left as it was. */
 static void keep(int dirfd, const char *name) {
     const char *spec = getenv("BUILDFUZZ_KEEP");
     if (spec == NULL || *spec == '\0' || name == NULL || strstr(name, ".buildfuzz-kept-") != NULL)
         return;
     int saved = errno;
     long long cap = strtoll(spec, NULL, 10);
-    char first[PATH_MAX], dir[PATH_MAX], stashed[PATH_MAX], path[PATH_MAX];
+    char first[PATH_MAX], dir[PATH_MAX], stashed[PATH_MAX], path[PATH_MAX], bytes[PATH_MAX + 8];
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    if (dir_of(spec, 0, first, sizeof first) != 0 || absolute(dirfd, name, path, sizeof path) != 0) {
-        errno = saved;
-        return;
+    int fd = -1;
+    if (dir_of(spec, 0, first, sizeof first) == 0 && absolute(dirfd, name, path, sizeof path) == 0) {
+        snprintf(bytes, sizeof bytes, "%s/bytes", first);
+        fd = open(bytes, O_RDWR | O_CLOEXEC);
     }
-    for (int i = 0; i < MAX_DIRS && dir_of(spec, i, dir, sizeof dir) == 0; i++) {
+    for (int i = 0; fd >= 0 && i < MAX_DIRS && dir_of(spec, i, dir, sizeof dir) == 0; i++) {
         unsigned long n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);  /* threads remove files too */
         snprintf(stashed, sizeof stashed, "%s/%d-%lu-%ld", dir, (int)getpid(), n, (long)now.tv_nsec);
         if (linkat(dirfd, name, AT_FDCWD, stashed, 0) != 0) {
@@ -107,19 +105,21 @@ static void keep(int dirfd, const char *name) {
             break;  /* absent, a directory, not ours: nothing to keep */
         }
         struct stat st;
-        if (lstat(stashed, &st) != 0 || !S_ISREG(st.st_mode) || reserve(first, cap, st.st_size) != 0) {
+        if (lstat(stashed, &st) != 0 || !S_ISREG(st.st_mode) || reserve(fd, cap, st.st_size) != 0) {
             unlink(stashed);
             break;
         }
-        char index[PATH_MAX];
+        char index[PATH_MAX + 8];
         snprintf(index, sizeof index, "%s/index", first);
-        int fd = open(index, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-        if (fd >= 0) {
-            dprintf(fd, "%ld.%09ld\t%s\t%s\n", (long)now.tv_sec, now.tv_nsec, stashed, path);
-            close(fd);
+        int out = open(index, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+        if (out >= 0) {
+            dprintf(out, "%ld.%09ld\t%s\t%s\n", (long)now.tv_sec, now.tv_nsec, stashed, path);
+            close(out);
         }
         break;
     }
+    if (fd >= 0)
+        close(fd);
     errno = saved;
 }
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from hypothesis import given, strategies as st
 
-from fuzzer.execute.keep import without_keep
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.trace.paths import KEPT, PathNames
 from fuzzer.trace.restore import CLOCK_SLACK_S, kept_of
@@ -141,13 +140,6 @@ def test_kept_entries_are_named_as_the_trace_names_paths():
     kept = kept_of([(2.0, "/ws/gen/a.c", "d1", 1.5), (1.0, "/tmp/x/in.json", "d2", 0.5), (3.0, "/proc/1/x", "d3", 2.0)],
                    names.relative, lambda digest: f"/k/{digest}")
     assert kept == {"gen/a.c": ((2.0, "/k/d1", 1.5),), "/tmp/x/in.json": ((1.0, "/k/d2", 0.5),)}
-
-
-def test_a_replay_environment_has_no_keep():
-    env = without_keep({"PATH": "/bin", "BUILDFUZZ_KEEP": "1:/x", "LD_PRELOAD": f"/logs/{KEPT}trace/keep.so"})
-    assert env == {"PATH": "/bin"}
-    held = without_keep({"LD_PRELOAD": f"/logs/{KEPT}trace/keep.so /c/hold-1.so", "BUILDFUZZ_KEEP": "1:/x"})
-    assert held == {"LD_PRELOAD": "/c/hold-1.so"}
 
 
 @dataclass
