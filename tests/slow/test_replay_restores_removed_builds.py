@@ -12,7 +12,6 @@ import pytest
 
 from conftest import buildfuzz, make_project
 from fuzzer.execute import keep
-from test_trace_steps_builds import need_strace
 
 MAKEFILE = """
     all: meta.txt checked.txt
@@ -27,8 +26,8 @@ MAKEFILE = """
     """
 
 
+@pytest.mark.needs("strace")
 def test_steps_whose_inputs_later_steps_removed_are_replayed_with_them_put_back(tmp_path):
-    need_strace()
     hook_root = tmp_path / "pip-tmp"  # outside the tree, gone when the build ends
     hook = hook_root / "hook"
     src = make_project(tmp_path / "src", MAKEFILE.format(hook=hook, hook_root=hook_root))
