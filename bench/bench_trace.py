@@ -15,7 +15,9 @@ traced TEMPLATE_STEPS-step build, renamed and shifted in time, one make's log wi
 per-step shape of a real one. Targets: 10k steps in <= 10 s; 100k in <= 60 s and <= 2 GiB.
 
 Overhead: a make -j2 of a generated C project of a few hundred gcc compiles (fewer with
---quick), fresh copies, traced and untraced runs interleaved; target traced/untraced <= 1.5.
+--quick), fresh copies, untraced, traced, and traced with the removed files kept (each gcc
+removes its /tmp/cc*.s: the reference's traced build) runs interleaved; target
+traced/untraced <= 1.5.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from fuzzer.execute import keep
 from fuzzer.tools import strace
 from fuzzer.trace.graph import find_roots
 from fuzzer.trace.hazards import find_hazards
@@ -42,6 +45,7 @@ from fuzzer.trace.steps import load_trace
 
 TARGETS = {10_000: (10.0, None), 100_000: (60.0, 2048)}  # steps → (seconds, MiB) at that size
 TARGET_RATIO = 1.5
+MEASURED = ("plain", "traced", "kept")  # untraced; traced; traced with removed files kept (the reference's)
 TEMPLATE_STEPS = 1000
 
 
@@ -227,17 +231,22 @@ def bench_overhead(reps: int, tmp: Path, files: int, functions: int) -> dict[str
     """Wall and CPU seconds (the build's processes plus strace) per mode, runs interleaved."""
     pristine = tmp / f"cbuild-{files}-{functions}"
     write_c_build(pristine, files, functions)
-    times: dict[str, list[float]] = {"plain": [], "traced": [], "plain cpu": [], "traced cpu": []}
+    times: dict[str, list[float]] = {f"{m}{cpu}": [] for m in MEASURED for cpu in ("", " cpu")}
     for rep in range(reps):
-        for mode in ("plain", "traced") if rep % 2 == 0 else ("traced", "plain"):
+        for mode in MEASURED[rep % len(MEASURED):] + MEASURED[:rep % len(MEASURED)]:
             work = tmp / f"c-{mode}-{rep}"
             shutil.copytree(pristine, work)
-            argv = ["make", "-j2", "-s"]
-            if mode == "traced":
-                argv = strace.wrap(argv, str(tmp / f"c-{rep}.trace"))
+            argv, env, trace, stash = ["make", "-j2", "-s"], dict(os.environ), str(tmp / f"c-{rep}.strace"), ()
+            if mode != "plain":
+                argv = strace.wrap(argv, trace)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
-            subprocess.run(argv, cwd=work, check=True)
+            if mode == "kept":  # the traced reference's keep of removed files (fuzzer.execute.keep)
+                stash = keep.open_stash(trace, env)
+                env = keep.environment(stash, env)
+            subprocess.run(argv, cwd=work, check=True, env=env)
+            if stash:
+                keep.settle(stash, trace)
             times[mode].append(time.perf_counter() - started)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             times[f"{mode} cpu"].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
@@ -250,7 +259,7 @@ def print_overhead(times: dict[str, list[float]], reps: int, files: int, functio
         f"\nC build: make -j2 of {files + 1} gcc files with {functions} function(s) each, {reps} reps interleaved, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
     )
-    for mode in ("plain", "traced"):
+    for mode in MEASURED:
         print(
             f"  {mode:>6} wall s: {' '.join(f'{t:.2f}' for t in times[mode])}"
             f"   cpu s: {' '.join(f'{t:.2f}' for t in times[mode + ' cpu'])}"
@@ -259,6 +268,10 @@ def print_overhead(times: dict[str, list[float]], reps: int, files: int, functio
     best = min(times["traced"]) / min(times["plain"])
     cpu = statistics.median(times["traced cpu"]) / statistics.median(times["plain cpu"])
     print(f"  traced/untraced wall: median {median:.2f}, best {best:.2f} (target <= {TARGET_RATIO}); cpu: {cpu:.2f}")
+    kept = statistics.median(times["kept"]) / statistics.median(times["traced"])
+    kept_cpu = statistics.median(times["kept cpu"]) / statistics.median(times["traced cpu"])
+    print(f"  traced with the keep/traced without: wall median {kept:.2f}, best "
+          f"{min(times['kept']) / min(times['traced']):.2f}; cpu: {kept_cpu:.2f}")
 
 
 def bench_scenario(reps: int, tmp: Path) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fuzzer import axes
+from fuzzer.execute import keep
 from fuzzer.execute.guard import BuildExit, Guard, GuardError
 from fuzzer.execute.jitter import Jitter, JitterEvent
 from fuzzer.execute.logs import log_tail, note, trim_log
@@ -239,15 +240,23 @@ class LocalExecutor:
         base = os.environ if spec.environ is None else dict(spec.environ)
         launch = axes.launch(spec.command, perturbation, {**base, **dict(spec.env + request.env)}, spec.workspace.path)
         argv = list(launch.argv)
-        trace_path = None
+        trace_path, stash = None, ()
         if request.trace:
             trace_path = str(spec.logs / f"{request.stem}.strace")
             argv = strace.wrap(argv, trace_path)
+            # what the build removes, kept for the replays on the reference's tree (execute/keep.py)
+            if request.kind is RunKind.TRACE_REFERENCE and not keep.unavailable():
+                stash = keep.open_stash(trace_path, launch.env)
+                launch = replace(launch, env=keep.environment(stash, launch.env))
         argv = self._entered(slot, argv, cwd, launch.env)
         started_at, started = time.time(), time.monotonic()
         timeout = request.timeout if request.timeout is not None else spec.timeout
-        with axes.mounted(perturbation, cwd):
-            end, jitter = self._build(slot, argv, str(cwd), launch, perturbation, request.trace, log_path, timeout)
+        try:
+            with axes.mounted(perturbation, cwd):
+                end, jitter = self._build(slot, argv, str(cwd), launch, perturbation, request.trace, log_path, timeout)
+        finally:
+            if stash:
+                keep.settle(stash, trace_path)  # type: ignore[arg-type]
         if self._closing:
             raise RunCancelled("the executor closed during the build")
         wall = time.monotonic() - started

@@ -10,7 +10,10 @@ when its output exists (`[ -e out ] || gen > out`, cmake's cache) does that work
 and so is each file it looked for and missed that a later step made (`created`, then put back);
 each other file it wrote or deleted is put back as the reference build left it, so a step
 that appends (`>> list`) or rewrites a counter it read is not mistaken for one that
-varies. After the last replay every file is put back as the reference left it. A replay
+varies. Inputs another process removed before the build ended, which the traced build
+kept (`fuzzer.execute.keep`), are put back before each replay where that overwrites
+nothing, and removed after the last. After the last replay every file is put back as the
+reference left it. A replay
 that exits differently from the traced step, or that wrote none of the outputs it is
 judged on (as if it found its work done), is no evidence of anything but itself: the outcome
 says so, with the first lines of its log. Replays are spread over more than a second, so
@@ -113,6 +116,9 @@ class StepCall:
     looked_at: tuple[str, ...] = ()
     listed: tuple[str, ...] = ()
     created: tuple[str, ...] = ()  # of `restored`, those absent when it started: removed before each replay
+    # inputs another process removed before the build ended: (path, the file their kept
+    # bytes are in), put back before each replay and removed after the last (execute/keep.py)
+    brought_back: tuple[tuple[str, str], ...] = ()
 
 
 class StepReplayer:
@@ -131,7 +137,8 @@ class StepReplayer:
         self._backup = Path(tempfile.mkdtemp(prefix="step-outputs-", dir=logs))
         self._runs = 0
         # directories a replay may create (its output's, under /tmp): removed again at close
-        self._absent_dirs = sorted({str(d) for rel in call.restored for d in (self.tree / rel).parents
+        self._placed = self._placeable()
+        self._absent_dirs = sorted({str(d) for rel in (*call.restored, *self._placed) for d in (self.tree / rel).parents
                                     if not d.exists()}, key=len, reverse=True)
         for rel in call.restored:
             src = self.tree / rel
@@ -152,11 +159,39 @@ class StepReplayer:
         try:
             if self._runs:
                 self._restore()
+                for rel in self._placed:
+                    (self.tree / rel).unlink(missing_ok=True)
                 for directory in self._absent_dirs:  # deepest first; only if the replays left it empty
                     with contextlib.suppress(OSError):
                         os.rmdir(directory)
         finally:
             shutil.rmtree(self._backup, ignore_errors=True)
+
+    def _placeable(self) -> dict[str, str]:
+        """The removed inputs this replayer may put back: never over a file that is there (a
+        user's, or another replay's); outside the tree only where the parent is gone too,
+        or is the build's temporary directory."""
+        tmp = os.path.realpath(self.call.env.get("TMPDIR") or tempfile.gettempdir())
+        placeable = {}
+        for rel, kept in self.call.brought_back:
+            live = self.tree / rel
+            if os.path.lexists(live) or not os.path.isfile(kept):
+                continue
+            if rel.startswith("/") and live.parent.exists() and os.path.realpath(live.parent) != tmp:
+                continue
+            placeable[rel] = kept
+        return placeable
+
+    def _unplaced(self) -> str:
+        left = [rel for rel, _ in self.call.brought_back if rel not in self._placed]
+        return f" (not put back, a file was there or its parent is not the build's: {', '.join(left)})" if left else ""
+
+    def _put_back(self) -> None:
+        for rel, kept in self._placed.items():
+            live = self.tree / rel
+            live.parent.mkdir(parents=True, exist_ok=True)
+            live.unlink(missing_ok=True)
+            shutil.copy2(kept, live)
 
     def _saved(self, rel: str) -> Path:
         """Where the backup of a file is: outside-the-tree files under their own prefix."""
@@ -186,7 +221,7 @@ class StepReplayer:
                 digests[variation.name].append(outputs_digest(files, files.get))
                 idle[variation.name].append(code == self.call.exit_code and not wrote)
                 if variation.name not in failures and (code != self.call.exit_code or not wrote):
-                    failures[variation.name] = _failure(code, log, idle=code == self.call.exit_code)
+                    failures[variation.name] = _failure(code, log, idle=code == self.call.exit_code) + self._unplaced()
         return {
             name: ReplayOutcome(tuple(digests[name]), tuple(codes[name]), self.call.exit_code, failures.get(name, ""),
                                 tuple(idle[name]), tuple(contents[name]))
@@ -196,6 +231,7 @@ class StepReplayer:
     def _run_once(self, variation: Variation) -> tuple[int | None, Path, bool]:
         """The replay's exit code, its log, and whether it wrote any compared output."""
         self._restore(as_started=True)
+        self._put_back()
         argv = list(self.call.argv)
         for wrap in variation.wrappers:
             argv = wrap(argv)

@@ -35,7 +35,7 @@ from fuzzer.execute.replay_slots import in_slots, replay_slots
 from fuzzer.execute.step_replay import StepReplayer
 from fuzzer.explain.traced import TracedPair, trace_pair, trace_reference
 from fuzzer.explain.untraced import differing_from, runs_text
-from fuzzer.explain.writer import ReplayTargets, mtimes_of, provenance
+from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of, provenance
 from fuzzer.model import Culprit, Hazard, Kind
 from fuzzer.observe import Manifest
 from fuzzer.plan import Perturbation
@@ -122,7 +122,8 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     made = provenance(reference_trace, pair.reference.manifest or Manifest({}), pair.divergent.manifest or Manifest({}),
                       [p for r in roots for p in r.outputs], lambda path, dest: executor.fetch(pair.reference, path, dest))
     targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs, made,
-                            mtimes_of(pair.reference.manifest))
+                            mtimes_of(pair.reference.manifest),
+                            kept_files(pair.reference.trace_path, reference_trace, tree, parent))
     taken, ranked = taken_over(ranked, audited, f"localization found it as a root of the {labels[0]} and the "
                                                 f"{_label(pair.divergent)} too")
     if ranked and not tree_here:

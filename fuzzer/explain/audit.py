@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from fuzzer.explain import ranking
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace, Step
+from fuzzer.trace.restore import NOTHING_KEPT, Kept
 from fuzzer.trace.writers import Mtimes, delivered_from, step_not_replayable, writer_of
 
 # Devices a replay gives back just as the build had them; any other read under /dev is not
@@ -79,13 +80,15 @@ def reaching_steps(trace: BuildTrace, compared: set[str]) -> list[tuple[Step, tu
     return found[::-1]
 
 
-def not_replayable(trace: BuildTrace, step: Step, mtimes: Mtimes = {}, outputs: tuple[str, ...] = ()) -> str | None:
+def not_replayable(trace: BuildTrace, step: Step, mtimes: Mtimes = {}, outputs: tuple[str, ...] = (),
+                   kept: Kept = NOTHING_KEPT) -> str | None:
     """Why the step replayed alone would not see what it saw, nor the smallest process in it
-    that wrote `outputs`; None: one of them would."""
+    that wrote `outputs` (`kept`: what replays can put back of what the build removed);
+    None: one of them would."""
     device = _device(trace, step.members)
-    reason = f"it read the device {device}" if device else step_not_replayable(trace, step, mtimes)
+    reason = f"it read the device {device}" if device else step_not_replayable(trace, step, mtimes, kept)
     if reason and outputs:
-        writer = writer_of(trace, step, outputs, mtimes=mtimes)
+        writer = writer_of(trace, step, outputs, mtimes=mtimes, kept=kept)
         if not writer.is_step and not _device(trace, [p.index for p in writer.members]):
             return None
     return reason
@@ -97,14 +100,14 @@ def _device(trace: BuildTrace, members) -> str | None:
 
 
 def plan(trace: BuildTrace, compared: set[str], share: float, named: tuple[str, ...],
-         last_audits: dict[str, str], mtimes: Mtimes = {}) -> AuditPlan:
+         last_audits: dict[str, str], mtimes: Mtimes = {}, kept: Kept = NOTHING_KEPT) -> AuditPlan:
     """`share`: of the replayable steps, in (0, 1]; `named`: the user's --artifact globs;
     `last_audits`: step identity → when it was last audited; `mtimes`: the traced build's
-    files' (`fuzzer.trace.writers.Mtimes`)."""
+    files' (`fuzzer.trace.writers.Mtimes`); `kept`: its removed files' kept bytes."""
     auditable, unreplayable = [], []
     for step, outputs in reaching_steps(trace, compared):
         identity = step_identity(step)
-        reason = not_replayable(trace, step, mtimes, outputs)
+        reason = not_replayable(trace, step, mtimes, outputs, kept)
         if reason:
             unreplayable.append(Unreplayable(step, identity, reason))
             continue

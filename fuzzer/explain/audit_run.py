@@ -30,7 +30,7 @@ from fuzzer.explain.audit_replays import Steps, row
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.builds import Builds
 from fuzzer.explain.classify import Context
-from fuzzer.explain.writer import ReplayTargets, mtimes_of
+from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of
 from fuzzer.model import AuditResult, Culprit
 from fuzzer.report.model import AuditedStep, AuditSummary
 from fuzzer.trace.steps import load_trace
@@ -63,8 +63,9 @@ def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audit
     trace = load_trace(record.trace_path, builds.tree, builds.parent_outputs)
     compared = set(builds.selection.judged(record.manifest).entries) if record.manifest else set()
     mtimes = mtimes_of(record.manifest)
-    plan = audit.plan(trace, compared, share, builds.selection.artifacts, last_audits, mtimes)
-    targets = ReplayTargets(trace, trace, record.perturbation.jobs, mtimes=mtimes)
+    kept = kept_files(record.trace_path, trace, builds.tree, builds.parent_outputs)
+    plan = audit.plan(trace, compared, share, builds.selection.artifacts, last_audits, mtimes, kept)
+    targets = ReplayTargets(trace, trace, record.perturbation.jobs, mtimes=mtimes, kept=kept)
     logs = builds.logs / "audit"
     with replay_slots(executor, record, builds.replays_at_once, logs) as slots:
         started = time.monotonic()

@@ -27,6 +27,7 @@ from typing import Callable
 from msgspec import structs
 
 from fuzzer.compare.listing import file_members
+from fuzzer.execute import keep
 from fuzzer.execute.local import build_env
 from fuzzer.execute.step_replay import StepCall
 from fuzzer.model import Culprit, WriterProcess
@@ -35,7 +36,9 @@ from fuzzer.report.packages import is_package
 from fuzzer.trace.absent import Absence
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace
-from fuzzer.trace.writers import Mtimes, Writer, content_source, copies, created_after_missed, writer_of
+from fuzzer.trace.paths import PathNames
+from fuzzer.trace.restore import NOTHING_KEPT, Kept, kept_of
+from fuzzer.trace.writers import Mtimes, Writer, content_source, copies, created_after_missed, restored_inputs, writer_of
 
 MEMBERS_SHOWN = 3
 
@@ -85,6 +88,20 @@ def mtimes_of(manifest: Manifest | None) -> Mtimes:
     return {path: e.mtime_ns for path, e in manifest.entries.items()} if manifest else {}
 
 
+def kept_files(trace_path: str | None, trace: BuildTrace, tree: str, parent: bool) -> Kept:
+    """What a traced build kept of the files it removed (`fuzzer.execute.keep`), named as its
+    trace names them: only the versions a process read before another removed them, the
+    others deleted now."""
+    entries = keep.entries(trace_path) if trace_path else []
+    if not entries:
+        return NOTHING_KEPT
+    into = keep.kept_dir(trace_path)  # type: ignore[arg-type]
+    kept = kept_of(entries, PathNames(tree, parent).relative, lambda digest: str(into / digest))
+    read = {where for proc in trace.processes for where in restored_inputs(trace, [proc.index], kept).values()}
+    keep.select(trace_path, {Path(where).name for where in read})  # type: ignore[arg-type]
+    return {path: left for path, versions in kept.items() if (left := tuple(v for v in versions if v[1] in read))}
+
+
 def _archive(path: str) -> bool:
     return is_package(path) or path.endswith(".a")
 
@@ -124,11 +141,12 @@ class ReplayTargets:
     """One target per root candidate, in the trace of the tree replays run on."""
 
     def __init__(self, reference: BuildTrace, divergent: BuildTrace, jobs: int, made: Provenance = Provenance(),
-                 mtimes: Mtimes = {}):
+                 mtimes: Mtimes = {}, kept: Kept = NOTHING_KEPT):
         """`made`: what the reference trace's archives and plain copies were made from;
-        `mtimes`: its files' when it ended (`fuzzer.trace.writers.Mtimes`)."""
+        `mtimes`: its files' when it ended (`fuzzer.trace.writers.Mtimes`); `kept`: the bytes
+        of the files it removed, as the traced build kept them (`fuzzer.execute.keep`)."""
         self.reference, self.divergent, self.jobs, self.made = reference, divergent, jobs, made
-        self.mtimes = mtimes
+        self.mtimes, self.kept = mtimes, kept
         self._targets: dict[int, ReplayTarget] = {}
         self._absence = {id(t): Absence(t) for t in (reference, divergent)}
 
@@ -145,7 +163,8 @@ class ReplayTargets:
         made = self.made if trace is self.reference else Provenance()
         made_from = {p: made.sources(p) for p in paths if made.sources(p)}
         mtimes = self.mtimes if trace is self.reference else {}
-        writer = writer_of(trace, step, paths, made_from, made.copied, mtimes) if step.members else None  # type: ignore[union-attr]
+        kept = self.kept if trace is self.reference else NOTHING_KEPT
+        writer = writer_of(trace, step, paths, made_from, made.copied, mtimes, kept) if step.members else None  # type: ignore[union-attr]
         if writer is None or writer.is_step:
             return ReplayTarget(self._step_call(candidate, trace), candidate.duration, writer)
         return ReplayTarget(self._process_call(writer, trace), writer.duration, writer)
@@ -167,6 +186,7 @@ class ReplayTargets:
             listed=tuple(sorted(step.lists)),  # type: ignore[union-attr]
             created=self._absence[id(trace)].created([trace.processes[i] for i in step.members],  # type: ignore[union-attr]
                                                      step.start, step.writes) + hidden,  # type: ignore[union-attr]
+            brought_back=self._brought_back(trace, step.members),  # type: ignore[union-attr]
         )
 
     def _process_call(self, writer: Writer, trace: BuildTrace) -> StepCall:
@@ -187,12 +207,21 @@ class ReplayTargets:
             created=self._absence[id(trace)].created(writer.members, proc.start,
                                                      {a.path for p in writer.members for a in p.accesses
                                                       if a.kind == "write"}) + hidden,
+            brought_back=self._brought_back(trace, [p.index for p in writer.members]),
         )
 
+    def _brought_back(self, trace: BuildTrace, members) -> tuple[tuple[str, str], ...]:
+        kept = self.kept if trace is self.reference else NOTHING_KEPT
+        return tuple(sorted(restored_inputs(trace, members, kept).items()))
+
     def annotate(self, culprit: Culprit, candidate: RootCandidate) -> Culprit:
-        """The culprit with the process that wrote its bytes, and what was replayed."""
+        """The culprit with the process that wrote its bytes, what was replayed, and the
+        removed inputs its replays were given back."""
         target = self.of(candidate)
         writer = target.writer
+        back = target.call.brought_back
+        if back:
+            culprit = structs.replace(culprit, evidence=f"{culprit.evidence}\n{_brought_back_line(back)}")
         if writer is None or (writer.is_step and not writer.passed_over):
             return culprit
         described = WriterProcess(
@@ -208,6 +237,13 @@ class ReplayTargets:
                                evidence="\n".join([culprit.evidence, *lines]))
 
 
+def _brought_back_line(back: tuple[tuple[str, str], ...]) -> str:
+    shown = ", ".join(path for path, _ in back[:MEMBERS_SHOWN])
+    more = f" and {len(back) - MEMBERS_SHOWN} more" if len(back) > MEMBERS_SHOWN else ""
+    return (f"removed inputs: {shown}{more}, which a process outside the replayed one removed before the "
+            "build ended, were put back before each replay as the traced build kept them, and removed after")
+
+
 def _writer_line(writer: Writer, target: ReplayTarget, candidate: RootCandidate) -> str:
     wrote = ", ".join(writer.wrote[:2]) or "its outputs"
     if target.replays_process:
@@ -217,7 +253,8 @@ def _writer_line(writer: Writer, target: ReplayTarget, candidate: RootCandidate)
 
 
 def environment(traced: tuple[str, ...] | None, jobs: int) -> dict[str, str]:
-    """The environment as traced; a build's environment when the trace has none."""
+    """The environment as traced (the keep's library in it is inert once its build ended:
+    `fuzzer.execute.keep`); a build's environment when the trace has none."""
     if traced is None:
         return build_env(jobs)
     return dict(item.partition("=")[::2] for item in traced)

@@ -1,6 +1,6 @@
 """The names the trace analysis gives paths: inside the workspace relative to it, in its
 parent `../NAME` when buildfuzz owns that parent (manifests name its files so), others
-absolute; /proc, /sys and /dev dropped (None). A call's path is resolved against the
+absolute; /proc, /sys, /dev and the keep's stash (`KEPT`) dropped (None). A call's path is resolved against the
 directory its fd annotation names, or the process's working directory."""
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ import re
 from fuzzer.trace.parse import decode_string, fd_path, is_truncated
 
 IGNORED_ROOTS = ("/proc", "/sys", "/dev")
+# in every path buildfuzz's keep of removed files touches (fuzzer.execute.keep): not the build's
+KEPT = ".buildfuzz-kept-"
 PATH_CACHE_LIMIT, AT_CACHE_LIMIT = 200_000, 1 << 16
 MOVED = ".at-"  # the build-path axis shows the workspace at WORKSPACE.at-VALUE
 # `cwd` when the call is read apart from any process (no real cwd is relative): a path that
@@ -35,6 +37,8 @@ class PathNames:
 
     def _classify(self, norm: str) -> str | None:
         """Normalised absolute path → workspace-relative (or absolute outside); None if ignored."""
+        if KEPT in norm:
+            return None
         for root in self.roots:
             if norm == root:
                 return "."

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from fuzzer.observe import EMPTY_DIGESTS
 from fuzzer.trace.process_model import Access, Process
+from fuzzer.trace.restore import NOTHING_KEPT, Kept, brought_back
 from fuzzer.trace.steps import BuildTrace, Step, command_of
 from fuzzer.trace.tempnames import normalised
 
@@ -103,6 +104,7 @@ class Writer:
 class _Index:
     events: dict[str, list[Event]]  # path → its writes and deletes, in time order
     children: dict[int, list[int]]  # process index → its children's
+    step_of: dict[int, int]  # process index → the id of the step it is in
 
 
 @functools.lru_cache(maxsize=8)  # a BuildTrace hashes by identity: one index per trace
@@ -117,7 +119,7 @@ def _index(trace: BuildTrace) -> _Index:
                 events[a.path].append(Event(a.last, a.kind, proc.index, a.origin))
     for history in events.values():
         history.sort(key=lambda e: e.time)
-    return _Index(dict(events), dict(children))
+    return _Index(dict(events), dict(children), {i: step.id for step in trace.steps for i in step.members})
 
 
 def content_source(trace: BuildTrace, path: str, copies: Copies = {}) -> Source | None:
@@ -186,7 +188,7 @@ def copied_input(trace: BuildTrace, step: Step, path: str) -> str | None:
 
 
 def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...], made_from: Mapping[str, tuple[str, ...]] = {},
-              copied: Copies = {}, mtimes: Mtimes = {}) -> Writer:
+              copied: Copies = {}, mtimes: Mtimes = {}, kept: Kept = NOTHING_KEPT) -> Writer:
     """The smallest replayable process of `step` (a step of `trace`, with its processes)
     that produced the bytes of `paths` (files the step wrote, or files copied from them);
     the step's root when none smaller is. An archive of `made_from` stands for the files its
@@ -199,7 +201,7 @@ def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...], made_from: 
     unit = _common_ancestor(trace, [s.process.index for s in sources], root)
     passed_over = []
     while unit != root:
-        reason = _why_not_replayable(trace, unit, mtimes) or _unopened(trace, unit, {s.path for s in sources})
+        reason = _why_not_replayable(trace, unit, mtimes, kept) or _unopened(trace, unit, {s.path for s in sources})
         if reason is None:
             break
         proc = trace.processes[unit]  # where it ran, when not where its step did (a pip hook in /tmp)
@@ -237,13 +239,26 @@ def _identity(step: Step, proc: Process, siblings: list[Process]) -> str:
     return normalised(text)  # no temporary names either (`bdist_wheel -d /tmp/pip-wheel-…`)
 
 
-def step_not_replayable(trace: BuildTrace, step: Step, mtimes: Mtimes = {}) -> str | None:
+def step_not_replayable(trace: BuildTrace, step: Step, mtimes: Mtimes = {}, kept: Kept = NOTHING_KEPT) -> str | None:
     """Why the whole step replayed alone would not see what it saw; None: it would."""
-    return _why_not_replayable(trace, step.members[0], mtimes) if step.members else "its processes were not traced"
+    return _why_not_replayable(trace, step.members[0], mtimes, kept) if step.members else "its processes were not traced"
 
 
-def _why_not_replayable(trace: BuildTrace, unit: int, mtimes: Mtimes = {}) -> str | None:
-    """Why `unit`'s subtree replayed alone would not see what it saw; None: it would."""
+def restored_inputs(trace: BuildTrace, members: Iterable[int], kept: Kept) -> dict[str, str]:
+    """The removed inputs of the subtree of `members` (the root first) a replay puts back
+    (`fuzzer.trace.restore`)."""
+    if not kept:
+        return {}
+    members, index = list(members), _index(trace)
+    step = index.step_of.get(members[0]) if members else None
+    family = set(trace.steps[step].members) if step is not None else set(members)
+    accesses = [(i, a) for i in members for a in trace.processes[i].accesses]
+    return brought_back(index.events, accesses, kept, family)
+
+
+def _why_not_replayable(trace: BuildTrace, unit: int, mtimes: Mtimes = {}, kept: Kept = NOTHING_KEPT) -> str | None:
+    """Why `unit`'s subtree replayed alone would not see what it saw (`kept`: what a replay
+    can put back of what was removed); None: it would."""
     proc = trace.processes[unit]
     if not proc.execs:
         return "is a fork of its parent that ran no program of its own"
@@ -255,7 +270,7 @@ def _why_not_replayable(trace: BuildTrace, unit: int, mtimes: Mtimes = {}) -> st
     if online is not None:
         return f"used the network ({online.network})"
     index, inside = _index(trace), set(subtree)
-    hidden = set(created_after_missed(trace, subtree))
+    hidden = set(created_after_missed(trace, subtree)) | set(restored_inputs(trace, subtree, kept))
     own = made_after_missing(trace, subtree)
     for member in members:
         for a in member.accesses:
