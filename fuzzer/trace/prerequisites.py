@@ -15,6 +15,7 @@ database says where that rule is.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from msgspec import structs
@@ -100,7 +101,19 @@ def _with_edge(hazard: Hazard, reference: BuildTrace, graph: DeclaredGraph, tree
         return hazard  # the graph does declare it (the race is elsewhere), or names no target of the step
     target = targets[0]
     edge = f"{target}: | {needed}" if hazard.type == MKDIR_RACE else f"{target}: {needed}"
-    return structs.replace(hazard, missing_edge=edge, rule=graph.rule_of(target, tree))
+    steps = hazard.steps
+    if hazard.type == MKDIR_RACE:
+        steps = sorted({*steps, *_writing_into(reference, needed, graph)})
+    return structs.replace(hazard, missing_edge=edge, rule=graph.rule_of(target, tree), steps=steps)
+
+
+def _writing_into(reference: BuildTrace, directory: str, graph: DeclaredGraph) -> set[str]:
+    """The steps that wrote into `directory` without making or checking it themselves,
+    whose targets the graph knows and does not order after it: each lacks the same edge."""
+    return {s.command for s in reference.steps
+            if s.first_look(directory) is None and directory not in s.mkdirs
+            and any(os.path.dirname(p) == directory for p in s.writes)
+            and (targets := graph.targets(s)) and not any(directory in graph.upstream(t) for t in targets)}
 
 
 def _names(targets: Iterable[str]) -> str:
