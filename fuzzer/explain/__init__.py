@@ -273,8 +273,9 @@ def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> L
         reference = trace(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation)
         traces.append(load_trace(reference.trace_path, tree, parent))
         labels.append("traced reference")
-    found = trace_hazards.find_hazards(traces, labels, declared.declared_graph(builds.command, tree))
-    return Localization(hazards=tuple(found), traced=True,
+    graph = declared.declared_graph(builds.command, tree)
+    found = with_missing_edges(trace_hazards.find_hazards(traces, labels, graph), traces[0], graph, tree)
+    return Localization(hazards=found, traced=True,
                         notes=outside_note(traces[0], builds.compared_places))
 
 
