@@ -62,6 +62,10 @@ def of_failure(run: RunSummary) -> Identity:
 
 
 def of_culprit(culprit: Culprit) -> Identity:
+    if culprit.steps and culprit.other_step:  # one cause, several steps: which of them failed first varies
+        other, cwd = identity(culprit.other_step, culprit.cwd)
+        return _identity(CULPRIT, f"[{culprit.kind}] steps unordered with {one_line(other)} (in {cwd})",
+                         other, cwd, culprit.kind, "steps")
     command, cwd = identity(culprit.command, culprit.cwd)
     return _identity(CULPRIT, f"[{culprit.kind}] {one_line(command)} (in {cwd})", command, cwd, culprit.kind)
 

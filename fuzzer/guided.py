@@ -26,6 +26,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from msgspec import structs
+
 from fuzzer import hold
 from fuzzer.execute.logs import any_target_of, error_lines, failed_targets
 from fuzzer.plan import Perturbation, Planned, Reason, with_guided
@@ -184,17 +186,14 @@ def confirmed(targets_run: list[tuple[Target, int, list[Flip]]], hazards: list[H
         for flip in flips:
             how = f"run {index}: {target.describe(flip)} made the build differ from the reference or fail"
             known = by_file.get(flip.file)
-            confirmed_hazard = Hazard(
-                type=known.type if known else flip.type,
-                file=known.file if known else flip.file,
-                reader=known.reader if known else flip.other,
-                writer=known.writer if known else target.held,
+            # a known hazard keeps what else it says (the edge its build's graph lacks)
+            confirmed_hazard = structs.replace(
+                known or Hazard(flip.type, flip.file, reader=flip.other, writer=target.held, files=[flip.file]),
                 detail=how if not known else f"{known.detail}; {how}",
                 evidence="not ordered: a targeted schedule reversed their order and the output changed",
                 steps=sorted({target.held, flip.other, *(known.steps if known else [])}),
                 status=HazardStatus.CONFIRMED,
                 reproduce=reproduce(target),
-                files=known.files if known else [flip.file],
                 runs=list(dict.fromkeys([*(known.runs if known else []), f"run {index}"])),
             )
             out = [confirmed_hazard if h is known else h for h in out] if known else [*out, confirmed_hazard]

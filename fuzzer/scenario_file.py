@@ -69,6 +69,8 @@ class Expect(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     metadata_only: Texts = ()  # artifacts whose variants must differ only in metadata
     metadata_stabilized_by: Text | None = None  # what must make those metadata-only artifacts identical
     culprits: Culprits = ()  # every culprit, each with its kind and stabilisers; no other one
+    missing_edge: Text | None = None  # substring of a hazard's missing prerequisite, which names its rule's line
+    culprit_steps: Hazards | None = None  # the top culprit lists at least this many steps (one cause, one finding)
 
 
 class Run(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -200,14 +200,19 @@ def score(expect: Expect, report: Report) -> tuple[Check, ...]:
     return tuple(checks)
 
 
-LOCALIZED_EXPECTATIONS = ("culprit", "writer", "other_step", "kind", "axis", "stabilized_by", "hazards")  # need a traced build
+LOCALIZED_EXPECTATIONS = ("culprit", "writer", "other_step", "kind", "axis", "stabilized_by", "hazards",
+                          "missing_edge", "culprit_steps")  # need a traced build
 
 
 def _found(name: str, report: Report) -> object:
     """What the report says for expectation `name`: the top culprit's field, or the hazards."""
     if name == "hazards":
         return report.hazards
+    if name == "missing_edge":  # only an edge whose rule's line is named counts
+        return [f"{h.missing_edge} ({h.rule})" for h in report.hazards if h.missing_edge and h.rule]
     top = report.culprits[0] if report.culprits else None
+    if name == "culprit_steps":
+        return (top.steps or [top.command]) if top else None
     if name == "writer":
         return top.writer_process.command if top and top.writer_process else None
     return getattr(top, "command" if name == "culprit" else name) if top else None
@@ -220,12 +225,18 @@ def _meets(name: str, want: object, got: object) -> bool:
         return want in got if isinstance(want, str) else set(want) == set(got)
     if name == "hazards":
         return len(got) <= want  # at most
+    if name == "missing_edge":
+        return any(want in edge for edge in got)
+    if name == "culprit_steps":
+        return len(got) >= want  # at least
     return got == want
 
 
 def _detail(name: str, want: object, got: object) -> str:
     if name == "hazards":  # which ones, so a failing check can be read without rerunning it
         return f"{len(got)} hazards, at most {want}" + "".join(f"; {h.type} on {h.file} [{h.status}]" for h in got)
+    if name == "culprit_steps":
+        return f"{len(got)} steps, at least {want}"
     return ", ".join(got) or "none" if isinstance(got, list) else str(got)
 
 

@@ -31,6 +31,7 @@ from fuzzer.explain.from_log import explain_failure, read_log
 from fuzzer.explain.manifest import mark_manifest
 from fuzzer.execute.logs import error_lines
 from fuzzer.explain.noise import known_noise
+from fuzzer.explain.shared_cause import one_per_hazard
 from fuzzer.execute.replay_slots import in_slots, replay_slots
 from fuzzer.execute.step_replay import StepReplayer
 from fuzzer.explain.traced import TracedPair, trace_pair, trace_reference
@@ -45,6 +46,7 @@ from fuzzer.trace import declared
 from fuzzer.trace import hazards as trace_hazards
 from fuzzer.trace.graph import RootCandidate, find_roots
 from fuzzer.trace.outside import outside_note
+from fuzzer.trace.prerequisites import declared_hazards, with_missing_edges
 from fuzzer.trace.steps import BuildTrace, load_trace, written_by_drivers
 
 LISTED = 5  # roots left unexplained named in the note; the rest are counted
@@ -99,13 +101,15 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     attempts = [(a, load_trace(a.trace_path, tree, parent)) for a in pair.attempts]
     reference_label = "step audit's traced reference" if borrowed else "traced reference"
     labels = trace_hazards.distinct_labels([reference_label, *(_label(a) for a, _ in attempts)])
-    found = trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)], labels,
-                                       declared.declared_graph(builds.command, tree))
+    graph = declared.declared_graph(builds.command, tree)
+    found = declared_hazards(trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)], labels, graph),
+                             graph, reference_trace, labels[0], zip(labels[1:], (t for _, t in attempts)), tree)
     failures = {i: error_lines(read_log(builds.runs[i].log_path)) for i in comparison.failed}
     if pair.divergent is None:
         traced = f"{len(pair.attempts)} traced rerun(s)"
         seen = _seen_by_audit(builds, comparison, audited, set(), traced)
-        found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, tuple(found), failures, seen)
+        found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, tuple(found), failures, seen,
+                                   lambda hazards: with_missing_edges(hazards, reference_trace, graph, tree))
         return replace(found_in_logs, notes=found_in_logs.notes + outside)
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
     differing = _differing(builds, pair)
@@ -139,7 +143,8 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     else:  # every root was the audit's: no replay slot is set up
         explained, left = _explain_in_budget([], None, taken=taken)
     seen, unnamed = _seen_by_audit(builds, comparison, audited, differing, _label(pair.divergent), pair.divergent.ok)
-    culprits = _one_per_step([*(_blame_duplicates(c, found, divergent_trace) for c in explained), *seen])
+    culprits = one_per_hazard(_one_per_step([*(_blame_duplicates(c, found, divergent_trace) for c in explained), *seen]),
+                              found)
     minimal = _minimal_reproducer(builds, executor, pair.reference, pair.divergent.perturbation) if culprits else None
     notes = _notes(roots, left, budget, builds.stabilizers) + outside \
         + untraced.note(unnamed, _label(pair.divergent)) + _driver_note(divergent_trace, differing) \
@@ -270,15 +275,18 @@ def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> L
         reference = trace(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation)
         traces.append(load_trace(reference.trace_path, tree, parent))
         labels.append("traced reference")
-    found = trace_hazards.find_hazards(traces, labels, declared.declared_graph(builds.command, tree))
-    return Localization(hazards=tuple(found), traced=True,
+    graph = declared.declared_graph(builds.command, tree)
+    found = with_missing_edges(trace_hazards.find_hazards(traces, labels, graph), traces[0], graph, tree)
+    return Localization(hazards=found, traced=True,
                         notes=outside_note(traces[0], builds.compared_places))
 
 
 def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tuple[Hazard, ...],
-               failures: dict[int, str], seen: tuple[list[Culprit], list[str]]) -> Localization:
+               failures: dict[int, str], seen: tuple[list[Culprit], list[str]],
+               with_edges: Callable[[tuple[Hazard, ...]], tuple[Hazard, ...]]) -> Localization:
     """No traced rerun diverged: read the failed runs' logs against the reference trace;
-    `seen`: the audit's culprits for the files its replays saw vary, and the files left."""
+    `seen`: the audit's culprits for the files its replays saw vary, and the files left;
+    `with_edges`: a hazard gains the edge the declared graph lacks."""
     tried, (named, unnamed) = len(pair.attempts), seen
     for index in comparison.failed:
         run = runs[index]
@@ -286,9 +294,9 @@ def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tup
         if finding is not None:
             note = (f"the failure did not reappear in {tried} traced reruns; the culprit comes from run {index}'s "
                     "log read against the traced reference build")
-            found = _with_log_hazard(hazards, finding.hazard)
-            return Localization((finding.culprit, *named), mark_manifest(found, comparison, failures, reference=reference_trace), (note,),
-                                traced=True)
+            found = with_edges(_with_log_hazard(hazards, finding.hazard))
+            return Localization((finding.culprit, *named), mark_manifest(found, comparison, failures, reference=reference_trace),
+                                (note,), traced=True)
     why = (f"the divergence did not reappear in {tried} traced reruns"
            + (" and the failed runs' logs name no file the build generates" if comparison.failed else ""))
     note = f"not enough evidence to name a step: {why}"
@@ -297,7 +305,8 @@ def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tup
         note = (f"{why}; the step audit's replays saw {sum(len(c.outputs) for c in named)} of the files the runs "
                 "differed in vary, and its culprits are named for them"
                 + (f"; not enough evidence to name a step for the other {len(unnamed)}: {listed}" if unnamed else ""))
-    return Localization(tuple(named), mark_manifest(hazards, comparison, failures, reference=reference_trace), (note,), traced=True)
+    return Localization(tuple(named), mark_manifest(hazards, comparison, failures, reference=reference_trace), (note,),
+                        traced=True)
 
 
 def _with_log_hazard(hazards: tuple[Hazard, ...], from_log: Hazard) -> tuple[Hazard, ...]:

@@ -60,7 +60,9 @@ def classify(candidate: RootCandidate, context: Context) -> Culprit:
     step = candidate.div or candidate.ref
     race = [d for d in candidate.input_differences if d.how in RACE_EVIDENCE or (d.how == ONE_RUN and d.other)]
     if race:
-        return _culprit(candidate, Kind.RACE, evidence=_race_evidence(candidate, race), other=race[0].other)
+        shared = _shared_state(candidate, context.hazards)
+        other = race[0].other or (_other(shared, step.command) if shared is not None else None)
+        return _culprit(candidate, Kind.RACE, evidence=_race_evidence(candidate, race), other=other)
     shared = _shared_state(candidate, context.hazards)
     if shared is not None:
         failed = f"it failed with exit {step.exit_code} in the divergent run; " if candidate.failed else ""

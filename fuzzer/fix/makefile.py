@@ -10,23 +10,12 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
 from fuzzer.tools import make
+from fuzzer.tools.make import Recipe
 
-RECIPE_FROM = re.compile(r"^#\s+recipe to execute \(from '(?P<file>[^']+)', line (?P<line>\d+)\):")
 TARGET_LINE = re.compile(r"^(?P<name>[^#\t\s][^:=]*?):(?![=:])")
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """A target's recipe in the user's files: the file, the rule line and the recipe lines (0-based)."""
-
-    target: str
-    file: Path
-    rule: tuple[int, int]  # first and last physical line of the rule (a continued rule spans several)
-    lines: tuple[int, ...]  # the recipe's lines
 
 
 def recipes(directory: Path, arguments: list[str]) -> dict[str, Recipe]:
@@ -41,30 +30,11 @@ def recipes(directory: Path, arguments: list[str]) -> dict[str, Recipe]:
             target = None
         elif m := TARGET_LINE.match(line):
             target = m["name"].strip()
-        elif target and (m := RECIPE_FROM.match(line)):
-            located = _located(target, directory / m["file"], int(m["line"]) - 1)
+        elif target and (m := make.RECIPE_FROM.match(line)):
+            located = make.located(target, directory / m["file"], int(m["line"]) - 1)
             if located is not None:
                 found[target] = located
     return found
-
-
-def _located(target: str, file: Path, recipe_line: int) -> Recipe | None:
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return None
-    last = recipe_line - 1
-    while last >= 0 and (not lines[last].strip() or lines[last].lstrip().startswith("#")):
-        last -= 1
-    first = last
-    while first > 0 and lines[first - 1].endswith("\\"):
-        first -= 1
-    if last < 0 or ":" not in lines[first] or lines[first].startswith("\t"):
-        return None
-    end = recipe_line
-    while end < len(lines) and lines[end].startswith("\t"):
-        end += 1
-    return Recipe(target, file, (first, last), tuple(range(recipe_line, end)))
 
 
 def rule_text(lines: list[str], recipe: Recipe) -> str:

@@ -24,16 +24,22 @@ def missing_prerequisite(hazard: Hazard, tree: Tree, cwd: str = ".") -> Remedy:
 
 
 def order_only(hazard: Hazard, tree: Tree, cwd: str = ".") -> Remedy:
-    """mkdir-race: the rule of the step writing into the directory gains `| dir`."""
+    """mkdir-race: the rule of the step writing into the directory gains `| dir`; where no
+    rule makes the directory (a phony `dirs` step does), a rule of its own after that rule's
+    recipe, so the fix does not depend on which phony target runs first."""
     writing = tree.recipe_of(hazard.reader, cwd)
     directory = tree.local(hazard.file, cwd)
-    _require_target(tree, directory, cwd, "creates")
     last = writing.rule[1]
     lines = tree.lines(writing)
     targets = makefile.written_targets(lines, writing)
-    return tree.remedy(hazard.finding_id, f"{targets} waits for {directory}/ (an order-only prerequisite: "
-                       "the directory's mtime does not rebuild it)",
-                       writing, last, makefile.with_prerequisite(lines[last], directory, order_only=True))
+    changes = {last: [makefile.with_prerequisite(lines[last], directory, order_only=True)]}
+    made = ""
+    if directory not in tree.recipes(cwd):
+        end = writing.lines[-1] if writing.lines else last
+        changes[end] = [*changes.get(end, [lines[end]]), "", f"{directory}:", "\tmkdir -p $@"]
+        made = f", made by a rule of its own (no rule had {directory} as its target)"
+    return tree.edits(hazard.finding_id, f"{targets} waits for {directory}/{made} (an order-only prerequisite: "
+                      "the directory's mtime does not rebuild it)", writing.file, changes)
 
 
 def _require_target(tree: Tree, name: str, cwd: str, does: str) -> None:

@@ -98,8 +98,13 @@ class Tree:
     def edit(self, finding_id: str, summary: str, file: Path, index: int, new_lines: list[str],
              upstream: str = "") -> Remedy:
         """The remedy that replaces line `index` of `file` with `new_lines`."""
+        return self.edits(finding_id, summary, file, {index: new_lines}, upstream)
+
+    def edits(self, finding_id: str, summary: str, file: Path, changes: dict[int, list[str]],
+              upstream: str = "") -> Remedy:
+        """The remedy that replaces each line `index` of `file` with its `changes[index]`."""
         old = file.read_text(encoding="utf-8").splitlines()
-        new = old[:index] + new_lines + old[index + 1:]
+        new = [n for i, line in enumerate(old) for n in changes.get(i, [line])]
         relative = str(file.relative_to(self.root))
         return Remedy(finding_id, summary, relative, unified(relative, old, new), upstream=upstream)
 

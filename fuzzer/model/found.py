@@ -46,6 +46,8 @@ class Culprit(Model):
     writer: list[str] = []  # leaf process that wrote the output
     other_step: str | None = None  # the concurrent step, for races
     stabilizer_alternatives: list[list[str]] = []  # other minimal sets that work too
+    steps: list[str] = []  # one cause, several steps: every step that shares this culprit's hazard
+    # (seven compiles missing one directory), `command` the first of them; empty for one step
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
     writer_process: WriterProcess | None = None  # the process that wrote the bytes, when the trace names one
     fix: str = ""  # `buildfuzz fix`: the path of its patch (fuzzer/fix/)
@@ -72,6 +74,8 @@ class Hazard(Model):
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
     files: list[str] = []  # every file it covers (a recipe run several times at once: all it wrote)
     runs: list[str] = []  # the distinct runs its evidence rests on
+    missing_edge: str = ""  # the prerequisite the declared graph lacks: `bpf.o: config.h`, `obj/x.o: | obj`
+    rule: str = ""  # where the rule lacking it is: `Makefile:22` (its rule line, from make's database)
     fix: str = ""  # `buildfuzz fix`: the path of its patch (fuzzer/fix/)
     fix_status: str = ""  # `buildfuzz fix`: proven: counts | suggested, not proven: why | no patch: why
 

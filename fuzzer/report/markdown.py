@@ -143,6 +143,7 @@ def _culprit(number: int, culprit: Culprit) -> str:
         ("chain", " → ".join(culprit.chain)),
         ("written by", one_line(" ".join(culprit.writer))),
         ("concurrent step", one_line(culprit.other_step or "")),
+        ("steps sharing its cause", "; ".join(map(one_line, culprit.steps))),
     ]
     lines += [f"   - {name}: {_esc(value)}" for name, value in facts if value]
     if culprit.evidence:
@@ -169,9 +170,12 @@ def _failed_runs(report: Report) -> str:
 def _hazards(report: Report) -> str:
     if not report.hazards:
         return ""
-    rows = [f"### Hazards ({len(report.hazards)})", "", "| Type | File | Reader | Writer |", "|---|---|---|---|"]
+    rows = [f"### Hazards ({len(report.hazards)})", "", "| Type | File | Reader | Writer | Missing prerequisite |",
+            "|---|---|---|---|---|"]
     for h in report.hazards[:HAZARD_ROWS]:
-        rows.append(f"| {_esc(h.type)} | {_esc(h.file)} | {_esc(one_line(h.reader))} | {_esc(one_line(h.writer))} |")
+        edge = f"{h.missing_edge} ({h.rule})" if h.rule else h.missing_edge
+        rows.append(f"| {_esc(h.type)} | {_esc(h.file)} | {_esc(one_line(h.reader))} | {_esc(one_line(h.writer))} "
+                    f"| {_esc(edge)} |")
     if len(report.hazards) > HAZARD_ROWS:
         rows += ["", f"… and {len(report.hazards) - HAZARD_ROWS} more in the JSON report."]
     return "\n".join(rows)

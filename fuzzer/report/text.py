@@ -54,6 +54,8 @@ def render(report: Report) -> str:
                 how = "replayed alone" if culprit.writer_process.replayed else "not replayable alone"
                 lines.append(f"     written by: {one_line(culprit.writer_process.command)}  "
                              f"(in {culprit.writer_process.cwd}; {how})")
+            if culprit.steps:
+                lines.append(f"     {len(culprit.steps)} steps, one cause: " + "; ".join(map(one_line, culprit.steps)))
             if culprit.stabilized_by:
                 lines.append(f"     stabilised by: {' + '.join(culprit.stabilized_by)}")
             lines += ["     " + l for l in quoted_commands_cut(culprit.evidence).splitlines()]
@@ -63,6 +65,9 @@ def render(report: Report) -> str:
         for hazard in report.hazards[:10]:
             lines.append(f"  {hazard.type} on {hazard.file} [{hazard.status}]: {one_line(hazard.reader)}  /  "
                          f"{one_line(hazard.writer)}")
+            if hazard.missing_edge:
+                at = f" (the rule at {hazard.rule})" if hazard.rule else ""
+                lines.append(f"     missing prerequisite: {hazard.missing_edge}{at}")
             lines += [f"     {text}" for text in (quoted_commands_cut(hazard.evidence),
                                                   hazard.reproduce and "reproduce: " + hazard.reproduce) if text]
     lines += _memory(report) + _rates(report)

@@ -161,3 +161,38 @@ def database(arguments: list[str], cwd: str) -> str | None:
     if len(proc.stdout) > DATABASE_BYTES or b"# Files" not in proc.stdout:
         return None
     return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+# `make -pn` prints, for each file target with a recipe, where the recipe's first line is
+RECIPE_FROM = re.compile(r"^#\s+recipe to execute \(from '(?P<file>[^']+)', line (?P<line>\d+)\):")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A target's recipe in the user's files: the file, the rule line and the recipe lines (0-based)."""
+
+    target: str
+    file: Path
+    rule: tuple[int, int]  # first and last physical line of the rule (a continued rule spans several)
+    lines: tuple[int, ...]  # the recipe's lines
+
+
+def located(target: str, file: Path, recipe_line: int) -> Recipe | None:
+    """The rule around a recipe whose first line is `recipe_line` (0-based): the logical
+    line above it (joined over backslash continuations), in the file's own words."""
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    last = recipe_line - 1
+    while last >= 0 and (not lines[last].strip() or lines[last].lstrip().startswith("#")):
+        last -= 1
+    first = last
+    while first > 0 and lines[first - 1].endswith("\\"):
+        first -= 1
+    if last < 0 or ":" not in lines[first] or lines[first].startswith("\t"):
+        return None
+    end = recipe_line
+    while end < len(lines) and lines[end].startswith("\t"):
+        end += 1
+    return Recipe(target, file, (first, last), tuple(range(recipe_line, end)))

@@ -27,6 +27,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fuzzer.tools import make, ninja
 from fuzzer.trace.steps import Step
@@ -45,6 +46,7 @@ class DeclaredGraph:
     prerequisites: Mapping[str, frozenset[str]]
     made: frozenset[str]  # targets with a recipe: the ones a step can be building
     source: str  # where the graph came from, for evidence
+    recipes: Mapping[str, tuple[str, int]] = field(default_factory=dict)  # target → (makefile, recipe's line)
     _upstream: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     def orders(self, a: Step, b: Step) -> bool:
@@ -56,6 +58,13 @@ class DeclaredGraph:
 
     def targets(self, step: Step) -> frozenset[str]:
         return frozenset(p for p in (*step.writes, *step.mkdirs) if p in self.made)
+
+    def rule_of(self, target: str, tree: str) -> str:
+        """`Makefile:22`: the rule line of `target`'s recipe in the user's file (make's database
+        says where the recipe is; the rule is the logical line above it), or "" unknown."""
+        at = self.recipes.get(target)
+        found = make.located(target, Path(tree) / at[0], at[1] - 1) if at else None
+        return f"{at[0]}:{found.rule[0] + 1}" if found else ""
 
     def _all_upstream(self, earlier: Iterable[str], later: Iterable[str]) -> bool:
         return all(x in self.upstream(y) for x in earlier for y in later)
@@ -103,6 +112,7 @@ def parse_database(text: str, tree: str) -> DeclaredGraph | None:
     directories = [root]
     prerequisites: dict[str, set[str]] = {}
     made: set[str] = set()
+    recipes: dict[str, tuple[str, int]] = {}
     in_files, target, not_target = False, None, False
     for line in text.splitlines():
         where = DIRECTORY.match(line)
@@ -116,6 +126,10 @@ def parse_database(text: str, tree: str) -> DeclaredGraph | None:
             continue
         elif line.startswith("# Not a target:"):
             not_target = True
+        elif target is not None and (at := make.RECIPE_FROM.match(line)):
+            file = _relative(at["file"], directories[-1], root)
+            if file is not None:
+                recipes[target] = (file, int(at["line"]))
         elif line.startswith("\t"):
             if target is not None:
                 made.add(target)
@@ -125,7 +139,8 @@ def parse_database(text: str, tree: str) -> DeclaredGraph | None:
             target = _rule(line, directories[-1], root, prerequisites, not_target)
     if not prerequisites:
         return None
-    return DeclaredGraph({t: frozenset(p) for t, p in prerequisites.items()}, frozenset(made), "make's database")
+    return DeclaredGraph({t: frozenset(p) for t, p in prerequisites.items()}, frozenset(made), "make's database",
+                         recipes)
 
 
 def _enter_or_leave(directories: list[str], how: str, path: str) -> None:

@@ -58,6 +58,14 @@ def test_a_target_that_manifested_confirms_its_hazard_with_a_replay_command():
     assert guided.confirmed([(target, 2, [])], [latent], lambda t: "") == [latent]
 
 
+def test_a_confirmed_hazard_keeps_the_edge_its_build_lacks():
+    (target,) = guided.targets(near_miss(), BASE)
+    flip = target.flips[0]
+    known = Hazard(flip.type, flip.file, flip.other, target.held, missing_edge="main.o: config.h", rule="Makefile:4")
+    [confirmed] = guided.confirmed([(target, 2, [flip])], [known], lambda t: "buildfuzz replay ...")
+    assert (confirmed.status, confirmed.missing_edge, confirmed.rule) == ("confirmed", "main.o: config.h", "Makefile:4")
+
+
 @pytest.mark.needs("hold")
 def test_the_hold_delays_exactly_the_named_process():
     argv = ("/bin/sh", "-c", "true held")

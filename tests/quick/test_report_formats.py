@@ -185,7 +185,7 @@ def test_markdown_hostile_everywhere_keeps_structure():
     # <details> lines are raw HTML blocks: Markdown is not parsed there, only HTML escaping holds
     markdown_lines = [line for line in prose.splitlines() if not line.startswith("<details>")]
     assert not re.search(r"(?<!\\)`", "\n".join(markdown_lines)), "a backtick would open a code span"
-    for header, width in (("| Artifact |", 3), ("| Run |", 4), ("| Type |", 4)):
+    for header, width in (("| Artifact |", 3), ("| Run |", 4), ("| Type |", 5)):
         table = prose.split(header, 1)[1].split("\n\n", 1)[0]
         assert all(_cells(row) == width for row in table.splitlines()[1:])
 

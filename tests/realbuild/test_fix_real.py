@@ -7,7 +7,7 @@ import shutil
 from conftest import SCENARIOS, buildfuzz
 
 
-def _fixed(tmp_path, source, *, runs=6, after=12):
+def _fixed(tmp_path, source, *, runs=6, after=12, options=()):
     """Fuzz `source` copied into tmp_path, then `buildfuzz fix`: the JSON report and fix's output.
     `after` 6 where the finding shows in nearly every build of its schedule (before 3/3): a
     patch that left it would show in the first after-build, and 0 of 6 still bounds what
@@ -15,7 +15,7 @@ def _fixed(tmp_path, source, *, runs=6, after=12):
     tree, store, report = tmp_path / "src", tmp_path / "store", tmp_path / "report.json"
     shutil.copytree(source, tree, ignore=shutil.ignore_patterns("scenario.toml"))
     fuzzed = buildfuzz("run", "--source", tree, "--runs", runs, "--seed", 1, "--store", store, "--quiet",
-                       "--", "make", "-j{jobs}")
+                       *options, "--", "make", "-j{jobs}")
     assert fuzzed.returncode == 1, fuzzed.stderr
     fixed = buildfuzz("fix", "--store", store, "--report-json", report, "--after", after)
     return json.loads(report.read_text()), fixed
@@ -61,6 +61,31 @@ def test_a_mkdir_race_gets_an_order_only_prerequisite_proven_then_applied_once(t
     assert "obj/%.o: src/%.c src/ring.h | obj" in (tmp_path / "src" / "Makefile").read_text()
     again = buildfuzz("fix", "--store", store, "--apply", finding)
     assert again.returncode == 2 and "changed since the patch was made" in again.stderr
+
+
+def test_a_prerequisite_missing_only_under_shuffle_at_j1_is_a_hazard_with_its_line_and_a_proven_fix(tmp_path):
+    """Serial: the compile and the header's generator never overlap. The hazard comes from
+    make's database (bpf.o's rule lacks config.h) and the failed shuffled run's trace."""
+    report, fixed = _fixed(tmp_path, SCENARIOS / "shuffle-missing-header", runs=20, after=6,
+                           options=("--jobs", "1-1"))
+    hazard = _entry(report, "hazards", type="read-before-write", file="config.h")
+    assert (hazard["missing_edge"], hazard["rule"], hazard["status"]) == ("bpf.o: config.h", "Makefile:22", "manifest")
+    assert hazard["fix_status"].startswith("proven: before 3/3"), hazard["fix_status"]
+    assert _patch_lines(hazard) == ["-bpf.o: bpf.c tracetool.h", "+bpf.o: bpf.c tracetool.h config.h"]
+    race = _entry(report, "culprits", kind="race")
+    assert "gen_config.sh" in race["other_step"] and race["fix"] == hazard["fix"]
+
+
+def test_seven_compiles_missing_a_directory_a_phony_step_makes_are_one_culprit_with_one_proven_fix(tmp_path):
+    report, fixed = _fixed(tmp_path, SCENARIOS / "phony-dirs", runs=8, after=6)
+    [race] = [c for c in report["culprits"] if c["kind"] == "race"]
+    assert len(race["steps"]) == 7 and race["other_step"] == "mkdir -p build/object"
+    hazard = _entry(report, "hazards", type="mkdir-race", file="build/object/")
+    assert hazard["missing_edge"].endswith(": | build/object") and hazard["rule"] == "Makefile:26"
+    assert hazard["fix_status"].startswith("proven: "), hazard["fix_status"]
+    assert _patch_lines(hazard) == ["-build/object/%.o: src/%.c src/kv.h", "+build/object/%.o: src/%.c src/kv.h | build/object",
+                                    "+", "+build/object:", "+\tmkdir -p $@"]
+    assert race["fix"] == hazard["fix"]
 
 
 def test_a_hash_seed_generator_gets_its_stabiliser_for_that_step_only(tmp_path):

@@ -1,0 +1,53 @@
+"""One cause, one finding: race culprits that each missed what one hazard's writer makes.
+
+Seven compiles that write into `build/object/`, which a phony `dirs` step creates and
+none of them waits for, are seven roots of a failed build, and seven culprits with one
+other party, one missing edge and one fix. They are reported as one culprit listing its
+steps (`Culprit.steps`), in the place of the most likely of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from msgspec import structs
+
+from fuzzer.model import Culprit, Hazard, Kind
+from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE
+
+
+def one_per_hazard(culprits: Iterable[Culprit], hazards: Iterable[Hazard]) -> list[Culprit]:
+    """`culprits` (in report order) with those on the missing side of one read-before-write
+    or mkdir hazard made one, listing every step of that side the hazard names."""
+    hazards = [h for h in hazards if h.type in (READ_BEFORE_WRITE, MKDIR_RACE)]
+    out: list[Culprit] = []
+    at: dict[tuple[str, str], int] = {}  # the hazard (type, file) → its culprit's place in `out`
+    for culprit in culprits:
+        hazard = _shared(culprit, hazards)
+        key = (hazard.type, hazard.file) if hazard is not None else None
+        if key is None or key not in at:
+            if key is not None:
+                at[key] = len(out)
+            out.append(culprit)
+            continue
+        kept = out[at[key]]
+        out[at[key]] = structs.replace(kept, steps=sorted({*(kept.steps or [kept.command]), culprit.command}),
+                                       outputs=sorted({*kept.outputs, *culprit.outputs}))
+    return [_listed(c, _shared(c, hazards)) if c.steps else c for c in out]
+
+
+def _shared(culprit: Culprit, hazards: list[Hazard]) -> Hazard | None:
+    """The hazard whose writer this race culprit missed, the culprit among its other steps."""
+    if culprit.kind != Kind.RACE or culprit.other_step is None:
+        return None
+    return next((h for h in hazards if h.writer == culprit.other_step and culprit.command != h.writer
+                 and culprit.command in h.steps), None)
+
+
+def _listed(culprit: Culprit, hazard: Hazard) -> Culprit:
+    """Every step on the culprit's side of the hazard (the traces may show more than failed)."""
+    steps = sorted({*culprit.steps, *(s for s in hazard.steps if s != hazard.writer)})
+    edge = f"; the declared graph lacks `{hazard.missing_edge}`" if hazard.missing_edge else ""
+    said = (f"{len(steps)} steps share this cause, each unordered with `{hazard.writer}` ({hazard.type} on "
+            f"{hazard.file}{edge}): one finding, one fix")
+    return structs.replace(culprit, steps=steps, evidence=f"{culprit.evidence}\n{said}")

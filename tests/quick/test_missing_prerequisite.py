@@ -1,0 +1,138 @@
+"""A missing prerequisite is a hazard with its edge and its rule's line, found from the
+declared graph where the traces show no overlap; the steps that lack one edge are one
+culprit; the fix for a directory no rule makes gives it a rule."""
+
+from __future__ import annotations
+
+import subprocess
+
+from fuzzer.explain.shared_cause import one_per_hazard
+from fuzzer.findings import of_culprit
+from fuzzer.fix.patch import apply
+from fuzzer.fix.prerequisite import order_only
+from fuzzer.fix.tree import Tree
+from fuzzer.model import Culprit, Hazard, Kind
+from fuzzer.trace.declared import from_make
+from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE, find_hazards
+from fuzzer.trace.prerequisites import declared_hazards
+from fuzzer.trace.synthetic import FakeStep, synthetic_trace
+
+from conftest import make_project
+
+SHUFFLED = """
+    all: tool
+    tool: probe.o bpf.o
+        cat probe.o bpf.o > tool
+    config.h: config.in
+        cp config.in config.h
+    probe.o: probe.c config.h
+        cat probe.c config.h > probe.o
+    # bpf.c needs config.h too, but its rule does not say so
+    bpf.o: bpf.c
+        cat bpf.c config.h > bpf.o
+    """
+GENERATE, PROBE, BPF = "cp config.in config.h", "cat probe.c config.h > probe.o", "cat bpf.c config.h > bpf.o"
+
+
+def serial_reference():
+    """make's own order at -j1: config.h, probe.o, bpf.o, one after another."""
+    return synthetic_trace([
+        FakeStep(GENERATE, 0, 1, reads={"config.in": 0.5}, writes={"config.h": 0.9}),
+        FakeStep(PROBE, 1, 2, reads={"probe.c": 1.5, "config.h": 1.6}, writes={"probe.o": 1.9}),
+        FakeStep(BPF, 2, 3, reads={"bpf.c": 2.5, "config.h": 2.6}, writes={"bpf.o": 2.9}),
+    ])
+
+
+def shuffled_failure():
+    """A shuffled order that runs bpf.o first: it finds no config.h, fails, and make stops."""
+    return synthetic_trace([FakeStep(BPF, 0, 1, reads={"bpf.c": 0.5}, probes={"config.h": (0.6, False)}, exit_code=1)])
+
+
+def test_a_serial_failure_on_a_generated_file_the_rule_does_not_name_is_a_hazard_with_its_edge_and_line(tmp_path):
+    make_project(tmp_path, SHUFFLED, {"config.in": "x\n", "probe.c": "p\n", "bpf.c": "b\n"})
+    graph = from_make("make -j{jobs}", str(tmp_path))
+    traces = [serial_reference(), shuffled_failure()]
+    assert find_hazards(traces, ["reference", "shuffled"], graph) == []  # never overlapped, one order only
+    found = declared_hazards([], graph, traces[0], "reference", [("shuffled", traces[1])], str(tmp_path))
+    rule = next(i for i, line in enumerate((tmp_path / "Makefile").read_text().splitlines(), 1)
+                if line.startswith("bpf.o:"))
+    assert [(h.type, h.file, h.reader, h.writer, h.missing_edge, h.rule, h.runs) for h in found] == [
+        (READ_BEFORE_WRITE, "config.h", BPF, GENERATE, "bpf.o: config.h", f"Makefile:{rule}",
+         ["reference", "shuffled"])]
+
+
+def test_no_hazard_without_a_graph_or_where_the_graph_declares_the_edge(tmp_path):
+    traces = [serial_reference(), shuffled_failure()]
+    assert declared_hazards([], None, traces[0], "reference", [("shuffled", traces[1])], str(tmp_path)) == ()
+    make_project(tmp_path, SHUFFLED.replace("bpf.o: bpf.c", "bpf.o: bpf.c config.h"),
+                 {"config.in": "x\n", "probe.c": "p\n", "bpf.c": "b\n"})
+    graph = from_make("make -j{jobs}", str(tmp_path))
+    assert declared_hazards([], graph, traces[0], "reference", [("shuffled", traces[1])], str(tmp_path)) == ()
+
+
+NAMES = ("main", "table", "hash", "parse", "format", "store", "util")
+MKDIR = "mkdir -p build/object"
+
+
+def compile_of(name: str) -> str:
+    return f"cc -c src/{name}.c -o build/object/{name}.o"
+
+
+def test_seven_compiles_missing_one_directory_are_one_culprit_listing_them_with_one_identity():
+    hazard = Hazard(MKDIR_RACE, "build/object/", compile_of("hash"), MKDIR,
+                    steps=sorted([MKDIR, *map(compile_of, NAMES)]))
+    culprits = [Culprit(compile_of(n), ["cc"], ".", [f"build/object/{n}.o"], Kind.RACE, other_step=MKDIR)
+                for n in NAMES[:4]]
+    unrelated = Culprit("gen.py", ["gen.py"], ".", ["x.c"], Kind.INTRINSIC)
+    grouped = one_per_hazard([*culprits, unrelated], [hazard])
+    assert [(c.command, len(c.steps), len(c.outputs)) for c in grouped] == [
+        (compile_of("main"), 7, 4), ("gen.py", 0, 1)]
+    assert set(grouped[0].steps) == set(map(compile_of, NAMES))
+    other_first = one_per_hazard([*reversed(culprits)], [hazard])  # another campaign, another compile failing first
+    assert of_culprit(other_first[0]).id == of_culprit(grouped[0]).id
+
+
+PHONY_DIRS = """
+    all: dirs app
+    dirs:
+        mkdir -p build/object
+    app: build/object/main.o
+        cat build/object/main.o > app
+    build/object/%.o: src/%.c
+        cat $< > $@
+    """
+
+
+def test_a_directory_no_rule_makes_gets_an_order_only_prerequisite_and_a_rule_that_builds(tmp_path):
+    (tmp_path / "src").mkdir()
+    make_project(tmp_path, PHONY_DIRS, {"src/main.c": "m\n"})
+    hazard = Hazard(MKDIR_RACE, "build/object/", "cat src/main.c > build/object/main.o", MKDIR,
+                    finding_id="abc")
+    remedy = order_only(hazard, Tree(tmp_path, "make -j{jobs}"))
+    apply(remedy.patch, tmp_path)
+    lines = (tmp_path / "Makefile").read_text().splitlines()
+    assert "build/object/%.o: src/%.c | build/object" in lines
+    assert lines[lines.index("build/object:") + 1] == "\tmkdir -p $@"
+    built = subprocess.run(["make", "-j4", "app"], cwd=tmp_path, capture_output=True, text=True)  # no `dirs`
+    assert (built.returncode, (tmp_path / "app").read_text()) == (0, "m\n")
+
+
+def test_a_mkdir_hazard_lists_every_step_the_graph_leaves_unordered_with_the_directory(tmp_path):
+    """The traces showed one compile racing the mkdir; make's database shows the others
+    lack the same edge, and the link, which writes elsewhere, is not among them."""
+    (tmp_path / "src").mkdir()
+    make_project(tmp_path, PHONY_DIRS.replace("build/object/main.o", "build/object/main.o build/object/util.o"),
+                 {"src/main.c": "m\n", "src/util.c": "u\n"})
+    graph = from_make("make -j{jobs}", str(tmp_path))
+    main, util = "cat src/main.c > build/object/main.o", "cat src/util.c > build/object/util.o"
+    link = "cat build/object/main.o build/object/util.o > app"
+    reference = synthetic_trace([
+        FakeStep(MKDIR, 0, 1, mkdirs={"build": 0.4, "build/object": 0.5}),
+        FakeStep(main, 1, 2, reads={"src/main.c": 1.5}, writes={"build/object/main.o": 1.9}),
+        FakeStep(util, 2, 3, reads={"src/util.c": 2.5}, writes={"build/object/util.o": 2.9}),
+        FakeStep(link, 3, 4, reads={"build/object/main.o": 3.1, "build/object/util.o": 3.2}, writes={"app": 3.9}),
+    ])
+    raced = Hazard(MKDIR_RACE, "build/object/", main, MKDIR, steps=[MKDIR, main])
+    [found] = declared_hazards([raced], graph, reference, "reference", [], str(tmp_path))
+    assert (found.missing_edge, found.steps) == ("build/object/main.o: | build/object", sorted([MKDIR, main, util]))
+    assert found.rule.startswith("Makefile:")
