@@ -208,12 +208,13 @@ def _last_writer(trace: BuildTrace, path: str) -> int | None:
 
 def row(item: audit.Audited, targets: ReplayTargets, result: AuditResult, detail: str, replays: int = 0,
         seconds: float = 0.0, audited: str = "") -> AuditedStep:
-    step, call = item.step, targets.of(item.candidate).call
+    step, target = item.step, targets.of(item.candidate)
+    call = target.call
     return AuditedStep(
         identity=item.identity, command=step.command, cwd=step.cwd, outputs=list(item.candidate.outputs),
         result=result, detail=detail, replays=replays, seconds=round(seconds, 3),  # a failed replay's count too
         last_audit=item.last_audit, audited=audited if result.replayed else "",
-        replay=f"cd {shlex.quote(call.cwd)} && {shlex.join(call.argv)}",
+        replay=f"cd {shlex.quote(call.cwd)} && {shlex.join(call.argv)}", step_s=round(target.duration, 3),
     )
 
 

@@ -136,6 +136,7 @@ class AuditedStep(Model):
     last_audit: str = ""  # when an earlier campaign last audited it (ISO time; "" never)
     audited: str = ""  # when this campaign's replays of it ended ("" not replayed, or a replay failed)
     replay: str = ""  # a shell line that replays it by hand in the traced tree
+    step_s: float = 0.0  # what it (or the writer process replays run) took in the traced build: one replay's cost
 
 
 class AuditSummary(Model):
