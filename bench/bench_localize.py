@@ -72,9 +72,18 @@ def row(label: str, scenario: Scenario, report: Report, target: str) -> list[str
     build = report.runs[0].wall_s
     spent = report.phases.get("localize", 0.0)
     failed = [c.name for c in score(scenario.expect, report) if c.status != "pass"]
-    left = next((n.split(": ")[0] for n in report.notes if "left unexplained" in n), "")
     return [label, f"{build:.1f}", f"{spent:.1f}", f"{spent / build:.1f}x", target,
-            "pass" if not failed else "FAIL " + ",".join(failed), _noise_place(report), left or "-"]
+            "pass" if not failed else "FAIL " + ",".join(failed), _noise_place(report), _cut_short(report)]
+
+
+def _cut_short(report: Report) -> str:
+    """What the budget cut short (Report.cut_short) and about how much more would complete it."""
+    cut = report.cut_short
+    if cut is None:
+        return "-"
+    counts = [(len(cut.unsearched), "unsearched"), (len(cut.undecided), "undecided"), (cut.short_steps, "short"),
+              (cut.unreplayed_steps, "unreplayed"), (cut.unexplained_roots, "unexplained")]
+    return ", ".join(f"{n} {what}" for n, what in counts if n) + f"; ~{cut.more_s:.0f} s more"
 
 
 def _noise_place(report: Report) -> str:
@@ -85,7 +94,7 @@ def _noise_place(report: Report) -> str:
     return "last" if places == [len(report.culprits) - 1] else f"#{places[0] + 1} of {len(report.culprits)}"
 
 
-HEADER = ["shape", "build s", "localize s", "ratio", "expected", "expectations", "noise", "left unexplained"]
+HEADER = ["shape", "build s", "localize s", "ratio", "expected", "expectations", "noise", "cut short"]
 
 
 def bench_shapes(tmp: Path, shapes: tuple[str, ...] = SHAPES) -> None:

@@ -69,7 +69,7 @@ def with_audit(localization: explain.Localization | None, outcome: AuditOutcome 
     known = {(c.command, c.cwd) for c in localization.culprits}
     added = tuple(c for c in outcome.culprits if (c.command, c.cwd) not in known)
     return replace(localization, culprits=localization.culprits + added, notes=localization.notes + outcome.notes,
-                   audit=outcome.summary)
+                   audit=outcome.summary, budget_s=localization.budget_s or outcome.budget.seconds)
 
 
 def audited_verdict(builds: Verdict, localization: explain.Localization | None) -> Verdict:

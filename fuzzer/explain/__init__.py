@@ -33,7 +33,7 @@ from fuzzer.execute.logs import error_lines
 from fuzzer.explain.noise import known_noise
 from fuzzer.explain.shared_cause import one_per_hazard
 from fuzzer.execute.replay_slots import in_slots, replay_slots
-from fuzzer.execute.step_replay import StepReplayer
+from fuzzer.execute.step_replay import REPLAYS, StepReplayer
 from fuzzer.explain.traced import TracedPair, trace_pair, trace_reference
 from fuzzer.explain.untraced import differing_from, runs_text
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of, provenance
@@ -63,6 +63,9 @@ class Localization:
     minimal_reproducer: str | None = None
     traced: bool = False
     audit: AuditSummary | None = None  # the step audit (--check-steps; fuzzer/explain/audit_run.py)
+    budget_s: float = 0.0  # the localization budget (inf: none), and the replays at once it was spent in
+    slots: int = 1
+    unexplained_s: tuple[float, ...] = ()  # each root left unexplained: about what its first replays take
 
 
 def localize(builds: Builds, comparison, executor, budget: Budget, evidence,
@@ -149,7 +152,9 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     notes = _notes(roots, left, budget, builds.stabilizers) + outside \
         + untraced.note(unnamed, _label(pair.divergent)) + _driver_note(divergent_trace, differing) \
         + ((minimal.note,) if minimal and minimal.note else ())
-    return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True)
+    return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True,
+                        budget_s=budget.seconds, slots=builds.replays_at_once,
+                        unexplained_s=tuple(REPLAYS * targets.of(r.root).duration for r in left))
 
 
 def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None) -> Localization | None:
@@ -188,7 +193,8 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
             f"({reference.perturbation.describe()}): a race whose steps did not overlap there is not among them")
     notes = (note, *_notes(roots, [], audit.budget, builds.stabilizers), *outside_note(trace, builds.compared_places),
              *((minimal.note,) if minimal.note else ()))
-    return Localization(tuple(culprits), shown, notes, minimal.command, traced=True)
+    return Localization(tuple(culprits), shown, notes, minimal.command, traced=True, budget_s=audit.budget.seconds,
+                        slots=builds.replays_at_once)
 
 
 def _of_all(reached: int, varying: int) -> str:

@@ -101,6 +101,23 @@ class Steps:
         return (f"step audit: {len(short)} stable step(s) got fewer than {REPLAYS} replays ({self._why_short}); "
                 "each step's row says how many it got and the bound they give",)
 
+    def unfinished(self) -> tuple[int, int, float]:
+        """What the budget cut short: stable steps short of REPLAYS replays, chosen steps never
+        replayed, and about what their missing replays take, serially, from each step's traced time."""
+        short = unreplayed = 0
+        seconds = 0.0
+        for item in self.chosen:
+            state = self._states[item.identity]
+            missing = REPLAYS - state.replays
+            if state.result == AuditResult.STABLE and missing > 0:
+                short += 1
+            elif state.result == AuditResult.LEFT:
+                unreplayed += 1
+            else:
+                continue
+            seconds += missing * self.targets.of(item.candidate).duration
+        return short, unreplayed, round(seconds, 1)
+
     def row(self, item: audit.Audited) -> AuditedStep:
         state = self._states[item.identity]
         return row(item, self.targets, state.result, state.detail, state.replays, state.seconds, state.audited)
@@ -191,12 +208,13 @@ def _last_writer(trace: BuildTrace, path: str) -> int | None:
 
 def row(item: audit.Audited, targets: ReplayTargets, result: AuditResult, detail: str, replays: int = 0,
         seconds: float = 0.0, audited: str = "") -> AuditedStep:
-    step, call = item.step, targets.of(item.candidate).call
+    step, target = item.step, targets.of(item.candidate)
+    call = target.call
     return AuditedStep(
         identity=item.identity, command=step.command, cwd=step.cwd, outputs=list(item.candidate.outputs),
         result=result, detail=detail, replays=replays, seconds=round(seconds, 3),  # a failed replay's count too
         last_audit=item.last_audit, audited=audited if result.replayed else "",
-        replay=f"cd {shlex.quote(call.cwd)} && {shlex.join(call.argv)}",
+        replay=f"cd {shlex.quote(call.cwd)} && {shlex.join(call.argv)}", step_s=round(target.duration, 3),
     )
 
 

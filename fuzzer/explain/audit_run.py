@@ -91,6 +91,8 @@ def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audit
              for u in plan.unreplayable]
     summary = _summary(share, len(plan.chosen) + len(plan.deferred) + len(plan.unreplayable), rows,
                        left, why_left, slots.at_once, wall_s)
+    short, unreplayed, unfinished_s = steps.unfinished()
+    summary = structs.replace(summary, short=short, unreplayed=unreplayed, unfinished_s=unfinished_s)
     serial = f"step replays ran one at a time: {slots.serial_reason}" if slots.serial_reason else ""
     notes = ((serial,) if serial and summary.audited else ()) + steps.short_note()
     return AuditOutcome(summary, steps.classified, notes, budget, record)

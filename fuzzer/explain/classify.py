@@ -24,12 +24,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+from msgspec import structs
+
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain import metadata, stabilizers
 from fuzzer.explain.budget import UNLIMITED, Budget
 from fuzzer.explain.noise import Noise
 from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, StepReplayer, Variation
-from fuzzer.model import Culprit, Hazard, Kind
+from fuzzer.model import Culprit, Hazard, Kind, Unfinished
 from fuzzer.parallelism import parallel_env
 from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
 from fuzzer.trace.hazards import DUPLICATE, MKDIR_RACE, WRITE_WRITE
@@ -75,7 +77,8 @@ def classify(candidate: RootCandidate, context: Context) -> Culprit:
     noise = context.noise.get(step.key)
     first_replays_s = REPLAYS * _replay_seconds(candidate, context) + SPREAD_S
     if not context.budget.affords_replays(first_replays_s):
-        return _from_traces(candidate, noise, _too_costly(first_replays_s, context.budget))
+        culprit = _from_traces(candidate, noise, _too_costly(first_replays_s, context.budget))
+        return culprit if noise is not None else _unfinished(culprit, Unfinished.REPLAYS, first_replays_s)
     with context.replayer_for(candidate) as replayer:
         return _by_replay(candidate, replayer, context, noise)
 
@@ -104,9 +107,10 @@ def _stable_alone(candidate: RootCandidate, replayer: StepReplayer, digest: str,
     """Stable replayed alone: its output follows the CPU set or the job count, or the order
     or timing of its inputs, or the evidence is too thin to say."""
     if not context.budget.affords(AXIS_TRIALS * AXIS_REPLAYS * per_replay_s):
-        return _culprit(candidate, Kind.UNKNOWN, evidence=(
+        return _unfinished(_culprit(candidate, Kind.UNKNOWN, evidence=(
             f"replayed alone it is stable ({REPLAYS}/{REPLAYS}); {context.budget.describe()} ran out before its "
-            "CPU set and job count were varied: no kind drawn"))
+            "CPU set and job count were varied: no kind drawn")), Unfinished.AXIS_TRIALS,
+            AXIS_TRIALS * AXIS_REPLAYS * per_replay_s)
     axis = _tracked_axis(replayer, digest, context)
     if axis:
         name, value = axis
@@ -189,8 +193,11 @@ def _intrinsic(candidate, replayer: StepReplayer, plain, context: Context, per_r
     search = stabilizers.search(replayer, context.stabilizers, context.budget, per_replay_s)
     evidence = (f"its inputs are identical in both builds; replayed alone {REPLAYS} times with its traced argv, "
                 f"cwd and environment it gave {plain.distinct} distinct outputs; {search.describe()}")
-    return _culprit(candidate, Kind.INTRINSIC, evidence=evidence, stabilized_by=list(search.stabilizers),
-                    alternatives=[list(a) for a in search.alternatives])
+    culprit = _culprit(candidate, Kind.INTRINSIC, evidence=evidence, stabilized_by=list(search.stabilizers),
+                       alternatives=[list(a) for a in search.alternatives])
+    if search.left_replays:
+        return _unfinished(culprit, Unfinished.STABILISER_SEARCH, search.left_replays * per_replay_s)
+    return culprit
 
 
 def _tracked_axis(replayer: StepReplayer, stable_digest: str, context: Context) -> tuple[str, str] | None:
@@ -235,10 +242,11 @@ def _order_or_metadata(candidate: RootCandidate, replayer: StepReplayer, digest:
             f"{stable}; it read its inputs in a different order ({order[0].detail or order[0].file})"))
     found = _differed_metadata(candidate, context)
     planned = metadata.experiments(found)
-    if planned and not context.budget.affords(len(planned) * metadata.EXPERIMENT_REPLAYS * per_replay_s):
-        return _culprit(candidate, Kind.UNKNOWN, evidence=(
+    needed_s = len(planned) * metadata.EXPERIMENT_REPLAYS * per_replay_s
+    if planned and not context.budget.affords(needed_s):
+        return _unfinished(_culprit(candidate, Kind.UNKNOWN, evidence=(
             f"{stable}, read in the same order; {found.describe()}, but {context.budget.describe()} ran out before "
-            "they were moved in a replay: no kind drawn"))
+            "they were moved in a replay: no kind drawn")), Unfinished.METADATA_TRIALS, needed_s)
     for experiment in planned:
         shown = metadata.follows(replayer, digest, found, experiment)
         if shown:
@@ -256,6 +264,11 @@ def _differed_metadata(candidate: RootCandidate, context: Context) -> metadata.D
     written = {p for s in (candidate.ref, candidate.div) if s is not None for p in (*s.writes, *s.deletes)}
     umask = any(name == "umask" for r in (context.reference, context.divergent) for name, _ in r.perturbation.variations)
     return metadata.differed(workspace_inputs(candidate.ref, candidate.div), written, ref, div, umask)
+
+
+def _unfinished(culprit: Culprit, what: Unfinished, seconds: float) -> Culprit:
+    """A claim the budget cut short: what was left undone and about what it would take."""
+    return structs.replace(culprit, unfinished=what, unfinished_s=round(seconds, 1))
 
 
 def _culprit(candidate, kind: Kind, *, evidence: str, axis: str | None = None, stabilized_by: list[str] | None = None,

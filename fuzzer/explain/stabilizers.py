@@ -23,7 +23,7 @@ has not confirmed ("not enough evidence").
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from fuzzer import stats
@@ -91,6 +91,7 @@ class StabilizerSearch:
     stopped: str = ""  # why the search ended early (budget, tests), "" when it ran to its end
     confirmed: tuple[int, ...] = ()  # identical replays under each reported set, stabilizers first
     unconfirmed: str = ""  # a set identical in its screen that could not be confirmed: no claim
+    left_replays: int = 0  # the budget stopped it before any set was confirmed: about the replays still needed
 
     def describe(self) -> str:
         if self.failure:
@@ -133,9 +134,22 @@ def search(replayer: StepReplayer, only: tuple[str, ...] = (), budget: Budget = 
                 break
             found.append(minimal)
             pool = [v for v in pool if v not in minimal]
-    except (OutOfBudget, OutOfTests) as stop:
+    except OutOfBudget as stop:
+        return replace(tester.result(found, str(stop)), left_replays=0 if found else _left(tester, only))
+    except OutOfTests as stop:
         return tester.result(found, str(stop))
     return tester.result(found)
+
+
+def full_search_replays(candidates_n: int) -> int:
+    """About what a search that confirms one set takes: a screen of every candidate at once
+    and about one per candidate while narrowing, then its confirmation."""
+    return SCREEN_REPLAYS * (candidates_n + 1) + CONFIRM_REPLAYS
+
+
+def _left(tester: "_Tester", only: tuple[str, ...]) -> int:
+    done = sum(replays for _, _, replays in tester.tried)
+    return max(full_search_replays(len(candidates(only))) - done, CONFIRM_REPLAYS)
 
 
 def _narrowed(pool: list[Variation], tester: "_Tester") -> tuple[Variation, ...] | None:

@@ -10,8 +10,8 @@ from fuzzer.model.found import RATE_SCHEMA, Culprit, Finding, Hazard, Model, Rat
 from fuzzer.model.host import available_cpus
 from fuzzer.model.vocabulary import (NAMED_KINDS, STABILIZERS, AuditResult, ExitCode, ExitReason, FindingKind,
                                      FindingStatus, HazardStatus, HazardType, Kind, Reason, RunKind, RunStatus,
-                                     Stabilizer, Verdict)
+                                     Stabilizer, Unfinished, Verdict)
 
 __all__ = ["NAMED_KINDS", "RATE_SCHEMA", "STABILIZERS", "AuditResult", "Culprit", "ExitCode", "ExitReason", "Finding",
            "FindingKind", "FindingStatus", "Hazard", "HazardStatus", "HazardType", "Kind", "Model", "Rate", "Reason",
-           "RunKind", "RunStatus", "Stabilizer", "Verdict", "WriterProcess", "available_cpus"]
+           "RunKind", "RunStatus", "Stabilizer", "Unfinished", "Verdict", "WriterProcess", "available_cpus"]

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import msgspec
 
-from fuzzer.model.vocabulary import FindingKind, FindingStatus, HazardStatus, HazardType, Kind
+from fuzzer.model.vocabulary import FindingKind, FindingStatus, HazardStatus, HazardType, Kind, Unfinished
 
 
 class Model(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -52,6 +52,10 @@ class Culprit(Model):
     writer_process: WriterProcess | None = None  # the process that wrote the bytes, when the trace names one
     fix: str = ""  # `buildfuzz fix`: the path of its patch (fuzzer/fix/)
     fix_status: str = ""  # `buildfuzz fix`: proven: counts | suggested, not proven: why | no patch: why
+    # what the localization budget cut short before the claim was complete (None: nothing), and
+    # about how long completing it takes, serially, from its step's measured replay time
+    unfinished: Unfinished | None = None
+    unfinished_s: float = 0.0
 
 
 class Hazard(Model):

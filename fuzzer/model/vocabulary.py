@@ -77,6 +77,16 @@ class Stabilizer(StrEnum):
 STABILIZERS = tuple(s.value for s in Stabilizer)
 
 
+class Unfinished(StrEnum):
+    """What the localization budget cut short before a culprit's claim was complete: the
+    JSON report's culprit `unfinished` (fuzzer/explain/classify.py)."""
+
+    STABILISER_SEARCH = "stabiliser-search"  # it varies alone; no stabiliser set was confirmed in time
+    REPLAYS = "replays"  # never replayed alone: its first replays did not fit, so no kind
+    AXIS_TRIALS = "axis-trials"  # stable alone; its CPU set and job count were not varied, so no kind
+    METADATA_TRIALS = "metadata-trials"  # stable alone; its inputs' metadata was not moved, so no kind
+
+
 class AuditResult(StrEnum):
     """What the step audit made of one step: the JSON report's audit step `result`."""
 

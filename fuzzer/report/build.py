@@ -15,6 +15,7 @@ from fuzzer import rates, replay_commands, structs
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
 from fuzzer.model import Culprit, ExitReason, Finding, Hazard, Verdict
+from fuzzer.report.cut_short import cut_short
 from fuzzer.report.model import (ArtifactFinding, Bookkeeping, InsideSummary, MetadataStabilizer, PackageFile, Report,
                                  RunSummary, VariantSummary)
 
@@ -120,6 +121,9 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         bookkeeping=bookkeeping,
         findings=findings,
         audit=localization.audit if localization else None,
+        cut_short=cut_short(found.culprits, localization.audit, localization.unexplained_s, localization.budget_s,
+                            max(localization.slots, localization.audit.parallel if localization.audit else 1))
+        if localization else None,
     )
     return finding_ids.with_ids(msgspec.structs.replace(report, confidence=rates.verdict_confidence(report),
                                                         axis_bounds=rates.axis_bounds(report)))

@@ -136,6 +136,7 @@ class AuditedStep(Model):
     last_audit: str = ""  # when an earlier campaign last audited it (ISO time; "" never)
     audited: str = ""  # when this campaign's replays of it ended ("" not replayed, or a replay failed)
     replay: str = ""  # a shell line that replays it by hand in the traced tree
+    step_s: float = 0.0  # what it (or the writer process replays run) took in the traced build: one replay's cost
 
 
 class AuditSummary(Model):
@@ -151,6 +152,24 @@ class AuditSummary(Model):
     wall_s: float  # the audit's replays, wall time
     step_s: float  # the steps' replays added up, each its own wall time (waits for a CPU turn included)
     steps: list[AuditedStep] = []
+    short: int = 0  # stable steps the budget left with fewer replays than REPLAYS (a claim of stable needs)
+    unreplayed: int = 0  # steps chosen for this audit that the budget left unreplayed
+    unfinished_s: float = 0.0  # about what their missing replays take, serially, from each step's traced time
+
+
+class CutShort(Model):
+    """What the localization budget cut short, and about what would complete it: each claim's
+    missing replays × its step's measured time, added up, ÷ the replay slots
+    (fuzzer/report/cut_short.py)."""
+
+    budget_s: float  # the localization budget this campaign had
+    more_s: float  # about what completing the claims below takes, on top of it
+    suggested_s: float  # budget_s + more_s, up to whole minutes: the --localize-budget that would complete them
+    unsearched: list[str] = []  # culprits that vary alone with no stabiliser set confirmed before the budget ran out
+    undecided: list[str] = []  # culprits left without a kind: their replays or trials did not fit
+    short_steps: int = 0  # audited steps that matched with fewer replays than a claim of stable needs
+    unreplayed_steps: int = 0  # steps the audit chose and the budget left unreplayed
+    unexplained_roots: int = 0  # root steps localization left unexplained (their differing files name no step)
 
 
 class AxisBound(Model):
@@ -190,6 +209,7 @@ class Report(Model):
     confidence: Rate = {}  # diverging builds of the successful perturbed ones, with their bound
     axis_bounds: list[AxisBound] = []  # each axis whose samples are seeds: its own count and bound
     audit: AuditSummary | None = None  # the step audit, with --check-steps
+    cut_short: CutShort | None = None  # what the localization budget cut short; None: nothing
     schema: int = SCHEMA  # written first (json_format): what a reader checks before anything else
 
     @property

@@ -7,7 +7,9 @@ from fuzzer.plan import Perturbation
 from fuzzer.rates import described
 from fuzzer.model import RunStatus, Verdict
 from fuzzer.report.model import Report
+from fuzzer.execute.step_replay import REPLAYS
 from fuzzer.report.audit_text import audit_lines
+from fuzzer.report.cut_short import cut_short_line
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
 from fuzzer.report.bookkeeping import bookkeeping_line
@@ -20,7 +22,8 @@ HEADLINES = {Verdict.REFERENCE_FAILED: "REFERENCE BUILD FAILED", Verdict.INCONCL
 
 def render(report: Report) -> str:
     aside, kept = set_aside_line(report.packages), bookkeeping_line(report.bookkeeping)
-    lines = [_verdict(report)] + report.bounds \
+    cut = cut_short_line(report.cut_short, REPLAYS)
+    lines = [_verdict(report)] + report.bounds + ([cut] if cut else []) \
         + ([f"packages: {aside}"] if aside else []) + ([f"bookkeeping: {kept}"] if kept else []) + [""]
     if report.divergent_artifacts:
         lines.append(f"divergent artifacts ({len(report.divergent_artifacts)} of {report.artifacts_checked} checked):")

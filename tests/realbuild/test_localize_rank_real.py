@@ -36,3 +36,6 @@ def test_a_spent_localization_budget_names_the_roots_left_unexplained(tmp_path):
     (note,) = [n for n in report["notes"] if "left unexplained" in n]
     assert "(1 s, --localize-budget) was spent: 2 root step(s) left unexplained" in note
     assert "-c help.c" in note and "`./configure` (config.log, noise)" in note
+    cut = report["cut_short"]  # and the typed record says so, with what would complete them
+    assert cut["unexplained_roots"] == 2 and cut["budget_s"] == 1 and cut["more_s"] > 0, cut
+    assert cut["suggested_s"] >= cut["budget_s"] + cut["more_s"]
