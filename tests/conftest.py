@@ -47,12 +47,14 @@ PATH_ONLY = ("cmake", "gcc", "dpkg-deb", "chromium", "meson")  # tools the tests
 
 def _capabilities() -> dict:
     from fuzzer import hold
+    from fuzzer.execute import keep
     from fuzzer.tools import Tool, all_tools, make, unshare
 
     found = {tool.name: tool.problem for tool in all_tools()}
     found.update({name: Tool(name, name, "a test").problem for name in PATH_ONLY})
     found.update({
         "hold": hold.problem,  # the step-hold library compiles here
+        "keep": keep.problem,  # the removed-file keeping library compiles here
         "hostname": unshare.hostname_problem,  # a UTS namespace of the build's own
         "make 4.4": make.shuffle_problem,  # the builds' GNU make is 4.4 or later (--shuffle)
         "2 cpus": lambda: None if len(os.sched_getaffinity(0)) >= 2 else "fewer than 2 CPUs here",

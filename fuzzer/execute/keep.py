@@ -39,7 +39,7 @@ COUNT = "bytes"  # the bytes kept so far, 8 bytes the library updates under a lo
 Entry = tuple[float, str, str, float]  # when kept (realtime clock), original absolute path, digest, its mtime (s)
 
 
-def unavailable() -> str | None:
+def problem() -> str | None:
     built = cc.shared_library(SOURCE)
     return built if isinstance(built, str) else None
 

@@ -245,7 +245,7 @@ class LocalExecutor:
             trace_path = str(spec.logs / f"{request.stem}.strace")
             argv = strace.wrap(argv, trace_path)
             # what the build removes, kept for the replays on the reference's tree (execute/keep.py)
-            if request.kind is RunKind.TRACE_REFERENCE and not keep.unavailable():
+            if request.kind is RunKind.TRACE_REFERENCE and not keep.problem():
                 stash = keep.open_stash(trace_path, launch.env)
                 launch = replace(launch, env=keep.environment(stash, launch.env))
         argv = self._entered(slot, argv, cwd, launch.env)

@@ -17,7 +17,6 @@ from fuzzer.execute.guard import Guard
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.explain import stabilizers
 from fuzzer.observe import hash_file
-from fuzzer.tools import faketime
 
 # the environment as the process got it, in order, and the whole seconds of its clock
 WRITES_ENVIRONMENT = ("import os; open('out', 'wb').write(b'\\0'.join(k + b'=' + v for k, v in os.environb.items()))")
@@ -47,7 +46,7 @@ def test_every_replay_of_one_test_gets_the_same_environment(tmp_path, name):
     assert outcome.distinct == 1, [c["out"] for c in outcome.contents]
 
 
-@pytest.mark.skipif(not faketime.available(), reason="faketime is not installed")
+@pytest.mark.needs("faketime")
 def test_the_clock_candidate_still_sets_the_clock(tmp_path):
     (clock,) = [v for v in stabilizers.candidates() if v.name == "clock"]
     outcome = _replays(tmp_path, WRITES_CLOCK, clock, times=2)

@@ -47,10 +47,9 @@ def test_steps_whose_inputs_later_steps_removed_are_replayed_with_them_put_back(
     assert all([p.name for p in d.iterdir()] == [keep.LIBRARY] for d in tmp_path.rglob(".buildfuzz-kept-*"))
 
 
+@pytest.mark.needs("keep")
 def test_the_keep_keeps_while_its_build_runs_and_nothing_after(tmp_path):
     # a replay runs with the environment as traced: the library is preloaded there too
-    if keep.unavailable():
-        pytest.skip(keep.unavailable())
     trace = tmp_path / "logs" / "t.strace"
     trace.parent.mkdir()
     stash = keep.open_stash(str(trace), dict(os.environ))

@@ -20,7 +20,7 @@ RECORDS_TIME_AND_ENVIRONMENT = """
     """
 
 
-@pytest.mark.skipif(not faketime.available(), reason="faketime is not installed")
+@pytest.mark.needs("faketime")
 def test_a_step_recording_the_time_and_its_environment_is_stabilised_by_the_clock(tmp_path):
     src = make_project(tmp_path / "src", RECORDS_TIME_AND_ENVIRONMENT)
     out = tmp_path / "r.json"
