@@ -11,7 +11,6 @@ import json
 import pytest
 
 from conftest import buildfuzz, make_project
-from fuzzer.tools import faketime
 
 RECORDS_TIME_AND_ENVIRONMENT = """
     all: buildinfo.txt
