@@ -51,7 +51,10 @@ def shell(tmp_path, monkeypatch):
     def run_script(script: str, env: dict[str, str]) -> subprocess.CompletedProcess:
         environment = {"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "HOME": str(tmp_path),
                        "STUB_CALLS": str(tmp_path / "calls"), **env}
-        return subprocess.run(["bash", "-c", script], cwd=tmp_path / "work", env=environment,
+        # as both runners run a bash step: GitHub's `shell: bash` is `bash --noprofile --norc -eo
+        # pipefail {0}`, and GitLab's runner opens its bash scripts with `set -eo pipefail`
+        return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                              cwd=tmp_path / "work", env=environment,
                               capture_output=True, text=True, timeout=60)
 
     run_script.calls = lambda: [(tmp_path / "calls" / name).read_text().split("\0")[:-1]
