@@ -81,7 +81,7 @@ builds that differ only in known findings exit 0; a new finding exits 1.
               "builds=1). Needs buildfuzz[dask] here and on every worker.")
 @click.option("--shared-source", is_flag=True, help="With --dask: every worker reads --source at the same path (a "
               "shared file system) instead of receiving it as an archive.")
-@click.option("--report-json", type=PATH, help="Write the JSON report here.")
+@click.option("--report-json", type=PATH, help="Write the JSON report here (- for standard output: the terminal report then goes to stderr).")
 @click.option("--junit", type=PATH, help="Write JUnit XML here.")
 @click.option("--markdown", type=PATH, help="Write a Markdown summary here.")
 @click.option("--html", type=PATH, help="Write a self-contained HTML report here.")
