@@ -24,13 +24,13 @@ from fuzzer.store import Store
 
 
 class Events(Protocol):
-    def started(self, campaign: int, seed: int, workspace: Path, resumed: int) -> None: ...
+    def started(self, campaign: int, seed: int, store: Path, workspace: Path, resumed: int) -> None: ...
     def run_finished(self, record: RunRecord, group: str | None, planned: int) -> None: ...
     def phase(self, name: str) -> None: ...
 
 
 class SilentEvents:
-    def started(self, campaign, seed, workspace, resumed):
+    def started(self, campaign, seed, store, workspace, resumed):
         pass
 
     def run_finished(self, record, group, planned):

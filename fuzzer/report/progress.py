@@ -67,10 +67,11 @@ class ConsoleEvents:
                     self._draw_bar(done)
                 self.last_line = self.clock()
 
-    def started(self, campaign: int, seed: int, workspace: Path, resumed: int) -> None:
+    def started(self, campaign: int, seed: int, store: Path, workspace: Path, resumed: int) -> None:
         self.next_run = self.done = resumed
         again = f", resuming after {resumed} runs" if resumed else ""
-        self._write(f"campaign {campaign} (seed {seed}{again}); builds run in {safe_name(str(workspace))}\n")
+        self._write(f"campaign {campaign} (seed {seed}{again}) in store {safe_name(str(store))}; "
+                    f"builds run in {safe_name(str(workspace))}\n")
 
     def run_finished(self, record: RunRecord, group: str | None, planned: int) -> None:
         self.walls.append(record.wall_s)

@@ -75,6 +75,7 @@ class Store:
         try:
             if create:
                 self.root.mkdir(parents=True, exist_ok=True)
+                _ignore_in_git(self.root)
             if exclusive:
                 _require_writable(self.root, self.path)
                 self._lock = _take_lock(self.root / LOCK_NAME)
@@ -315,6 +316,13 @@ def _record(row: tuple) -> RunRecord:
         stragglers=stragglers,
         reason=reason,
     )
+
+
+def _ignore_in_git(root: Path) -> None:
+    """A store the user put inside a work tree stays out of `git status` and `git add -A`."""
+    ignore = root / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
 
 
 def _require_writable(root: Path, db: Path) -> None:

@@ -38,7 +38,7 @@ def test_terminal_bar_with_eta():
 def test_quiet_prints_nothing():
     out = io.StringIO()
     events = ConsoleEvents(out, quiet=True)
-    events.started(1, 2, "/ws", 0)
+    events.started(1, 2, "/store", "/ws", 0)
     events.run_finished(record(0), "A", 3)
     events.phase("explore")
     assert out.getvalue() == ""
