@@ -173,6 +173,15 @@ def test_the_action_resumes_and_reports_the_verdict(shell, tmp_path):
     assert outputs(out) == {"exit-code": "1", "verdict": "unreproducible"}
 
 
+@pytest.mark.parametrize("code, verdict", [("0", "reproducible"), ("1", "unreproducible"), ("3", "reference-failed")])
+def test_the_fuzz_step_records_every_exit_code_under_bash_e(shell, tmp_path, code, verdict):
+    inputs = inputs_of(example_step())
+    out = tmp_path / "github-output"
+    env = step_env(action_step("Fuzz the build"), inputs, GITHUB_OUTPUT=str(out), STUB_EXIT=code, STUB_VERDICT=verdict)
+    assert shell(action_step("Fuzz the build")["run"], env).returncode == 0
+    assert outputs(out) == {"exit-code": code, "verdict": verdict}
+
+
 @pytest.mark.parametrize("code, fail_on_unreproducible, job_code", [
     ("1", "true", 1), ("1", "false", 0), ("0", "true", 0), ("2", "false", 2), ("", "true", 5),
 ])
