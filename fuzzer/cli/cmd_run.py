@@ -134,7 +134,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, coun
         known=read_baseline(baseline) if baseline is not None else frozenset(),
     )
     check_outputs(config.outputs)
-    with ConsoleEvents(quiet=quiet, planned=config.runs) as events:
+    with ConsoleEvents(quiet=quiet, planned=config.runs, budget_s=config.budget_s, parallel=config.parallel) as events:
         outcome = run_campaign(config, events, settings=used_settings(ctx))
     finish(outcome, config.outputs)
 
