@@ -44,6 +44,7 @@ class RunSummary(Model):
     overlapped_with: list[int] = []  # runs building at the same time on its host (--parallel)
     finding_id: str = ""  # a failed run's finding (fuzzer/findings.py): runs failing alike share one
     reason: RunReason = ""  # why it ran (fuzzer.plan.Reason)
+    host: str = ""  # the worker that built it (--dask); "" for the campaign's own machine
 
 
 class VariantSummary(Model):
@@ -182,6 +183,15 @@ class AxisBound(Model):
     rate: Rate
 
 
+class Origin(Model):
+    """Which buildfuzz made a report, on which machine and when: for reading it months later."""
+
+    buildfuzz: str  # its version
+    host: str  # the machine the campaign ran on (its hostname); a run built elsewhere names its own
+    started: str  # when the campaign began, ISO 8601 in UTC
+    ended: str  # when this report was made
+
+
 class Report(Model):
     """What a campaign found (docs/contracts.md, "The JSON report")."""
 
@@ -210,6 +220,7 @@ class Report(Model):
     axis_bounds: list[AxisBound] = []  # each axis whose samples are seeds: its own count and bound
     audit: AuditSummary | None = None  # the step audit, with --check-steps
     cut_short: CutShort | None = None  # what the localization budget cut short; None: nothing
+    origin: Origin | None = None  # None in reports stored before buildfuzz recorded it
     schema: int = SCHEMA  # written first (json_format): what a reader checks before anything else
 
     @property

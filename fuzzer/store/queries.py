@@ -35,6 +35,7 @@ class CampaignRow:
     seed: int
     config: dict
     finished: float | None
+    created: float  # seconds since the epoch, when the campaign began
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ class Store:
 
     def campaign(self, campaign: int | None = None) -> CampaignRow | None:
         """One campaign, or the latest when `campaign` is None."""
-        query = "SELECT id, source, command, seed, config, finished FROM campaigns"
+        query = "SELECT id, source, command, seed, config, finished, created FROM campaigns"
         row = (
             self.db.execute(query + " WHERE id = ?", (campaign,)).fetchone()
             if campaign is not None
@@ -135,7 +136,7 @@ class Store:
         )
         if row is None:
             return None
-        return CampaignRow(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])
+        return CampaignRow(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6])
 
     def update_config(self, campaign: int, config: dict) -> None:
         self.db.execute("UPDATE campaigns SET config = ? WHERE id = ?", (json.dumps(config), campaign))

@@ -180,3 +180,12 @@ def test_a_step_that_varies_alone_is_intrinsic(digests, kind, monkeypatch):
 
 def run_record(p: Perturbation):
     return FakeExecutor(lambda _: {"out.c": "x"}).run(RunRequest(0, p, RunKind.TRACE))
+
+
+def test_a_report_says_which_buildfuzz_made_it_where_and_when(tmp_path):
+    import fuzzer
+
+    factory, _ = fake()
+    origin = run_campaign(config(tmp_path), executor_factory=factory).report.origin
+    assert origin.buildfuzz == fuzzer.__version__ and origin.host
+    assert origin.started <= origin.ended and origin.ended.endswith("+00:00")
