@@ -224,6 +224,13 @@ ABLATION_ORDER = ("jitter", *(a.name for a in AXES if a.group != SCHEDULE), "cpu
 VALID_VALUE = re.compile(r"[A-Za-z0-9_+\-./:@]{1,64}")
 
 
+def with_all(names: list[str]) -> list[str]:
+    """`all` (as in `--vary all`) stands for every environment axis that can run here; the
+    report's scope names the others and why."""
+    usable = [a.name for a in AXES if a.group == ENVIRONMENT and a.requires() is None]
+    return [n for name in names for n in (usable if name == "all" else [name])]
+
+
 def variation_axes(names: tuple[str, ...]) -> tuple[Axis, ...]:
     """The order/environment axes among `names` that can run here."""
     return tuple(BY_NAME[n] for n in names if BY_NAME[n].group in VARIED and BY_NAME[n].requires() is None)

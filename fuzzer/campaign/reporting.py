@@ -76,6 +76,7 @@ def _about(campaign: Campaign, verdict: Verdict) -> About:
         parallel=config.parallel,
         serial_fallback=serial_fallback(config) if config.parallel != 1 else "",
         origin=_origin(campaign),
+        axes=config.axes,
     )
 
 

@@ -53,7 +53,7 @@ builds that differ only in known findings exit 0; a new finding exits 1.
 @click.option("--axes", default=",".join(axis_table.DEFAULT), show_default=True,
               help=f"Axes to vary (comma-separated), of: {', '.join(axis_table.BY_NAME)}.")
 @click.option("--vary", default="", help=f"Also vary these environment axes (comma-separated): "
-              f"{', '.join(axis_table.OPT_IN)}.")
+              f"{', '.join(axis_table.OPT_IN)}; `all`: every one that can run here.")
 @click.option("--jitter/--no-jitter", default=True, help="Perturb timing (on by default).")
 @click.option("--affinity/--no-affinity", default=True, help="Vary the CPU set (on by default).")
 @click.option("--timeout", type=float, help="Kill a build after SECONDS (counts as a failed run). Default: none for "
@@ -101,7 +101,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, coun
     from fuzzer.report.progress import ConsoleEvents
 
     switched_off = {axis for axis, on in (("jitter", jitter), ("cpus", affinity)) if not on}
-    named = [a.strip() for a in f"{axes},{vary}".split(",") if a.strip()]
+    named = axis_table.with_all([a.strip() for a in f"{axes},{vary}".split(",") if a.strip()])
     axes_list = tuple(dict.fromkeys(a for a in named if a not in switched_off))
     config = FuzzConfig(
         source=source,

@@ -16,6 +16,7 @@ from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
 from fuzzer.model import Culprit, ExitReason, Finding, Hazard, Verdict
 from fuzzer.report.cut_short import cut_short
+from fuzzer.report.scope import scope
 from fuzzer.report.model import (ArtifactFinding, Bookkeeping, InsideSummary, MetadataStabilizer, Origin, PackageFile,
                                  Report, RunSummary, VariantSummary)
 
@@ -40,6 +41,7 @@ class About:
     parallel: int  # --parallel
     serial_fallback: str  # why --parallel ran one build at a time ("" when it did not)
     origin: Origin
+    axes: tuple[str, ...]  # the axes asked for (--axes, --vary)
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         findings=findings,
         audit=localization.audit if localization else None,
         origin=about.origin,
+        scope=scope(about.axes, [r.perturbation for r in records]),
         cut_short=cut_short(found.culprits, localization.audit, localization.unexplained_s, localization.budget_s,
                             max(localization.slots, localization.audit.parallel if localization.audit else 1))
         if localization else None,

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import msgspec
 
-from fuzzer.model import (AuditResult, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, Rate,
+from fuzzer.model import (AuditResult, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, NotTried, Rate,
                           RunStatus, Verdict)
 from fuzzer.plan import Reason
 from fuzzer.settings import SOURCES
@@ -183,6 +183,18 @@ class AxisBound(Model):
     rate: Rate
 
 
+class AxisScope(Model):
+    """One axis of the campaign's scope (fuzzer/report/scope.py): the runs that varied it
+    from the reference, the values its runs took, or why none varied it."""
+
+    axis: str  # its name, as in --axes and --vary
+    label: str  # for people
+    runs: int  # runs that differed from the reference along it
+    values: int  # distinct values the runs took, the reference's included
+    not_tried: NotTried = NotTried.TRIED  # why no run varied it
+    problem: str = ""  # for an unavailable axis: what is missing here
+
+
 class Origin(Model):
     """Which buildfuzz made a report, on which machine and when: for reading it months later."""
 
@@ -221,6 +233,7 @@ class Report(Model):
     audit: AuditSummary | None = None  # the step audit, with --check-steps
     cut_short: CutShort | None = None  # what the localization budget cut short; None: nothing
     origin: Origin | None = None  # None in reports stored before buildfuzz recorded it
+    scope: list[AxisScope] = []  # every axis: tried how often, or why not
     schema: int = SCHEMA  # written first (json_format): what a reader checks before anything else
 
     @property
