@@ -38,11 +38,15 @@ def check_writable(path: Path) -> None:
 
 def finish(outcome, outputs: Outputs) -> None:
     """Print and write the report, say what it cannot, and exit with the outcome's code."""
-    from fuzzer.report import write_outputs
+    from fuzzer.report import github, write_outputs
     from fuzzer.escaping import safe_lines
     from fuzzer.report.text import render
 
     click.echo(render(outcome.report), err=outputs.to_stdout)
+    if os.environ.get("GITHUB_ACTIONS") == "true":  # workflow commands: read from the step's output
+        workspace = Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
+        for line in github.annotations(outcome.report, workspace):
+            click.echo(line, err=outputs.to_stdout)
     write_outputs(outcome.report, outputs)
     if outcome.message:  # it may quote the build's log
         click.echo(safe_lines(f"buildfuzz: {outcome.message}"), err=True)
