@@ -225,10 +225,10 @@ VALID_VALUE = re.compile(r"[A-Za-z0-9_+\-./:@]{1,64}")
 
 
 def with_all(names: list[str]) -> list[str]:
-    """`all` (as in `--vary all`) stands for every environment axis that can run here; the
-    report's scope names the others and why."""
-    usable = [a.name for a in AXES if a.group == ENVIRONMENT and a.requires() is None]
-    return [n for name in names for n in (usable if name == "all" else [name])]
+    """`all` (as in `--vary all`) stands for every environment axis; those that cannot run
+    here are off, as when named one by one, and the report's scope says why."""
+    environment = [a.name for a in AXES if a.group == ENVIRONMENT]
+    return [n for name in names for n in (environment if name == "all" else [name])]
 
 
 def variation_axes(names: tuple[str, ...]) -> tuple[Axis, ...]:

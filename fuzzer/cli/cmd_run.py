@@ -53,7 +53,7 @@ builds that differ only in known findings exit 0; a new finding exits 1.
 @click.option("--axes", default=",".join(axis_table.DEFAULT), show_default=True,
               help=f"Axes to vary (comma-separated), of: {', '.join(axis_table.BY_NAME)}.")
 @click.option("--vary", default="", help=f"Also vary these environment axes (comma-separated): "
-              f"{', '.join(axis_table.OPT_IN)}; `all`: every one that can run here.")
+              f"{', '.join(axis_table.OPT_IN)}; `all`: every one (those that cannot run here are off, and the report says why).")
 @click.option("--jitter/--no-jitter", default=True, help="Perturb timing (on by default).")
 @click.option("--affinity/--no-affinity", default=True, help="Vary the CPU set (on by default).")
 @click.option("--timeout", type=float, help="Kill a build after SECONDS (counts as a failed run). Default: none for "

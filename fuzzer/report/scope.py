@@ -23,7 +23,7 @@ def _axis_scope(axis: Axis, asked: tuple[str, ...], perturbations: list[Perturba
     values = len({value(p) for p in perturbations})
     if varied:
         return AxisScope(axis.name, axis.label, varied, values)
-    problem = axis.requires() or ""
+    problem = (axis.requires() or "") if axis.name in asked else ""  # probing costs a process: only when asked
     return AxisScope(axis.name, axis.label, 0, values, _why_not(axis, asked, problem), problem)
 
 
