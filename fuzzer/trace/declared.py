@@ -9,7 +9,8 @@ The graph comes from make's database (`make -pn` in the built tree, with the bui
 make arguments, `fuzzer.tools.make`): every target, its prerequisites (normal and
 order-only) and whether it has a recipe, in every directory a dry sub-make visited; or
 from ninja's (`ninja -t graph`, `fuzzer.tools.ninja`: explicit, implicit and order-only
-inputs; headers found through depfiles are not in it, so fewer steps are ordered). A
+inputs; headers found through depfiles are not in it, so fewer steps are ordered; the
+line of each target's `build` statement is read from its build file). A
 step builds the targets with a recipe among the files it wrote (or directories it
 created). Without a graph (a build that is not one make or ninja call, the tool
 missing, a recursive build whose sub-makes do not print) nothing is declared, and
@@ -26,7 +27,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fuzzer.tools import make, ninja
@@ -47,6 +48,7 @@ class DeclaredGraph:
     made: frozenset[str]  # targets with a recipe: the ones a step can be building
     source: str  # where the graph came from, for evidence
     recipes: Mapping[str, tuple[str, int]] = field(default_factory=dict)  # target → (makefile, recipe's line)
+    statements: Mapping[str, str] = field(default_factory=dict)  # target → `build.ninja:LINE` of its statement
     _upstream: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     def orders(self, a: Step, b: Step) -> bool:
@@ -61,7 +63,10 @@ class DeclaredGraph:
 
     def rule_of(self, target: str, tree: str) -> str:
         """`Makefile:22`: the rule line of `target`'s recipe in the user's file (make's database
-        says where the recipe is; the rule is the logical line above it), or "" unknown."""
+        says where the recipe is; the rule is the logical line above it); `build.ninja:7`: the
+        line of the `build` statement that writes it; or "" unknown."""
+        if target in self.statements:
+            return self.statements[target]
         at = self.recipes.get(target)
         found = make.located(target, Path(tree) / at[0], at[1] - 1) if at else None
         return f"{at[0]}:{found.rule[0] + 1}" if found else ""
@@ -181,7 +186,21 @@ def from_ninja(build_command: str, tree: str) -> DeclaredGraph | None:
     if arguments is None:
         return None
     text = ninja.graph(arguments, tree)
-    return parse_graph(text, os.path.join(tree, ninja.directory(arguments)), tree) if text is not None else None
+    graph = parse_graph(text, os.path.join(tree, ninja.directory(arguments)), tree) if text is not None else None
+    return replace(graph, statements=statement_lines(arguments, tree)) if graph is not None else None
+
+
+def statement_lines(arguments: list[str], tree: str) -> dict[str, str]:
+    """Each target a `build` statement names literally → `build.ninja:LINE`, both relative
+    to the tree (ninja's own paths are relative to its `-C` directory)."""
+    root = os.path.normpath(os.path.abspath(tree))
+    where = os.path.normpath(os.path.join(root, ninja.directory(arguments)))
+    lines = {}
+    for output, (file, line) in ninja.statement_lines(arguments, tree).items():
+        target, path = _relative(output, where, root), _relative(file, where, root)
+        if target is not None and path is not None:
+            lines[target] = f"{path}:{line}"
+    return lines
 
 
 def parse_graph(text: str, directory: str, tree: str) -> DeclaredGraph | None:

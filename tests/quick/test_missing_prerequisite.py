@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from fuzzer.explain.shared_cause import one_per_hazard
 from fuzzer.findings import of_culprit
 from fuzzer.fix.patch import apply
 from fuzzer.fix.prerequisite import order_only
 from fuzzer.fix.tree import Tree
 from fuzzer.model import Culprit, Hazard, Kind
-from fuzzer.trace.declared import from_make
+from fuzzer.trace.declared import declared_graph, from_make
 from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE, find_hazards
 from fuzzer.trace.prerequisites import declared_hazards
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
@@ -136,3 +138,55 @@ def test_a_mkdir_hazard_lists_every_step_the_graph_leaves_unordered_with_the_dir
     [found] = declared_hazards([raced], graph, reference, "reference", [], str(tmp_path))
     assert (found.missing_edge, found.steps) == ("build/object/main.o: | build/object", sorted([MKDIR, main, util]))
     assert found.rule.startswith("Makefile:")
+
+
+NINJA_RULES = """\
+rule gen
+  command = cp $in $out
+rule cc
+  command = cat $in gen/f.h > $out
+"""
+NINJA_BUILD = """\
+include rules.ninja
+builddir = out
+
+build gen/f.h: gen ../f.conf
+# main.c includes gen/f.h, and its statement does not say so
+build main.o: cc ../main.c
+build $builddir/x.o: cc ../main.c
+"""
+GEN, MAIN = "cp ../f.conf gen/f.h", "cat ../main.c gen/f.h > main.o"
+
+
+@pytest.mark.needs("ninja")
+def test_a_ninja_hazard_names_the_line_of_the_build_statement_that_lacks_the_edge(tmp_path):
+    """ninja -C build: the edge and the statement's line are the tree's paths; a statement
+    in an included file or with a variable in its output gets no line it cannot be sure of."""
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "rules.ninja").write_text(NINJA_RULES)
+    (tmp_path / "build" / "build.ninja").write_text(NINJA_BUILD + "subninja sub.ninja\n")
+    (tmp_path / "build" / "sub.ninja").write_text("build util.o: cc ../main.c\n")
+    graph = declared_graph("ninja -C build -j{jobs}", str(tmp_path))
+    reference = synthetic_trace([
+        FakeStep(GEN, 0, 1, reads={"f.conf": 0.5}, writes={"build/gen/f.h": 0.9}),
+        FakeStep(MAIN, 1, 2, reads={"main.c": 1.5, "build/gen/f.h": 1.6}, writes={"build/main.o": 1.9}),
+    ])
+    raced = Hazard(READ_BEFORE_WRITE, "build/gen/f.h", MAIN, GEN, steps=sorted([GEN, MAIN]))
+    [found] = declared_hazards([raced], graph, reference, "reference", [], str(tmp_path))
+    line = NINJA_BUILD.splitlines().index("build main.o: cc ../main.c") + 1
+    assert (found.missing_edge, found.rule) == ("build/main.o: build/gen/f.h", f"build/build.ninja:{line}")
+    assert graph.rule_of("build/util.o", str(tmp_path)) == "build/sub.ninja:1"
+    assert graph.rule_of("build/out/x.o", str(tmp_path)) == ""  # `$builddir/x.o`: not expanded, not guessed
+
+
+@pytest.mark.needs("ninja")
+def test_a_ninja_statement_that_declares_the_edge_gets_none(tmp_path):
+    (tmp_path / "build.ninja").write_text(NINJA_RULES + "build gen/f.h: gen f.conf\nbuild main.o: cc main.c | gen/f.h\n")
+    graph = declared_graph("ninja", str(tmp_path))
+    reference = synthetic_trace([
+        FakeStep("cp f.conf gen/f.h", 0, 1, reads={"f.conf": 0.5}, writes={"gen/f.h": 0.9}),
+        FakeStep("cat main.c gen/f.h > main.o", 1, 2, reads={"main.c": 1.5, "gen/f.h": 1.6}, writes={"main.o": 1.9}),
+    ])
+    raced = Hazard(READ_BEFORE_WRITE, "gen/f.h", "cat main.c gen/f.h > main.o", "cp f.conf gen/f.h")
+    [found] = declared_hazards([raced], graph, reference, "reference", [], str(tmp_path))
+    assert (found.missing_edge, found.rule) == ("", "")
