@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from fuzzer.explain.from_log import Declared, explain_failure
 from fuzzer.explain.shared_cause import one_per_hazard
 from fuzzer.findings import of_culprit
 from fuzzer.fix.patch import apply
@@ -190,3 +191,34 @@ def test_a_ninja_statement_that_declares_the_edge_gets_none(tmp_path):
     raced = Hazard(READ_BEFORE_WRITE, "gen/f.h", "cat main.c gen/f.h > main.o", "cp f.conf gen/f.h")
     [found] = declared_hazards([raced], graph, reference, "reference", [], str(tmp_path))
     assert (found.missing_edge, found.rule) == ("", "")
+
+
+SHUFFLED_LOG = """cat bpf.c config.h > bpf.o
+cat: config.h: No such file or directory
+make: *** [Makefile:10: bpf.o] Error 1
+"""
+
+
+def test_a_failed_runs_log_gets_the_edge_the_graph_lacks_and_its_rule(tmp_path):
+    make_project(tmp_path, SHUFFLED, {"config.in": "x\n", "probe.c": "p\n", "bpf.c": "b\n"})
+    declared = Declared(from_make("make -j{jobs}", str(tmp_path)), str(tmp_path))
+    finding = explain_failure(SHUFFLED_LOG, 4, serial_reference(), declared)
+    rule = next(i for i, line in enumerate((tmp_path / "Makefile").read_text().splitlines(), 1)
+                if line.startswith("bpf.o:"))
+    assert (finding.culprit.command, finding.culprit.kind, finding.culprit.other_step) == (BPF, Kind.RACE, GENERATE)
+    hazard = finding.hazard
+    assert (hazard.type, hazard.file, hazard.missing_edge, hazard.rule) == (
+        READ_BEFORE_WRITE, "config.h", "bpf.o: config.h", f"Makefile:{rule}")
+    without_graph = explain_failure(SHUFFLED_LOG, 4, serial_reference())
+    assert (without_graph.hazard.missing_edge, without_graph.hazard.rule) == ("", "")
+
+
+def test_a_failed_runs_log_on_an_edge_the_graph_declares_is_no_missing_edge_and_no_hazard(tmp_path):
+    """make would have waited for config.h: it was missing for another reason, which the
+    log does not tell, so the failing step is named with no kind and no hazard is made."""
+    make_project(tmp_path, SHUFFLED.replace("bpf.o: bpf.c", "bpf.o: bpf.c config.h"),
+                 {"config.in": "x\n", "probe.c": "p\n", "bpf.c": "b\n"})
+    declared = Declared(from_make("make -j{jobs}", str(tmp_path)), str(tmp_path))
+    finding = explain_failure(SHUFFLED_LOG, 4, serial_reference(), declared)
+    assert finding.hazard is None
+    assert (finding.culprit.command, finding.culprit.kind, finding.culprit.other_step) == (BPF, Kind.UNKNOWN, GENERATE)
