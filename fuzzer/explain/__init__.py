@@ -300,7 +300,8 @@ def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tup
             note = (f"the failure did not reappear in {tried} traced reruns; the culprit comes from run {index}'s "
                     "log read against the traced reference build")
             found = _with_log_hazard(hazards, finding.hazard) if finding.hazard is not None else hazards
-            return Localization((finding.culprit, *named), mark_manifest(found, comparison, failures, reference=reference_trace),
+            return Localization(tuple(one_per_hazard([finding.culprit, *named], found)),
+                                mark_manifest(found, comparison, failures, reference=reference_trace),
                                 (note,), traced=True)
     why = (f"the divergence did not reappear in {tried} traced reruns"
            + (" and the failed runs' logs name no file the build generates" if comparison.failed else ""))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from msgspec import structs
 
 from fuzzer.explain.from_log import Declared, explain_failure
 from fuzzer.explain.shared_cause import one_per_hazard
@@ -93,6 +94,10 @@ def test_seven_compiles_missing_one_directory_are_one_culprit_listing_them_with_
     assert set(grouped[0].steps) == set(map(compile_of, NAMES))
     other_first = one_per_hazard([*reversed(culprits)], [hazard])  # another campaign, another compile failing first
     assert of_culprit(other_first[0]).id == of_culprit(grouped[0]).id
+    [alone] = one_per_hazard([culprits[2]], [hazard])  # one compile failed (or one failed run's log named it)
+    assert (set(alone.steps), of_culprit(alone).id) == (set(map(compile_of, NAMES)), of_culprit(grouped[0]).id)
+    two = structs.replace(hazard, steps=[MKDIR, compile_of("hash")])
+    assert one_per_hazard([culprits[2]], [two]) == [culprits[2]]  # its hazard names no other step: one step
 
 
 PHONY_DIRS = """
