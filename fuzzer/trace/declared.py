@@ -12,9 +12,9 @@ from ninja's (`ninja -t graph`, `fuzzer.tools.ninja`: explicit, implicit and ord
 inputs; headers found through depfiles are not in it, so fewer steps are ordered; the
 line of each target's `build` statement is read from its build file). A
 step builds the targets with a recipe among the files it wrote (or directories it
-created). Without a graph (a build that is not one make or ninja call, the tool
-missing, a recursive build whose sub-makes do not print) nothing is declared, and
-hazards rest on the traces alone.
+created). Without a graph (a build that is not one make or ninja call or `cmake --build`
+of a Ninja build directory, the tool missing, a recursive build whose sub-makes do not
+print) nothing is declared, and hazards rest on the traces alone.
 
 A step that wrote several targets (one recipe for several files, or a generator whose
 side outputs are targets of their own) was launched for one of them, but the trace
@@ -91,8 +91,8 @@ class DeclaredGraph:
 
 
 def declared_graph(build_command: str, tree: str) -> DeclaredGraph | None:
-    """The declared graph of a build that is one make or ninja call, read in its built
-    tree; None where none can be printed."""
+    """The declared graph of a build that is one make or ninja call (or `cmake --build` of
+    a Ninja build directory), read in its built tree; None where none can be printed."""
     return from_make(build_command, tree) or from_ninja(build_command, tree)
 
 
@@ -182,12 +182,26 @@ def _relative(name: str, directory: str, root: str) -> str | None:
 
 
 def from_ninja(build_command: str, tree: str) -> DeclaredGraph | None:
-    arguments = ninja.graph_arguments(build_command.replace("{jobs}", "1").split())
+    """ninja's graph of a build that is one ninja call, or that builds a CMake project's
+    Ninja build directory with `cmake --build DIR`."""
+    words = build_command.replace("{jobs}", "1").split()
+    arguments = ninja.graph_arguments(words)
+    if arguments is None:
+        arguments = _cmake_build(words, tree)
     if arguments is None:
         return None
     text = ninja.graph(arguments, tree)
     graph = parse_graph(text, os.path.join(tree, ninja.directory(arguments)), tree) if text is not None else None
     return replace(graph, statements=statement_lines(arguments, tree)) if graph is not None else None
+
+
+def _cmake_build(words: list[str], tree: str) -> list[str] | None:
+    """ninja's `-C DIR` for `cmake --build DIR` where DIR holds a build.ninja (CMake's Ninja generator)."""
+    at = next((i for i, w in enumerate(words[1:-1], 1) if w == "--build" and os.path.basename(words[i - 1]) == "cmake"),
+              None)
+    if at is None or not os.path.isfile(os.path.join(tree, words[at + 1], "build.ninja")):
+        return None
+    return ["-C", words[at + 1]]
 
 
 def statement_lines(arguments: list[str], tree: str) -> dict[str, str]:
@@ -229,6 +243,8 @@ def parse_graph(text: str, directory: str, tree: str) -> DeclaredGraph | None:
             needed, rule = [source], attributes.partition('label="')[2].strip(' "')
         else:
             continue
+        if target not in names:
+            continue  # a node ninja's graph tool never labels (a CMake phony edge's second output)
         output = _relative(names[target], directory, root)
         if output is None:
             continue
