@@ -80,6 +80,8 @@ def explain_failure(log_text: str, run: int, reference: BuildTrace, declared: De
             if missed is not None:
                 return _judged(missed, reference, declared)
     return None
+
+
 def read_log(path: str) -> str:
     try:
         with open(path, "rb") as f:
