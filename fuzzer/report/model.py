@@ -11,7 +11,7 @@ from typing import Annotated
 
 import msgspec
 
-from fuzzer.model import (AuditResult, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, Rate,
+from fuzzer.model import (AuditResult, Basis, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, Rate,
                           RunStatus, Verdict)
 from fuzzer.plan import Reason
 from fuzzer.settings import SOURCES
@@ -210,6 +210,8 @@ class Report(Model):
     axis_bounds: list[AxisBound] = []  # each axis whose samples are seeds: its own count and bound
     audit: AuditSummary | None = None  # the step audit, with --check-steps
     cut_short: CutShort | None = None  # what the localization budget cut short; None: nothing
+    basis: Basis = Basis.NONE  # an unreproducible verdict's: plain builds, or held or shuffled ones alone
+    first_in_store: bool = False  # no earlier campaign of this source and command in its store: all is new
     schema: int = SCHEMA  # written first (json_format): what a reader checks before anything else
 
     @property
