@@ -84,23 +84,42 @@ def closing_line(report: Report) -> str:
     return f"verdict: {headline}, exit {int(report.exit_code)}{known}"
 
 
+@dataclass(frozen=True)
+class BuildCounts:
+    """Every perturbed build once: drawn by the schedule, or chosen (and why)."""
+
+    drawn: Tally
+    chosen: Tally
+    why_chosen: list[str]  # remembered, held target, control: each once
+    audit_roots: int  # an unreproducible verdict no build showed rests on these steps the audit saw vary
+
+
+def build_counts(report: Report) -> BuildCounts | None:
+    """None with no reference to compare (it failed, or never ran)."""
+    runs = perturbed(report)
+    if not runs:
+        return None
+    reference = report.runs[0].group
+    chosen = [r for r in runs if r.reason in CHOSEN]
+    roots = report.audit.roots if report.audit else 0
+    return BuildCounts(tally([r for r in runs if r.reason not in CHOSEN], reference), tally(chosen, reference),
+                       list(dict.fromkeys(CHOSEN[r.reason] for r in chosen)),
+                       roots if report.verdict == Verdict.UNREPRODUCIBLE and not telling(report) else 0)
+
+
 def count_line(report: Report) -> str:
     """One sentence: the drawn builds that differed, failed and matched; the chosen runs by
     number, with why they were chosen and what they showed. "" with no reference to compare."""
-    runs = perturbed(report)
-    if not runs:
+    counts = build_counts(report)
+    if counts is None:
         return ""
-    reference = report.runs[0].group
-    drawn = [r for r in runs if r.reason not in CHOSEN]
-    chosen = [r for r in runs if r.reason in CHOSEN]
-    line = f"of {len(drawn)} drawn builds, {tally(drawn, reference).text()}"
+    line = f"of {counts.drawn.total} drawn builds, {counts.drawn.text()}"
+    chosen = counts.chosen.differed + counts.chosen.failed + counts.chosen.matched
     if chosen:
-        why = ", ".join(dict.fromkeys(CHOSEN[r.reason] for r in chosen))
-        line += (f"; {_runs(chosen)} {'was' if len(chosen) == 1 else 'were'} chosen rather than drawn ({why}), "
-                 f"not counted: {tally(chosen, reference).text()}")
-    if report.verdict == Verdict.UNREPRODUCIBLE and not telling(report):
-        roots = report.audit.roots if report.audit else 0
-        line += f"; the verdict rests on the step audit: {roots} step(s) varied when replayed alone"
+        line += (f"; {_runs(sorted(chosen))} {'was' if len(chosen) == 1 else 'were'} chosen rather than drawn "
+                 f"({', '.join(counts.why_chosen)}), not counted: {counts.chosen.text()}")
+    if counts.audit_roots:
+        line += f"; the verdict rests on the step audit: {counts.audit_roots} step(s) varied when replayed alone"
     return line
 
 
@@ -112,7 +131,7 @@ def contrived_headline(report: Report) -> str:
     shown = telling(report)
     plain = [r for r in perturbed(report) if not contrived(r)]
     what = " or ".join(dict.fromkeys(_contrivance(r, report) for r in shown))
-    return (f"only when {what} ({_runs(shown)}): 0 of {len(plain)} plain builds "
+    return (f"only when {what} ({_runs([r.index for r in shown])}): 0 of {len(plain)} plain builds "
             f"(neither held nor shuffled) failed or differed")
 
 
@@ -140,6 +159,6 @@ def held_step(value: str, report: Report) -> str:
     return next((c.command for c in report.culprits if c.argv and hold.argv_hash(tuple(c.argv)) == wanted), "")
 
 
-def _runs(runs: list[RunSummary]) -> str:
-    numbers = [str(r.index) for r in runs]
+def _runs(indices: list[int]) -> str:
+    numbers = list(map(str, indices))
     return f"run {numbers[0]}" if len(numbers) == 1 else f"runs {', '.join(numbers)}"
