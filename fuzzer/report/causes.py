@@ -14,7 +14,7 @@ import os
 import shlex
 from dataclasses import dataclass
 
-from fuzzer.model import Culprit, Hazard
+from fuzzer.model import Culprit, Hazard, Kind, Unfinished
 from fuzzer.report.model import Report
 
 STEM = "%"
@@ -101,6 +101,16 @@ def evidence_line(evidence: str, limit: int = EVIDENCE_CHARS) -> str:
             break
         line += "; " + clause
     return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def stabiliser_text(culprit: Culprit) -> str:
+    """Its stabiliser set; for a step that varies alone without one, whether the search ended
+    or the budget cut it; "" where a variable is not what fixes it (a race, an order)."""
+    if culprit.stabilized_by:
+        return " + ".join(culprit.stabilized_by)
+    if culprit.unfinished == Unfinished.STABILISER_SEARCH:
+        return "none confirmed before the localization budget ran out"
+    return "none among the candidates tried" if culprit.kind == Kind.INTRINSIC else ""
 
 
 def fix_command(report: Report) -> str:

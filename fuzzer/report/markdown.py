@@ -19,7 +19,7 @@ from fuzzer.rates import described
 from fuzzer.report.audit_text import left_line, summary_line
 from fuzzer.report.model import ArtifactFinding, Report
 from fuzzer.report.bookkeeping import bookkeeping_line
-from fuzzer.report.causes import Cause, causes, evidence_line, fix_command
+from fuzzer.report.causes import Cause, causes, evidence_line, fix_command, stabiliser_text
 from fuzzer.report.counts import closing_line, contrived_headline, count_line
 from fuzzer.report.folds import step_variants
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
@@ -155,7 +155,7 @@ def _cause(number: int, of: int, cause: Cause, report: Report) -> str:
         ("missing prerequisite", next((f"{h.missing_edge} ({h.rule})" if h.rule else h.missing_edge
                                        for h in cause.hazards if h.missing_edge), "")),
         ("evidence", evidence_line(quoted_commands_cut(lead.evidence))),
-        ("stabiliser", " + ".join(lead.stabilized_by)),
+        ("stabiliser", stabiliser_text(lead)),
     ]
     lines += [f"- **{name}**: {_esc(value)}" for name, value in facts if value]
     fixes = [_esc(f"{path or 'no patch'}" + (f" ({status})" if status else "")) for path, status in cause.fixes]

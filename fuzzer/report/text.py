@@ -13,7 +13,7 @@ from fuzzer.model import RunStatus, Verdict
 from fuzzer.plan import Perturbation
 from fuzzer.report.audit_text import audit_lines
 from fuzzer.report.bookkeeping import bookkeeping_line
-from fuzzer.report.causes import Cause, causes, evidence_line, fix_command, unattached_hazards
+from fuzzer.report.causes import Cause, causes, evidence_line, fix_command, stabiliser_text, unattached_hazards
 from fuzzer.report.counts import HEADLINES, closing_line, contrived_headline, count_line
 from fuzzer.report.cut_short import cut_short_line
 from fuzzer.report.folds import artifact_folds, failure_folds, rate_folds, step_variants
@@ -76,8 +76,8 @@ def _cause(number: int, of: int, cause: Cause, report: Report, verbose: bool) ->
         lines += ["  evidence:"] + [f"    {line}" for line in evidence.splitlines()]
     elif evidence:
         lines.append(f"  evidence:   {evidence_line(evidence)}")
-    if lead.stabilized_by:
-        lines.append(f"  stabiliser: {' + '.join(lead.stabilized_by)}")
+    if stabiliser := stabiliser_text(lead):
+        lines.append(f"  stabiliser: {stabiliser}")
     lines += _fix(cause, report)
     return lines
 
