@@ -157,3 +157,20 @@ def test_a_verdict_resting_on_held_or_shuffled_builds_alone_says_so_first_and_in
     assert all(number in first for number in only)
     # a plain verdict's first line goes straight to its run counts; one resting on held or shuffled builds says so
     assert first.startswith(f"verdict: {report.verdict.upper()} (") == (expected != Basis.HELD_OR_SHUFFLED)
+
+
+def test_the_first_line_names_the_step_a_held_run_held_back():
+    from fuzzer import hold
+
+    report = _campaign([("ok", False, "sample", None), ("failed", False, "target", "hold"),
+                        ("ok", False, "control", None)])
+    held = structs.replace(report.runs[2], perturbation={**report.runs[2].perturbation,
+                                                         "variations": {"hold": hold.value(("mkdir", "-p", "obj"), 200)}})
+    hazard = structs.replace(unreproducible().hazards[0], writer="mkdir -p obj")
+    report = structs.replace(report, runs=[*report.runs[:2], held, report.runs[3]], hazards=[hazard])
+    assert basis(report) == Basis.HELD_OR_SHUFFLED
+    first = text.render(report).splitlines()[0]
+    assert "mkdir -p obj" in first and "2" in first
+    # an unknown hash names no step rather than a wrong one
+    other = structs.replace(report, hazards=[structs.replace(hazard, writer="mkdir -p lib")])
+    assert "mkdir -p" not in text.render(other).splitlines()[0]
