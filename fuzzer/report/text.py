@@ -31,7 +31,7 @@ def render(report: Report, verbose: bool = False) -> str:
     lines = _opening(report)
     for number, cause in enumerate(found, 1):
         lines += [""] + _cause(number, len(found), cause, report, verbose)
-    lines += _failures(report, verbose) + _hazards(report, found) + _artifacts(report, verbose) \
+    lines += _failures(report, verbose) + _hazards(report, found, verbose) + _artifacts(report, verbose) \
         + audit_lines(report.audit) + _statistics(report, verbose) + _memory(report, verbose) \
         + _notes(report, verbose) + _replay(report) + ["", closing_line(report)]
     # names, commands, diffs and log tails come from the build: one inert line each
@@ -54,23 +54,17 @@ def _verdict(report: Report) -> str:
 
 
 def _cause(number: int, of: int, cause: Cause, report: Report, verbose: bool) -> list[str]:
-    lead, steps = cause.lead, cause.steps
+    lead = cause.lead
     axis = f" ({lead.axis})" if lead.axis else ""
-    where = f"the rule at {cause.rule}" if cause.rule else "one rule or recipe" if len(steps) > 1 else ""
-    what = f"{len(steps)} steps of {where}" if len(steps) > 1 else f"one step{' of the rule at ' + cause.rule if cause.rule else ''}"
-    lines = [f"cause {number} of {of}: [{lead.kind}{axis}] {what}, in {lead.cwd}",
-             f"  step:       {one_line(steps[0])}"]
-    if verbose:
-        lines += [f"              {one_line(s)}" for s in steps[1:]]
-    elif len(steps) > 1:
-        lines.append(f"              and {len(steps) - 1} more alike, differing in: {', '.join(step_variants(steps))}")
+    lines = [f"cause {number} of {of}: [{lead.kind}{axis}] {_what(cause)}, in {lead.cwd}"] + _steps(cause.steps, verbose)
     if lead.writer_process and lead.writer_process.command != lead.command:
         lines.append(f"  written by: {one_line(lead.writer_process.command)}")
     lines += _reaches(cause, report)
     if lead.other_step:
         lines.append(f"  raced:      {one_line(lead.other_step)}")
-    lines += [f"  missing:    {h.missing_edge}" + (f" (the rule at {h.rule})" if h.rule else "")
-              for h in cause.hazards if h.missing_edge][:1 if not verbose else None]
+    edges = list(dict.fromkeys(h.missing_edge + (f" (the rule at {h.rule})" if h.rule else "")
+                               for h in cause.hazards if h.missing_edge))
+    lines += [f"  missing:    {edge}" for edge in (edges if verbose else edges[:1])]
     evidence = quoted_commands_cut(lead.evidence)
     if verbose:
         lines += ["  evidence:"] + [f"    {line}" for line in evidence.splitlines()]
@@ -78,7 +72,24 @@ def _cause(number: int, of: int, cause: Cause, report: Report, verbose: bool) ->
         lines.append(f"  evidence:   {evidence_line(evidence)}")
     if stabiliser := stabiliser_text(lead):
         lines.append(f"  stabiliser: {stabiliser}")
-    lines += _fix(cause, report)
+    return lines + _fix(cause, report)
+
+
+def _what(cause: Cause) -> str:
+    """How many steps, and whose: the rule's line where make's database says it."""
+    rule = f"the rule at {cause.rule}" if cause.rule else ""
+    if len(cause.steps) == 1:
+        return f"one step of {rule}" if rule else "one step"
+    return f"{len(cause.steps)} steps of {rule or 'one rule or recipe'}"
+
+
+def _steps(steps: list[str], verbose: bool) -> list[str]:
+    """The first step whole; the others by what tells them apart, or whole with --verbose."""
+    lines = [f"  step:       {one_line(steps[0])}"]
+    if verbose:
+        return lines + [f"              {one_line(step)}" for step in steps[1:]]
+    if len(steps) > 1:
+        lines.append(f"              and {len(steps) - 1} more alike, differing in: {', '.join(step_variants(steps))}")
     return lines
 
 
@@ -116,17 +127,21 @@ def _failures(report: Report, verbose: bool) -> list[str]:
     return lines
 
 
-def _hazards(report: Report, found: list[Cause]) -> list[str]:
-    """Hazards no cause's steps take part in (the causes show their own)."""
-    left = unattached_hazards(report, found)
-    if not left:
+def _hazards(report: Report, found: list[Cause], verbose: bool) -> list[str]:
+    """Hazards no cause's steps take part in (the causes show their own); every hazard, with
+    its evidence and replay, with --verbose."""
+    listed = report.hazards if verbose else unattached_hazards(report, found)
+    if not listed:
         return []
-    lines = ["", f"hazards behind no difference ({len(left)}):"]
-    for hazard in left[:10]:
+    lines = ["", f"hazards ({len(listed)}):" if verbose else f"hazards behind no difference ({len(listed)}):"]
+    for hazard in listed if verbose else listed[:10]:
         edge = f"; missing {hazard.missing_edge}" + (f" (the rule at {hazard.rule})" if hazard.rule else "") \
             if hazard.missing_edge else ""
         lines.append(f"  {hazard.type} on {hazard.file} [{hazard.status}]: {one_line(hazard.reader)}  /  "
                      f"{one_line(hazard.writer)}{edge}")
+        if verbose:
+            lines += [f"     {text}" for text in (quoted_commands_cut(hazard.evidence),
+                                                  hazard.reproduce and "reproduce: " + hazard.reproduce) if text]
     return lines
 
 
@@ -168,7 +183,7 @@ def _artifacts_verbose(report: Report) -> list[str]:
 def _statistics(report: Report, verbose: bool) -> list[str]:
     """The verdict's bound, each seeded axis's, and how often the findings showed."""
     # the bound an unreproducible verdict's count earns says less than the builds line above
-    bounds = report.bounds if report.reproducible else [b.rate["text"] for b in report.axis_bounds]
+    bounds = report.bounds if report.reproducible or verbose else [b.rate["text"] for b in report.axis_bounds]
     lines = ["", "statistics:"] + [f"  {text}" for text in bounds]
     folds = rate_folds(report)
     if verbose:
@@ -182,7 +197,8 @@ def _memory(report: Report, verbose: bool) -> list[str]:
     """What earlier campaigns of this build add: new, fixed and known findings."""
     if report.first_in_store:
         listed = [f for f in report.findings if f.status != findings.FIXED]
-        return ["", f"first campaign of this build in this store: {len(listed)} finding(s) recorded"]
+        return ["", f"first campaign of this build in this store: {len(listed)} finding(s) recorded"] \
+            + ([f"  {f.what}  [{f.kind} {f.id}]" for f in listed] if verbose else [])
     lines = []
     shown = FINDINGS_SHOWN if verbose else SHOWN
     for title, found in findings.sections(report):
