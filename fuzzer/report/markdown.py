@@ -37,7 +37,7 @@ def render(report: Report) -> str:
     """The answer first: the verdict, one block per cause, then the rest folded, and the verdict again."""
     found = causes(report)
     folded = [_failed_runs(report), _hazards(report), _artifacts(report), _packages(report), _audit(report),
-              _rates(report), _memory(report), _notes(report)]
+              _bounds(report), _rates(report), _memory(report), _notes(report)]
     sections = [_headline(report), *(_cause(i, len(found), c, report) for i, c in enumerate(found, 1)),
                 _details("The evidence in full: failed runs, hazards, artifacts, statistics, notes",
                          "\n\n".join(s for s in folded if s)) if any(folded) else "",
@@ -55,7 +55,8 @@ def _headline(report: Report) -> str:
         facts.append(_esc(report.exit_reason))
     only = contrived_headline(report)
     counted = f"\n\nBuilds: {_esc(counted)}" if (counted := count_line(report)) else ""
-    bound = "".join(f"\n\n{_esc(text)}" for text in report.bounds)
+    # an unreproducible verdict's bounds are folded with the rates: the count above says more
+    bound = "".join(f"\n\n{_esc(text)}" for text in report.bounds) if report.reproducible else ""
     aside = set_aside_line(report.packages)
     return (f"## buildfuzz: {icon} {_esc(report.verdict)}{' ' + _esc(only) if only else ''}\n\n"
             f"{' · '.join(facts)}{counted}{bound}\n\nCommand: {_esc(report.command)}"
@@ -86,6 +87,13 @@ def _rates(report: Report) -> str:
     if len(rated) > FINDING_ROWS:
         rated = rated[:FINDING_ROWS] + [f"- … and {len(rated) - FINDING_ROWS} more in the JSON report"]
     return "\n".join(["### How often (exact 95% intervals)", "", *rated]) if rated else ""
+
+
+def _bounds(report: Report) -> str:
+    """An unreproducible verdict's bounds (a reproducible one's are in the headline)."""
+    if report.reproducible or not report.bounds:
+        return ""
+    return "\n".join(["### Bounds", "", *(f"- {_esc(text)}" for text in report.bounds)])
 
 
 def _audit(report: Report) -> str:
