@@ -11,7 +11,7 @@ from typing import Annotated
 
 import msgspec
 
-from fuzzer.model import (AuditResult, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, NotTried, Rate,
+from fuzzer.model import (AuditResult, Basis, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, NotTried, Rate,
                           RunStatus, Verdict)
 from fuzzer.plan import Reason
 from fuzzer.settings import SOURCES
@@ -234,6 +234,8 @@ class Report(Model):
     cut_short: CutShort | None = None  # what the localization budget cut short; None: nothing
     origin: Origin | None = None  # None in reports stored before buildfuzz recorded it
     scope: list[AxisScope] = []  # every axis: tried how often, or why not
+    basis: Basis = Basis.NONE  # an unreproducible verdict's: plain builds, or held or shuffled ones alone
+    first_in_store: bool = False  # no earlier campaign of this source and command in its store: all is new
     schema: int = SCHEMA  # written first (json_format): what a reader checks before anything else
 
     @property
