@@ -1,13 +1,17 @@
-"""An intrinsic step with a stabiliser: the variable set for that step only, as a prefix
-of its recipe line, and the fix in the step's own code where it is known."""
+"""An intrinsic step: one that runs `date` takes the date from SOURCE_DATE_EPOCH (`date`
+ignores the variable, and a frozen clock is a test, not a fix); one with a stabiliser gets
+the variable for that step only, as a prefix of its recipe line, and the fix in the step's
+own code where it is known."""
 
 from __future__ import annotations
+
+import re
 
 from fuzzer.explain.stabilizers import TABLE
 from fuzzer.fix import makefile
 from fuzzer.fix.patch import Remedy
 from fuzzer.fix.tree import NoPatch, Tree
-from fuzzer.model import Culprit
+from fuzzer.model import Culprit, Stabilizer
 
 WRAPPERS = {"ASLR": "setarch $$(uname -m) -R", "umask": "umask 022;"}  # `$$`: make's escape for the shell's `$`
 UPSTREAM = {
@@ -20,6 +24,26 @@ UPSTREAM = {
     "HOME": "read nothing from the home directory",
     "umask": "set the modes of the files it writes explicitly",
 }
+
+
+DATE = re.compile(r"(?:^|[\s;&|(`])date(?=\s|$|[;&|)`<>])")
+DATE_GIVEN = re.compile(r"^[^;&|)`]*\s(?:-d|--date|-r|--reference|-f|--file)(?=[\s=]|$)")  # not the clock's
+FROM_EPOCH = " -d @$${SOURCE_DATE_EPOCH:-0}"  # make's `$$`; 0 where the variable is not set
+
+
+def intrinsic(culprit: Culprit, tree: Tree) -> Remedy:
+    """The recipe line's `date` dated from SOURCE_DATE_EPOCH when nothing but the clock is
+    known to stabilise the step; else its stabilisers as a prefix."""
+    if set(culprit.stabilized_by) <= {Stabilizer.CLOCK.value}:
+        recipe = tree.recipe_of(culprit.command, culprit.cwd, tuple(culprit.outputs))
+        lines = tree.lines(recipe)
+        index = tree.command_line(recipe, lines, culprit.argv)
+        m = DATE.search(lines[index])
+        if m and not DATE_GIVEN.match(lines[index][m.end():]):
+            changed = lines[index][:m.end()] + FROM_EPOCH + lines[index][m.end():]
+            return tree.remedy(culprit.finding_id, f"{recipe.target} dated from SOURCE_DATE_EPOCH, not the clock",
+                               recipe, index, changed, upstream=UPSTREAM[Stabilizer.SOURCE_DATE_EPOCH.value])
+    return stabiliser_prefix(culprit, tree)
 
 
 def stabiliser_prefix(culprit: Culprit, tree: Tree) -> Remedy:
