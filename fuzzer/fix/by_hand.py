@@ -5,9 +5,10 @@ finding's shape, and which stabilisers this host could not try."""
 from __future__ import annotations
 
 import os
+import re
 
 from fuzzer.fix.archive import AR, GZIP, TAR, TAR_SHELL_OPTIONS
-from fuzzer.fix.stabiliser import DATE, UPSTREAM
+from fuzzer.fix.stabiliser import UPSTREAM
 from fuzzer.model import Culprit, Hazard, HazardType, Kind, Stabilizer
 from fuzzer.tools import faketime
 
@@ -19,6 +20,7 @@ HAZARDS = {
     HazardType.DUPLICATE: "make the recipe's targets in one run: grouped targets (`a b &: deps`, GNU make 4.3) or "
                           "one stamp file the targets depend on",
 }
+SAID_DATE = re.compile(r"(?:^|[\s;&|(`'\"])date(?=\s|$|[;&|)`<>'\"])")  # in a step's command, quoted too
 DATE_REMEDY = "take the date from SOURCE_DATE_EPOCH, not the clock: `date -d @$SOURCE_DATE_EPOCH` instead of `date`"
 
 
@@ -28,7 +30,8 @@ def remedy(entry: Culprit | Hazard) -> str:
         said = HAZARDS.get(entry.type, "")
         return said.format(file=entry.file, dir=entry.file.rstrip("/"), edge=entry.missing_edge or entry.file)
     line = entry.command
-    if entry.kind == Kind.ORDER or (entry.kind == Kind.INTRINSIC and not entry.stabilized_by):
+    if entry.kind in (Kind.ORDER, Kind.UNKNOWN) or (entry.kind == Kind.INTRINSIC
+                                                    and set(entry.stabilized_by) <= {Stabilizer.CLOCK.value}):
         archived = _archive(line)
         if archived:
             return archived
@@ -65,5 +68,5 @@ def _archive(line: str) -> str:
 
 def _runs_date(culprit: Culprit) -> bool:
     process = culprit.writer_process
-    return bool(DATE.search(culprit.command)) or (
+    return bool(SAID_DATE.search(culprit.command)) or (
         process is not None and bool(process.argv) and os.path.basename(process.argv[0]) == "date")

@@ -9,6 +9,7 @@ import re
 
 from fuzzer.explain.stabilizers import TABLE
 from fuzzer.fix import makefile
+from fuzzer.fix.archive import tar_gzip
 from fuzzer.fix.patch import Remedy
 from fuzzer.fix.tree import NoPatch, Tree
 from fuzzer.model import Culprit, Stabilizer
@@ -26,23 +27,28 @@ UPSTREAM = {
 }
 
 
-DATE = re.compile(r"(?:^|[\s;&|(`])date(?=\s|$|[;&|)`<>])")
+DATE = re.compile(r"(?:^|[\s;&|(`])date(?=\s|$|[;&|)`<>])")  # a command, not a word in quoted text
 DATE_GIVEN = re.compile(r"^[^;&|)`]*\s(?:-d|--date|-r|--reference|-f|--file)(?=[\s=]|$)")  # not the clock's
 FROM_EPOCH = " -d @$${SOURCE_DATE_EPOCH:-0}"  # make's `$$`; 0 where the variable is not set
 
 
 def intrinsic(culprit: Culprit, tree: Tree) -> Remedy:
-    """The recipe line's `date` dated from SOURCE_DATE_EPOCH when nothing but the clock is
-    known to stabilise the step; else its stabilisers as a prefix."""
+    """A step that nothing but the clock is known to stabilise: the recipe line's `date`
+    dated from SOURCE_DATE_EPOCH, or its tar and gzip told to record no time of the build's
+    (gzip's header holds the mtime of the file it compresses). Else its stabilisers as a prefix."""
     if set(culprit.stabilized_by) <= {Stabilizer.CLOCK.value}:
         recipe = tree.recipe_of(culprit.command, culprit.cwd, tuple(culprit.outputs))
         lines = tree.lines(recipe)
         index = tree.command_line(recipe, lines, culprit.argv)
-        m = DATE.search(lines[index])
-        if m and not DATE_GIVEN.match(lines[index][m.end():]):
-            changed = lines[index][:m.end()] + FROM_EPOCH + lines[index][m.end():]
+        line = lines[index]
+        if m := next((m for m in DATE.finditer(line) if not DATE_GIVEN.match(line[m.end():])), None):
             return tree.remedy(culprit.finding_id, f"{recipe.target} dated from SOURCE_DATE_EPOCH, not the clock",
-                               recipe, index, changed, upstream=UPSTREAM[Stabilizer.SOURCE_DATE_EPOCH.value])
+                               recipe, index, line[:m.end()] + FROM_EPOCH + line[m.end():],
+                               upstream=UPSTREAM[Stabilizer.SOURCE_DATE_EPOCH.value])
+        changed, added = tar_gzip(line)
+        if added:
+            return tree.remedy(culprit.finding_id, f"{recipe.target} archived with {' and '.join(added)}",
+                               recipe, index, changed)
     return stabiliser_prefix(culprit, tree)
 
 

@@ -31,7 +31,7 @@ from fuzzer.model import Culprit, Fix, FixStatus, Hazard, HazardType, Kind
 REMEDIES = {
     (MAKE, HazardType.READ_BEFORE_WRITE): missing_prerequisite, (MAKE, HazardType.MKDIR_RACE): order_only,
     (MAKE, HazardType.DUPLICATE): grouped_targets, (MAKE, Kind.INTRINSIC): intrinsic,
-    (MAKE, Kind.ORDER): archive_flags,
+    (MAKE, Kind.ORDER): archive_flags, (MAKE, Kind.UNKNOWN): archive_flags,  # an archive whose kind was not drawn
     (NINJA, HazardType.READ_BEFORE_WRITE): ninja.missing_edge, (NINJA, HazardType.MKDIR_RACE): ninja.directory_edge,
     (CMAKE, HazardType.READ_BEFORE_WRITE): cmake.missing_dependency, (CMAKE, Kind.INTRINSIC): cmake.stabiliser_env,
 }
