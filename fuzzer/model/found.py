@@ -1,8 +1,8 @@
 """What a campaign finds: a `Culprit` (with its `WriterProcess`), a `Hazard` (each with its
-`Fix` and that fix's `Proof`) and a `Finding`,
-on the `Model` every type of the report shares. They are frozen msgspec Structs: the JSON
-report is their encoding, its JSON Schema is generated from them (`fuzzer/report/schema.py`),
-and a stored report decodes back into them, refusing keys they do not know.
+`Fix` and that fix's `Proof`) and a `Finding`, on the `Model` every type of the report
+shares. They are frozen msgspec Structs: the JSON report is their encoding, its JSON Schema
+is generated from them (`fuzzer/report/schema.py`), and a stored report decodes back into
+them, refusing keys they do not know.
 """
 
 from __future__ import annotations
