@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 
+from fuzzer.explain.stabilizers import TABLE
 from fuzzer.fix.archive import AR, GZIP, TAR, TAR_SHELL_OPTIONS
 from fuzzer.fix.stabiliser import UPSTREAM
 from fuzzer.model import Culprit, Hazard, HazardType, Kind, Stabilizer
@@ -39,8 +40,8 @@ def remedy(entry: Culprit | Hazard) -> str:
         return DATE_REMEDY
     if entry.kind == Kind.INTRINSIC and entry.stabilized_by:
         upstream = "; ".join(UPSTREAM[n] for n in entry.stabilized_by if n in UPSTREAM)
-        return f"run the step with {' and '.join(entry.stabilized_by)} fixed" + (f"; upstream: {upstream}"
-                                                                                  if upstream else "")
+        settings = " and ".join(_setting(name) for name in entry.stabilized_by)
+        return f"run the step with {settings}" + (f"; upstream: {upstream}" if upstream else "")
     return ""
 
 
@@ -53,6 +54,12 @@ def untested(entry: Culprit | Hazard) -> list[str]:
         return []
     why = "faketime is not installed" if faketime.FAKETIME.path() is None else problem
     return [f"{Stabilizer.CLOCK.value} not tested: {why}"]
+
+
+def _setting(name: str) -> str:
+    """A stabiliser as the step would be run with it: its variables' values, else its name fixed."""
+    env = next((v.env for v, _ in TABLE if v.name == name and v.env), ())
+    return " ".join(f"{key}={value}" for key, value in env) or f"{name} fixed"
 
 
 def _archive(line: str) -> str:

@@ -20,6 +20,7 @@ UPSTREAM = {
     "PERL_HASH_SEED": "sort the keys before iterating a hash",
     "ASLR": "never order, hash or print by address (id(), pointer values)",
     "SOURCE_DATE_EPOCH": "take the embedded time from SOURCE_DATE_EPOCH, not the clock",
+    "clock": "take the time from SOURCE_DATE_EPOCH, not the clock (a frozen clock is a test, not a fix)",
     "TZ": "format times in UTC",
     "LC_ALL": "sort and format with a fixed locale",
     "HOME": "read nothing from the home directory",

@@ -26,6 +26,7 @@ from fuzzer.fix.proof import statement
 from fuzzer.fix.stabiliser import intrinsic
 from fuzzer.fix.tree import CMAKE, MAKE, NINJA, NoPatch, Tree
 from fuzzer.model import Culprit, Fix, FixStatus, Hazard, HazardType, Kind
+from fuzzer.report.model import Report
 
 # (build system, hazard type or culprit kind) → the remedy written in that system's files
 REMEDIES = {
@@ -120,7 +121,7 @@ def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
         return Remedy(entry.finding_id, "", reason=str(e))
 
 
-def with_fixes(report, fixed: list[Fixed]):
+def with_fixes(report: Report, fixed: list[Fixed]) -> Report:
     """The report with each fixed culprit's and hazard's `remedy`, `fix` and `fix_status`."""
     by_id = {f.finding_id: f for f in fixed}
 

@@ -88,10 +88,10 @@ def test_the_clock_not_tested_is_said_when_faketime_is_missing(monkeypatch):
      "declare bpf.o: config.h"),
     (Culprit("tar czf ../x.tar.gz .", [], ".", ["x.tar.gz"], Kind.ORDER), "--clamp-mtime --owner=0"),
     (Culprit("sh -c 'tar cf - . | gzip > x.tgz'", [], ".", ["x.tgz"], Kind.ORDER), "gzip -n"),
-    (Culprit("sh stamp.sh", [], ".", ["s"], Kind.INTRINSIC, stabilized_by=["clock"]), "run the step with clock"),
+    (Culprit("sh stamp.sh", [], ".", ["s"], Kind.INTRINSIC, stabilized_by=["clock"]), "run the step with clock fixed"),
     (Culprit("sh -c 'date > s'", [], ".", ["s"], Kind.INTRINSIC), "date -d @$SOURCE_DATE_EPOCH"),
     (Culprit("python3 gen.py", [], ".", ["g.c"], Kind.INTRINSIC, stabilized_by=["PYTHONHASHSEED"]),
-     "PYTHONHASHSEED fixed; upstream: iterate sorted"),
+     "with PYTHONHASHSEED=0; upstream: iterate sorted"),
 ])
 def test_the_remedy_in_words_follows_the_findings_shape(entry, expected):
     assert expected in by_hand.remedy(entry)
