@@ -42,6 +42,7 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     tested = metadata_builds.test_metadata_stabilizer(campaign, diffs)
     report = reporting.report(campaign, comparison, localization, diffs, tested)
     if report.verdict != Verdict.INCONCLUSIVE:
+        report = reporting.with_fixes(campaign, report)
         campaign.store.save_report(campaign.id, json_format.to_builtins(report))
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed
         _drop_traces(campaign)

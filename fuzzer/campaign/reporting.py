@@ -1,6 +1,7 @@
 """The campaign's report: its facts handed to the report stage as plain data (with the
 diffs made from the kept evidence and the metadata test's builds, both before), the
-memory's word on the findings, then one assembly."""
+memory's word on the findings, then one assembly; then each finding's fix, suggested
+without rebuilding."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from fuzzer.compare import Comparison
 from fuzzer.execute.choose import serial_fallback
 from fuzzer.explain import Localization
 from fuzzer.explain.artifact_metadata import Tested
+from fuzzer.fix import suggest
 from fuzzer.model import Verdict
 from fuzzer.observe import Manifest
 from fuzzer.plan import Reason
@@ -40,6 +42,17 @@ def report(campaign: Campaign, comparison: Comparison | None, localization: Loca
     return build_report(_about(campaign, verdict), campaign.runs, found, comparison, localization,
                         recalled.findings, recalled.notes + list(tested.notes), _packages(campaign),
                         bookkeeping_files(_compared(campaign), config.count_bookkeeping), recalled.first)
+
+
+def with_fixes(campaign: Campaign, report: Report) -> Report:
+    """Each culprit's and hazard's fix, not proven (`buildfuzz fix` proves it): its patch
+    where `buildfuzz fix` writes it, in the store, or the remedy in words."""
+    if not report.culprits and not report.hazards:
+        return report
+    out = campaign.store.campaign_dir(campaign.id) / "fixes"
+    with suggest.source_tree(campaign.spec.workspace, report.command) as tree:
+        fixed = suggest.suggest([*report.hazards, *report.culprits], report.hazards, tree, out)
+    return suggest.with_fixes(report, fixed)
 
 
 def _packages(campaign: Campaign) -> list[PackageFile]:

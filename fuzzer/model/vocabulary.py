@@ -2,9 +2,10 @@
 line exits (`ExitCode`), why a campaign stopped (`ExitReason`), how a build ended
 (`RunStatus`), why a run is in the plan (`Reason`) and why it was made (`RunKind`), the
 stabilisers localization tries (`Stabilizer`), what the step audit made of a step
-(`AuditResult`), the kind of cause a culprit is (`Kind`), and the types and statuses of
-hazards and findings. The enums whose values reach JSON are str-valued, so a member is
-written as its string and compares equal to it (docs/contracts.md).
+(`AuditResult`), the kind of cause a culprit is (`Kind`), the types and statuses of
+hazards and findings, and what became of a fix (`FixStatus`). The enums whose values
+reach JSON are str-valued, so a member is written as its string and compares equal to it
+(docs/contracts.md).
 """
 
 from __future__ import annotations
@@ -152,6 +153,15 @@ class HazardStatus(StrEnum):
     LATENT = "latent"  # only the traces show the two steps unordered
     MANIFEST = "manifest"  # the campaign's failing or divergent runs show the conflict
     CONFIRMED = "confirmed"  # a targeted run made it manifest
+
+
+class FixStatus(StrEnum):
+    """What became of a culprit's or hazard's fix: the JSON report's `remedy.status`."""
+
+    SUGGESTED = "suggested"  # the campaign wrote it without rebuilding: not proven; `buildfuzz fix` proves it
+    PROVEN = "proven"  # `buildfuzz fix`: the finding reproduced before the patch and never after
+    NOT_PROVEN = "not-proven"  # `buildfuzz fix` tried and could not prove it (`why`)
+    NONE = "none"  # neither a patch nor a remedy is known here (`why`)
 
 
 class FindingKind(StrEnum):
