@@ -30,8 +30,8 @@ from msgspec import structs
 
 from fuzzer import hold
 from fuzzer.execute.logs import any_target_of, error_lines, failed_targets
-from fuzzer.plan import Perturbation, Planned, Reason, with_guided
-from fuzzer.model import Hazard, HazardStatus
+from fuzzer.plan import Perturbation, Planned, with_guided
+from fuzzer.model import Hazard, HazardStatus, Reason
 from fuzzer.trace.hazards import DUPLICATE, LISTING_RACE, MKDIR_RACE, OVERLAP, WRITE_WRITE, conflicts
 from fuzzer.trace.steps import BuildTrace, Step
 

@@ -27,8 +27,8 @@ from typing import Callable, Iterator
 
 from fuzzer import axes, rates, structs
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, STILL, Identity
-from fuzzer.plan import Perturbation, Planned, Reason, Space, reference
-from fuzzer.model import Finding, RunStatus, Verdict
+from fuzzer.plan import Perturbation, Planned, Space, reference
+from fuzzer.model import Finding, Reason, RunStatus, Verdict
 from fuzzer.store import FindingRow, Store
 
 REMEMBERED = 5  # perturbations replayed first; the seeded schedule must still get most of the runs

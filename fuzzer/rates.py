@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from fuzzer import findings, structs
-from fuzzer.plan import Reason
-from fuzzer.model import Culprit, Hazard, RunStatus, Verdict
+from fuzzer.model import Culprit, Hazard, Reason, RunStatus, Verdict
 from fuzzer.axes import AXES, Axis
 from fuzzer.report.model import ArtifactFinding, AxisBound, Report, RunSummary
 from fuzzer.stats import (CONFIDENCE, interval, percent, percent_above, percent_above_tenth, rate_text,

@@ -11,9 +11,8 @@ from fuzzer.compare import Comparison
 from fuzzer.execute.choose import serial_fallback
 from fuzzer.explain import Localization
 from fuzzer.explain.artifact_metadata import Tested
-from fuzzer.model import Verdict
+from fuzzer.model import Reason, Verdict
 from fuzzer.observe import Manifest
-from fuzzer.plan import Reason
 from fuzzer.report.build import About, Diff, Label, build_report, parts
 from fuzzer.report.model import PackageFile, Report
 from fuzzer.report.bookkeeping import bookkeeping_files

@@ -14,11 +14,11 @@ from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
 from fuzzer.execute.replay_slots import replays_at_once
-from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.explain.builds import Builds, Selection
 from fuzzer.memory import Subject
 from fuzzer.observe import Manifest
-from fuzzer.model import ExitCode, ExitReason, Verdict
+from fuzzer.model import ExitCode, ExitReason, RunKind, Verdict
 from fuzzer.report.model import Report
 from fuzzer.store import Store
 

@@ -48,11 +48,11 @@ from fuzzer.execute.dask_cluster import (BUILDS, SLOTS_REFRESH_S, WORKER_CHECK_S
 from fuzzer.execute.dask_worker import (ATTEMPTS_TOPIC, Site, StepActor, WorkerRun, missing_files, read_file,
                                         read_kept, run_build, tar_kept, worker_facts)
 from fuzzer.execute.local import BuildSpec, _not_copied
-from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.source_archive import extract, pack
 from fuzzer.execute.step_files import digests, step_files
 from fuzzer.execute.step_replay import REPLAYS, ReplayOutcome, StepCall, Variation
-from fuzzer.model import available_cpus
+from fuzzer.model import RunKind, available_cpus
 from fuzzer.plan import format_cpus
 
 RunKey = tuple[RunKind, int]

@@ -37,10 +37,10 @@ from fuzzer.execute import keep
 from fuzzer.execute.guard import BuildExit, Guard, GuardError
 from fuzzer.execute.jitter import Jitter, JitterEvent
 from fuzzer.execute.logs import log_tail, note, trim_log
-from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import Workspace, remove_tree
-from fuzzer.model import RunStatus
+from fuzzer.model import RunKind, RunStatus
 from fuzzer.observe import take_manifest
 from fuzzer.parallelism import parallel_env
 from fuzzer.plan import Perturbation

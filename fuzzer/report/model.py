@@ -12,8 +12,7 @@ from typing import Annotated
 import msgspec
 
 from fuzzer.model import (AuditResult, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, Rate,
-                          RunStatus, Verdict)
-from fuzzer.plan import Reason
+                          Reason, RunStatus, Verdict)
 from fuzzer.settings import SOURCES
 
 SCHEMA = 1
@@ -43,7 +42,7 @@ class RunSummary(Model):
     jitter_events: int = 0
     overlapped_with: list[int] = []  # runs building at the same time on its host (--parallel)
     finding_id: str = ""  # a failed run's finding (fuzzer/findings.py): runs failing alike share one
-    reason: RunReason = ""  # why it ran (fuzzer.plan.Reason)
+    reason: RunReason = ""  # why it ran (fuzzer.model.Reason)
 
 
 class VariantSummary(Model):

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from fuzzer import guided, hold
+from fuzzer.model import Hazard
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import Hazard
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 
 

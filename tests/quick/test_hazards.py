@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from fuzzer.compare import Comparison, DivergentArtifact, Variant
 from fuzzer.explain.manifest import mark_manifest
-from fuzzer.report.model import Hazard as ReportHazard
+from fuzzer.model import Hazard as ReportHazard
 from fuzzer.trace.hazards import (
     DUPLICATE,
     LISTING_RACE,
