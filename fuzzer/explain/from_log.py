@@ -108,7 +108,8 @@ def _finding_from(line: str, run: int, kind: str, file: str, culprit: Step, othe
         Hazard(kind, file, culprit.command, other.command, detail=f"run {run}: {line}",
                evidence=f"not ordered: the reference trace ran `{other.command}` first, the log of run {run} "
                         f"shows {seen}",
-               steps=sorted({culprit.command, other.command}), files=[file], runs=["traced reference", f"run {run}"]),
+               steps=sorted({culprit.command, other.command}), files=[file], runs=[run],
+               traced=["traced reference"]),
     )
 
 

@@ -39,7 +39,6 @@ REMEDIES = {
     (CMAKE, HazardType.READ_BEFORE_WRITE): cmake.missing_dependency, (CMAKE, Kind.INTRINSIC): cmake.stabiliser_env,
 }
 SYSTEMS = {MAKE: "a make build", NINJA: "a hand-written build.ninja", CMAKE: "a CMake project"}
-CAMPAIGN_RUN = re.compile(r"run (\d+)")
 TRACED_RERUN = re.compile(r"traced rerun \((.+)\)")  # explain's label: a divergent run's perturbation, traced
 PROVEN = "proven"
 
@@ -130,9 +129,8 @@ def _schedule(stored: tuple[RunRecord, ...], groups: dict[int, str | None],
                if r.index > 0 and groups[r.index] != groups[0]}
     if isinstance(entry, Culprit):
         return next(iter(telling.values())).perturbation if telling else None
-    cited = [telling[i] for label in entry.runs
-             if (m := CAMPAIGN_RUN.fullmatch(label)) and (i := int(m[1])) in telling]
-    traced = {m[1] for label in entry.runs if (m := TRACED_RERUN.fullmatch(label))}
+    cited = [telling[i] for i in entry.runs if i in telling]
+    traced = {m[1] for label in entry.traced if (m := TRACED_RERUN.fullmatch(label))}
     shown = sorted(cited, key=lambda r: "hold" not in dict(r.perturbation.variations)) or \
         [r for r in telling.values() if r.perturbation.describe() in traced]
     return shown[0].perturbation if shown else None

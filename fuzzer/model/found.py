@@ -77,7 +77,8 @@ class Hazard(Model):
     reproduce: str = ""  # for a confirmed hazard: the replay command that makes it manifest
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
     files: list[str] = []  # every file it covers (a recipe run several times at once: all it wrote)
-    runs: list[str] = []  # the distinct runs its evidence rests on
+    runs: list[int] = []  # the campaign's runs (their indices) whose evidence shows it: the rate counts these
+    traced: list[str] = []  # the traced runs its evidence rests on, by label ("traced reference")
     missing_edge: str = ""  # the prerequisite the declared graph lacks: `bpf.o: config.h`, `obj/x.o: | obj`
     rule: str = ""  # where the rule lacking it is: `Makefile:22` (its rule line, from make's database)
     fix: str = ""  # `buildfuzz fix`: the path of its patch (fuzzer/fix/)

@@ -15,7 +15,7 @@ from fuzzer.model import (AuditResult, Culprit, ExitCode, ExitReason, Finding, F
                           Reason, RunStatus, Verdict)
 from fuzzer.settings import SOURCES
 
-SCHEMA = 1
+SCHEMA = 2  # 2: a hazard's `runs` are numbers, its traced runs' labels in `traced`
 
 # why the run is in the plan; "" for a run stored by an earlier buildfuzz
 RunReason = Annotated[str, msgspec.Meta(extra_json_schema={"enum": ["", *(r.value for r in Reason)]})]
