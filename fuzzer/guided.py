@@ -31,7 +31,7 @@ from msgspec import structs
 from fuzzer import hold
 from fuzzer.execute.logs import any_target_of, error_lines, failed_targets
 from fuzzer.plan import Perturbation, Planned, with_guided
-from fuzzer.model import Hazard, HazardStatus, Reason
+from fuzzer.model import Hazard, HazardStatus, HazardType, Reason
 from fuzzer.trace.hazards import DUPLICATE, LISTING_RACE, MKDIR_RACE, OVERLAP, WRITE_WRITE, conflicts
 from fuzzer.trace.steps import BuildTrace, Step
 
@@ -44,7 +44,7 @@ SLACK_S = 0.1
 class Flip:
     """One conflict a held step is part of: holding it lets `other` go first on `file`."""
 
-    type: str
+    type: HazardType
     file: str
     other: str  # command of the step that should go first
     telling: tuple[str, ...]  # files whose change shows this flip: the conflict's, and what `other` wrote

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from fuzzer.execute.logs import failed_targets
-from fuzzer.model import Culprit, Hazard, Kind
+from fuzzer.model import Culprit, Hazard, HazardType, Kind
 from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE
 from fuzzer.trace.steps import BuildTrace, Step
 
@@ -97,7 +97,7 @@ def _missing_directory(line: str, path: str, run: int, trace: BuildTrace) -> Log
                          f"the writer running without {directory}/")
 
 
-def _finding_from(line: str, run: int, kind: str, file: str, culprit: Step, other: Step, what: str,
+def _finding_from(line: str, run: int, kind: HazardType, file: str, culprit: Step, other: Step, what: str,
                   seen: str) -> LogFinding:
     """The culprit (the step that ran too early) and its hazard, saying where the evidence came from."""
     evidence = (f"from run {run}'s log (the traced reruns did not fail again): \"{line}\". In the traced reference "

@@ -6,7 +6,7 @@ and a stored report decodes back into them, refusing keys they do not know.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
@@ -15,10 +15,11 @@ from fuzzer.model.vocabulary import FindingKind, FindingStatus, HazardStatus, Ha
 
 class Model(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """What every type of the report shares: immutable, and a stored report with a key it
-    does not know is refused, not silently dropped."""
+    does not know is refused, not silently dropped. Each subclass says `frozen=True` again,
+    as msgspec inherits it: for the type checker, which does not know it is inherited."""
 
 
-class WriterProcess(Model):
+class WriterProcess(Model, frozen=True):
     """The smallest process that wrote a culprit's differing bytes, inside the step the
     culprit's `command` names (fuzzer/trace/writers.py)."""
 
@@ -31,7 +32,7 @@ class WriterProcess(Model):
     not_replayable: str = ""  # why smaller processes could not be replayed alone, when some could not
 
 
-class Culprit(Model):
+class Culprit(Model, frozen=True):
     """A build step that introduced a difference, its kind, and what stabilises it."""
 
     command: str
@@ -58,7 +59,7 @@ class Culprit(Model):
     unfinished_s: float = 0.0
 
 
-class Hazard(Model):
+class Hazard(Model, frozen=True):
     """One file's unordered conflicts of one type between two steps (fuzzer/trace/hazards.py).
 
     `writer` went first in the conflict, `reader` second: the writer and the reader
@@ -93,10 +94,10 @@ RATE_SCHEMA = {
                    "upper_bound": {"type": ["number", "null"]}},
     "dependentRequired": {"seen": ["builds", "low", "high", "confidence", "method", "text"]},
 }
-Rate = Annotated[dict, msgspec.Meta(extra_json_schema=RATE_SCHEMA)]
+Rate = Annotated[dict[str, Any], msgspec.Meta(extra_json_schema=RATE_SCHEMA)]  # Any: the values RATE_SCHEMA gives
 
 
-class Finding(Model):
+class Finding(Model, frozen=True):
     """One thing found, under an id that stays the same across campaigns (fuzzer/findings.py)."""
 
     id: str  # a short hash of what it is: never of timings or run numbers

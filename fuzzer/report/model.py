@@ -27,7 +27,7 @@ Settings = Annotated[dict, msgspec.Meta(extra_json_schema={"additionalProperties
 }})]
 
 
-class RunSummary(Model):
+class RunSummary(Model, frozen=True):
     """One build of the campaign: its perturbation, how it ended, and its digest group."""
 
     index: int
@@ -45,7 +45,7 @@ class RunSummary(Model):
     reason: RunReason = ""  # why it ran (fuzzer.model.Reason)
 
 
-class VariantSummary(Model):
+class VariantSummary(Model, frozen=True):
     """One content a divergent artifact had, and the runs that built it."""
 
     label: str
@@ -53,7 +53,7 @@ class VariantSummary(Model):
     runs: list[int]
 
 
-class InsideSummary(Model):
+class InsideSummary(Model, frozen=True):
     """What the comparators saw inside two variants (fuzzer/compare/inside.py)."""
 
     format: str  # zip | tar.xz | ar | elf | pyc | text | bytes ...
@@ -66,7 +66,7 @@ class InsideSummary(Model):
     notes: list[str] = []  # what was compared as bytes, and why
 
 
-class MetadataStabilizer(Model):
+class MetadataStabilizer(Model, frozen=True):
     """A metadata-only artifact's usual stabiliser, tested by builds (explain/artifact_metadata.py)."""
 
     variable: str  # SOURCE_DATE_EPOCH
@@ -76,7 +76,7 @@ class MetadataStabilizer(Model):
     evidence: str = ""
 
 
-class ArtifactFinding(Model):
+class ArtifactFinding(Model, frozen=True):
     """A compared file whose content differs between successful builds."""
 
     path: str
@@ -93,7 +93,7 @@ class ArtifactFinding(Model):
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
 
 
-class PackageFile(Model):
+class PackageFile(Model, frozen=True):
     """A package file the campaign compared (fuzzer/report/packages.py)."""
 
     path: str  # relative to the source root: ../x.deb beside it; an --output file by its absolute path
@@ -104,7 +104,7 @@ class PackageFile(Model):
     expected: list[str] = msgspec.field(default_factory=list)  # a .buildinfo/.changes's variants differ only in these, as in every build
 
 
-class BookkeepingFile(Model):
+class BookkeepingFile(Model, frozen=True):
     """A build system's bookkeeping file whose contents differed between the successful runs
     (fuzzer/compare/bookkeeping.py)."""
 
@@ -114,14 +114,14 @@ class BookkeepingFile(Model):
     runs: int  # the successful runs compared
 
 
-class Bookkeeping(Model):
+class Bookkeeping(Model, frozen=True):
     """The build systems' bookkeeping that differed, and whether it decided the verdict."""
 
     counted: bool = False  # --count-bookkeeping: it counts like any file; else it is settled as the reference's
     differed: list[BookkeepingFile] = []
 
 
-class AuditedStep(Model):
+class AuditedStep(Model, frozen=True):
     """One step the step audit replayed alone, or could not (fuzzer/explain/audit.py)."""
 
     identity: str  # the same in every run and every night: command, cwd, occurrence
@@ -138,7 +138,7 @@ class AuditedStep(Model):
     step_s: float = 0.0  # what it (or the writer process replays run) took in the traced build: one replay's cost
 
 
-class AuditSummary(Model):
+class AuditSummary(Model, frozen=True):
     """The step audit (`--check-steps`): one traced build, its steps replayed alone."""
 
     share: float  # of the replayable steps, asked for
@@ -156,7 +156,7 @@ class AuditSummary(Model):
     unfinished_s: float = 0.0  # about what their missing replays take, serially, from each step's traced time
 
 
-class CutShort(Model):
+class CutShort(Model, frozen=True):
     """What the localization budget cut short, and about what would complete it: each claim's
     missing replays × its step's measured time, added up, ÷ the replay slots
     (fuzzer/report/cut_short.py)."""
@@ -171,7 +171,7 @@ class CutShort(Model):
     unexplained_roots: int = 0  # root steps localization left unexplained (their differing files name no step)
 
 
-class AxisBound(Model):
+class AxisBound(Model, frozen=True):
     """What the drawn runs with a seed of one axis's own (a `--shuffle` seed, a hash seed)
     say of it: `rate` counts those that failed or differed from the reference, `seen` of
     `builds`, with its exact interval, and with none, `upper_bound` (as the verdict's)."""
@@ -181,7 +181,7 @@ class AxisBound(Model):
     rate: Rate
 
 
-class Report(Model):
+class Report(Model, frozen=True):
     """What a campaign found (docs/contracts.md, "The JSON report")."""
 
     command: str

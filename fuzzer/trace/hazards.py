@@ -53,7 +53,7 @@ DIRNAME_CACHE = 1 << 16
 
 @dataclass(frozen=True, slots=True)
 class _Conflict:
-    type: str
+    type: HazardType
     file: str
     first: Step
     second: Step
