@@ -61,7 +61,7 @@ class Evidence:
         if record.index == 0:
             if record.ok and not self.reference_tree.exists():
                 # --output files are named by absolute paths, outside any kept tree: kept as blobs
-                self._keep_blobs(executor, record, [p for p in record.manifest.entries if p.startswith("/")])
+                self._keep_blobs(executor, record, [p for p in record.built.entries if p.startswith("/")])
                 if executor.keep_tree(record, self.reference_tree):
                     _drop_large_files(self.reference_tree.parent)
             return
@@ -79,7 +79,7 @@ class Evidence:
 
     def _keep_blobs(self, executor: Executor, record: RunRecord, paths: list[str]) -> None:
         for path in paths:
-            entry = record.manifest.entries[path]
+            entry = record.built.entries[path]
             if entry.kind != "file" or entry.size > BLOB_LIMIT:
                 continue
             blob = self.blob(entry.digest)

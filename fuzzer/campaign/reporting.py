@@ -40,7 +40,7 @@ def report(campaign: Campaign, comparison: Comparison | None, localization: Loca
 def _packages(campaign: Campaign) -> list[PackageFile]:
     built = [r for r in campaign.runs if r.ok and r.manifest is not None]
     compared = campaign.selection.compared
-    reference = compared(campaign.runs[0].manifest) if built and built[0].index == 0 else None
+    reference = compared(campaign.runs[0].built) if built and built[0].index == 0 else None
     return package_files(reference, _compared(campaign), campaign.config.source, campaign.evidence.expected_of)
 
 

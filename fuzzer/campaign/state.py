@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, Protocol, TypeVar
 
 from fuzzer.campaign.evidence import Evidence, diff_reserve_s
 from fuzzer.compare import Comparison, variant_label
@@ -21,6 +21,8 @@ from fuzzer.observe import Manifest
 from fuzzer.model import ExitCode, ExitReason, RunKind, Verdict
 from fuzzer.report.model import Report
 from fuzzer.store import Store
+
+R = TypeVar("R")  # what a phase's work returns
 
 
 class Events(Protocol):
@@ -153,7 +155,7 @@ class Campaign:
 
     def _digest(self, record: RunRecord) -> str:
         if record.index not in self.digests:
-            self.digests[record.index] = self.select(record.manifest).digest()
+            self.digests[record.index] = self.select(record.built).digest()
         return self.digests[record.index]
 
     def differs_from_reference(self, record: RunRecord) -> bool:
@@ -185,7 +187,7 @@ class timed:
         self.campaign.phases[self.name] = round(time.monotonic() - self.start, 3)
 
 
-def with_own_executor(campaign: Campaign, phase: str, events: Events, work: Callable[[Executor], object]) -> object:
+def with_own_executor(campaign: Campaign, phase: str, events: Events, work: Callable[[Executor], R]) -> R | None:
     """`work` on an executor of its own, timed as `phase`: None when Ctrl-C ends it (the
     campaign then stops as interrupted), and the workspace removed whatever happens."""
     try:

@@ -240,7 +240,8 @@ class LocalExecutor:
         base = os.environ if spec.environ is None else dict(spec.environ)
         launch = axes.launch(spec.command, perturbation, {**base, **dict(spec.env + request.env)}, spec.workspace.path)
         argv = list(launch.argv)
-        trace_path, stash = None, ()
+        trace_path: str | None = None
+        stash: tuple[Path, ...] = ()
         if request.trace:
             trace_path = str(spec.logs / f"{request.stem}.strace")
             argv = strace.wrap(argv, trace_path)
@@ -255,8 +256,8 @@ class LocalExecutor:
             with axes.mounted(perturbation, cwd):
                 end, jitter = self._build(slot, argv, str(cwd), launch, perturbation, request.trace, log_path, timeout)
         finally:
-            if stash:
-                keep.settle(stash, trace_path)  # type: ignore[arg-type]
+            if stash and trace_path:
+                keep.settle(stash, trace_path)
         if self._closing:
             raise RunCancelled("the executor closed during the build")
         wall = time.monotonic() - started

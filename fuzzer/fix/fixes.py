@@ -10,6 +10,7 @@ import re
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Callable
 
 from msgspec import structs
 
@@ -30,8 +31,9 @@ from fuzzer.report import json_format
 from fuzzer.report.model import Report
 from fuzzer.store import Store
 
-# (build system, hazard type or culprit kind) → the remedy written in that system's files
-REMEDIES = {
+# (build system, hazard type or culprit kind) → the remedy written in that system's files; a
+# hazard's remedy takes the Hazard, a culprit's the Culprit (Any: the key says which)
+REMEDIES: dict[tuple[str, HazardType | Kind], Callable[[Any, Tree], Remedy]] = {
     (MAKE, HazardType.READ_BEFORE_WRITE): missing_prerequisite, (MAKE, HazardType.MKDIR_RACE): order_only,
     (MAKE, HazardType.DUPLICATE): grouped_targets, (MAKE, Kind.INTRINSIC): stabiliser_prefix,
     (MAKE, Kind.ORDER): archive_flags,
@@ -71,7 +73,7 @@ def fix_findings(report: Report, wanted: tuple[str, ...], runs: tuple[RunRecord,
 
 
 def _entries(report: Report, wanted: tuple[str, ...]) -> list[Culprit | Hazard]:
-    entries = [*report.hazards, *report.culprits]
+    entries: list[Culprit | Hazard] = [*report.hazards, *report.culprits]
     known = {e.finding_id for e in entries}
     unknown = [w for w in wanted if w not in known]
     if unknown:
@@ -157,8 +159,8 @@ def apply_fix(store: Path, campaign_id: int | None, finding_id: str, force: bool
     finally:
         opened.close()
     report = json_format.from_builtins(data) if data else None
-    entry = next((e for e in [*report.hazards, *report.culprits] if e.finding_id == finding_id), None) \
-        if report else None
+    entries: list[Culprit | Hazard] = [*report.hazards, *report.culprits] if report else []
+    entry = next((e for e in entries if e.finding_id == finding_id), None)
     if entry is None:
         raise UsageError(f"no culprit or hazard {finding_id!r} in campaign {row.id}")
     if not entry.fix:
