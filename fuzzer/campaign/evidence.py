@@ -160,9 +160,10 @@ class Evidence:
     def _diff(self, runs: list[RunRecord], artifact: DivergentArtifact, timeout: float, deadline: float,
               deep: bool) -> Diff:
         pair = (artifact.variants[0].runs[0], artifact.variants[1].runs[0])
-        files = [self.variant_file(runs[index], artifact.path) for index in pair]
-        if None in files:
-            missing = [str(i) for i, f in zip(pair, files) if f is None]
+        found = [self.variant_file(runs[index], artifact.path) for index in pair]
+        files = [f for f in found if f is not None]
+        if len(files) < len(found):
+            missing = [str(i) for i, f in zip(pair, found) if f is None]
             text = f"(no diff: {artifact.path} is absent or not kept in run {', '.join(missing)})"
             return Diff(pair, text if deep else "")
         pair, (a, b), inside = self._telling_pair(runs, artifact, pair, files)

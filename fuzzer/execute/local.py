@@ -288,6 +288,7 @@ class LocalExecutor:
         runs in its own mount namespace, its tree (in its parent) and outputs mounted at the campaign's."""
         if slot is self._serial:
             return argv
+        assert self.isolation is not None  # slots beside the serial one exist only with it
         campaign, own = self.spec.workspace, self._workspace_of(slot)
         mounts = [(own.path.parent, campaign.path.parent) if campaign.parent_outputs else (tree, campaign.path)]
         mounts += [(mine.backing, Path(theirs.shown)) for mine, theirs in zip(own.outputs, campaign.outputs)]
