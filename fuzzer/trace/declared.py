@@ -63,7 +63,9 @@ class DeclaredGraph:
         """`Makefile:22`: the rule line of `target`'s recipe in the user's file (make's database
         says where the recipe is; the rule is the logical line above it), or "" unknown."""
         at = self.recipes.get(target)
-        found = make.located(target, Path(tree) / at[0], at[1] - 1) if at else None
+        if at is None:
+            return ""
+        found = make.located(target, Path(tree) / at[0], at[1] - 1)
         return f"{at[0]}:{found.rule[0] + 1}" if found else ""
 
     def _all_upstream(self, earlier: Iterable[str], later: Iterable[str]) -> bool:
