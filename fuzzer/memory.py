@@ -227,8 +227,8 @@ def _finding(row: FindingRow, known: bool, count: "rates.Count | None",
         seen, builds, campaigns = pooled
         total = structs.to_data(rates.Count(seen, builds).rate(rates.pooled_text(seen, builds, campaigns),
                                                                 campaigns=campaigns))
-    return Finding(row.id, FindingKind(row.kind), row.what, FindingStatus(row.status), row.first_campaign, _when(row.first_seen),
-                   row.last_campaign, _when(row.last_seen), known, rate, total)
+    return Finding(row.id, FindingKind(row.kind), row.what, FindingStatus(row.status), row.first_campaign,
+                   _when(row.first_seen), row.last_campaign, _when(row.last_seen), known, rate, total)
 
 
 def _when(seconds: float) -> str:
