@@ -9,6 +9,7 @@ from fuzzer.campaign.audit_phase import audited_verdict
 from fuzzer.campaign.state import Campaign
 from fuzzer.compare import Comparison
 from fuzzer.execute.choose import serial_fallback
+from fuzzer.execute.run import RunRecord
 from fuzzer.explain import Localization
 from fuzzer.explain.artifact_metadata import Tested
 from fuzzer.model import Reason, Verdict
@@ -50,7 +51,7 @@ def _compared(campaign: Campaign) -> list[Manifest]:
     return [compared(r.manifest) for r in campaign.runs if r.ok and r.manifest is not None]
 
 
-def _label(campaign: Campaign, record) -> Label:
+def _label(campaign: Campaign, record: RunRecord) -> Label:
     digest = campaign.select(record.manifest).digest() if record.ok and record.manifest else None
     return Label(digest, campaign.group_of(record))
 

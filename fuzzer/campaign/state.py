@@ -32,13 +32,13 @@ class Events(Protocol):
 
 
 class SilentEvents:
-    def started(self, campaign, seed, workspace, resumed):
+    def started(self, campaign: int, seed: int, workspace: Path, resumed: int) -> None:
         pass
 
-    def run_finished(self, record, group, planned):
+    def run_finished(self, record: RunRecord, group: str | None, planned: int) -> None:
         pass
 
-    def phase(self, name):
+    def phase(self, name: str) -> None:
         pass
 
 
@@ -183,7 +183,7 @@ class timed:
         self.events.phase(self.name)
         self.start = time.monotonic()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.campaign.phases[self.name] = round(time.monotonic() - self.start, 3)
 
 

@@ -198,7 +198,7 @@ class DaskExecutor:
     def __enter__(self) -> "DaskExecutor":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
@@ -349,7 +349,7 @@ class RemoteStepReplayer:
     def __enter__(self) -> "RemoteStepReplayer":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def replay(self, variation: Variation = Variation("plain"), times: int = REPLAYS) -> ReplayOutcome:

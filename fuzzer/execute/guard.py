@@ -93,7 +93,7 @@ class Guard:
     def __enter__(self) -> "Guard":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def start(self, argv: list[str], *, cwd: str, env: dict[str, str], cpus: tuple[int, ...] | None, log_path: str) -> int:

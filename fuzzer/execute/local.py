@@ -116,7 +116,7 @@ class LocalExecutor:
     def __enter__(self) -> "LocalExecutor":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property

@@ -127,7 +127,7 @@ class SessionSlots:
     def __enter__(self) -> "SessionSlots":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         pass
 
 
@@ -201,7 +201,7 @@ class ReplaySlots:
     def __enter__(self) -> "ReplaySlots":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -150,7 +150,7 @@ class StepReplayer:
     def __enter__(self) -> "StepReplayer":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

@@ -82,7 +82,8 @@ def _entries(report: Report, wanted: tuple[str, ...]) -> list[Culprit | Hazard]:
     return [e for e in entries if not wanted or e.finding_id in wanted]
 
 
-def _fix_one(proving, perturbation, report, entry, tree, out, done, before, after) -> Fixed:
+def _fix_one(proving: Proving, perturbation: Perturbation | None, report: Report, entry: Culprit | Hazard, tree: Tree,
+             out: Path, done: dict[str, Fixed], before: int, after: int) -> Fixed:
     what = f"{entry.type} on {entry.file}" if isinstance(entry, Hazard) else f"[{entry.kind}] {entry.command}"
     if isinstance(entry, Culprit) and entry.kind == Kind.RACE:
         hazard = next((h for h in report.hazards if entry.command in (h.reader, h.writer, *h.steps)), None)

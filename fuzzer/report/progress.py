@@ -52,7 +52,7 @@ class ConsoleEvents:
             self._beating.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stopped.set()
         if self._beating is not None:
             self._beating.join()
