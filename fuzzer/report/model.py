@@ -11,8 +11,8 @@ from typing import Annotated
 
 import msgspec
 
-from fuzzer.model import (AuditResult, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, Rate,
-                          Reason, RunStatus, Verdict)
+from fuzzer.model import (AuditResult, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, NotTried,
+                          Rate, Reason, RunStatus, Verdict)
 from fuzzer.settings import SOURCES
 
 SCHEMA = 2  # 2: a hazard's `runs` are numbers, its traced runs' labels in `traced`
@@ -43,6 +43,7 @@ class RunSummary(Model, frozen=True):
     overlapped_with: list[int] = []  # runs building at the same time on its host (--parallel)
     finding_id: str = ""  # a failed run's finding (fuzzer/findings.py): runs failing alike share one
     reason: RunReason = ""  # why it ran (fuzzer.model.Reason)
+    host: str = ""  # the worker that built it (--dask); "" for the campaign's own machine
 
 
 class VariantSummary(Model, frozen=True):
@@ -181,6 +182,27 @@ class AxisBound(Model, frozen=True):
     rate: Rate
 
 
+class AxisScope(Model, frozen=True):
+    """One axis of the campaign's scope (fuzzer/report/scope.py): the runs that varied it
+    from the reference, the values its runs took, or why none varied it."""
+
+    axis: str  # its name, as in --axes and --vary
+    label: str  # for people
+    runs: int  # runs that differed from the reference along it
+    values: int  # distinct values the runs took, the reference's included
+    not_tried: NotTried = NotTried.TRIED  # why no run varied it
+    problem: str = ""  # for an unavailable axis: what is missing here
+
+
+class Origin(Model, frozen=True):
+    """Which buildfuzz made a report, on which machine and when: for reading it months later."""
+
+    buildfuzz: str  # its version
+    host: str  # the machine the campaign ran on (its hostname); a run built elsewhere names its own
+    started: str  # when the campaign began, ISO 8601 in UTC
+    ended: str  # when this report was made
+
+
 class Report(Model, frozen=True):
     """What a campaign found (docs/contracts.md, "The JSON report")."""
 
@@ -209,6 +231,8 @@ class Report(Model, frozen=True):
     axis_bounds: list[AxisBound] = []  # each axis whose samples are seeds: its own count and bound
     audit: AuditSummary | None = None  # the step audit, with --check-steps
     cut_short: CutShort | None = None  # what the localization budget cut short; None: nothing
+    origin: Origin | None = None  # None in reports stored before buildfuzz recorded it
+    scope: list[AxisScope] = []  # every axis: tried how often, or why not
     schema: int = SCHEMA  # written first (json_format): what a reader checks before anything else
 
     @property
