@@ -194,7 +194,7 @@ def confirmed(targets_run: list[tuple[Target, int, list[Flip]]], hazards: list[H
                 steps=sorted({target.held, flip.other, *(known.steps if known else [])}),
                 status=HazardStatus.CONFIRMED,
                 reproduce=reproduce(target),
-                runs=list(dict.fromkeys([*(known.runs if known else []), f"run {index}"])),
+                runs=list(dict.fromkeys([*(known.runs if known else []), index])),
             )
             out = [confirmed_hazard if h is known else h for h in out] if known else [*out, confirmed_hazard]
             by_file.update(dict.fromkeys(confirmed_hazard.files, confirmed_hazard))
