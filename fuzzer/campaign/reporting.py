@@ -39,7 +39,7 @@ def report(campaign: Campaign, comparison: Comparison | None, localization: Loca
     recalled = memory.remember(campaign.subject(), found.identities(), look)
     return build_report(_about(campaign, verdict), campaign.runs, found, comparison, localization,
                         recalled.findings, recalled.notes + list(tested.notes), _packages(campaign),
-                        bookkeeping_files(_compared(campaign), config.count_bookkeeping))
+                        bookkeeping_files(_compared(campaign), config.count_bookkeeping), recalled.first)
 
 
 def _packages(campaign: Campaign) -> list[PackageFile]:

@@ -89,12 +89,14 @@ builds that differ only in known findings exit 0; a new finding exits 1.
               "report. Builds that differ only in them exit 0; a new finding exits 1.")
 @store_option
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
+@click.option("--verbose", "-v", is_flag=True, help="Unfold the summary: every variant, step, failed run's log "
+              "tail, finding and the whole evidence (the JSON report always has them).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, count_bookkeeping, jobs, axes, vary, jitter, affinity,
         timeout, in_place, clean, resume, until_confidence, stop_on_first, localize, localize_budget, stabilizers, diff_timeout,
         check_steps,
-        report_json, junit, markdown, html, baseline, store, quiet, parallel, dask, shared_source) -> None:
+        report_json, junit, markdown, html, baseline, store, quiet, verbose, parallel, dask, shared_source) -> None:
     """Fuzz BUILD COMMAND (after --; {jobs} is replaced by the job count)."""
     from fuzzer.campaign import run_campaign
     from fuzzer.findings import read_baseline
@@ -136,7 +138,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, coun
     check_outputs(config.outputs)
     with ConsoleEvents(quiet=quiet, planned=config.runs, budget_s=config.budget_s, parallel=config.parallel) as events:
         outcome = run_campaign(config, events, settings=used_settings(ctx))
-    finish(outcome, config.outputs)
+    finish(outcome, config.outputs, verbose)
 
 
 def _command(words: tuple[str, ...]) -> str:

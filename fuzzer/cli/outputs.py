@@ -36,13 +36,14 @@ def check_writable(path: Path) -> None:
         raise UsageError(f"cannot write a report to {shown(path)}: {e.strerror}") from None
 
 
-def finish(outcome, outputs: Outputs) -> None:
-    """Print and write the report, say what it cannot, and exit with the outcome's code."""
+def finish(outcome, outputs: Outputs, verbose: bool = False) -> None:
+    """Print and write the report (`verbose`: the terminal's unfolded), say what it cannot,
+    and exit with the outcome's code."""
     from fuzzer.report import github, write_outputs
     from fuzzer.escaping import safe_lines
     from fuzzer.report.text import render
 
-    click.echo(render(outcome.report), err=outputs.to_stdout)
+    click.echo(render(outcome.report, verbose), err=outputs.to_stdout)
     if os.environ.get("GITHUB_ACTIONS") == "true":  # workflow commands: read from the step's output
         workspace = Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
         for line in github.annotations(outcome.report, workspace):

@@ -46,7 +46,7 @@ from fuzzer.trace import declared
 from fuzzer.trace import hazards as trace_hazards
 from fuzzer.trace.graph import RootCandidate, find_roots
 from fuzzer.trace.outside import outside_note
-from fuzzer.trace.prerequisites import declared_hazards, with_missing_edges
+from fuzzer.trace.prerequisites import declared_hazards, with_missing_edges, with_rules
 from fuzzer.trace.steps import BuildTrace, load_trace, written_by_drivers
 
 LISTED = 5  # roots left unexplained named in the note; the rest are counted
@@ -113,7 +113,8 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
         seen = _seen_by_audit(builds, comparison, audited, set(), traced)
         found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, tuple(found), failures, seen,
                                    Declared(graph, tree))
-        return replace(found_in_logs, notes=found_in_logs.notes + outside)
+        return replace(found_in_logs, culprits=with_rules(found_in_logs.culprits, reference_trace, graph, tree),
+                       notes=found_in_logs.notes + outside)
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
     differing = _differing(builds, pair)
     roots = find_roots(reference_trace, divergent_trace, differing,
@@ -146,8 +147,8 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     else:  # every root was the audit's: no replay slot is set up
         explained, left = _explain_in_budget([], None, taken=taken)
     seen, unnamed = _seen_by_audit(builds, comparison, audited, differing, _label(pair.divergent), pair.divergent.ok)
-    culprits = one_per_hazard(_one_per_step([*(_blame_duplicates(c, found, divergent_trace) for c in explained), *seen]),
-                              found)
+    culprits = with_rules(one_per_hazard(_one_per_step([*(_blame_duplicates(c, found, divergent_trace)
+                                                        for c in explained), *seen]), found), reference_trace, graph, tree)
     minimal = _minimal_reproducer(builds, executor, pair.reference, pair.divergent.perturbation) if culprits else None
     notes = _notes(roots, left, budget, builds.stabilizers) + outside \
         + untraced.note(unnamed, _label(pair.divergent)) + _driver_note(divergent_trace, differing) \
@@ -180,10 +181,11 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
     if rest or differing - {path for root in roots for path in root.explains}:
         return None
     label = "step audit's traced reference"
-    found = trace_hazards.find_hazards([trace], [label], declared.declared_graph(builds.command, builds.tree))
-    shown = mark_manifest(found, comparison, {}, roots, "")
+    graph = declared.declared_graph(builds.command, builds.tree)
+    shown = mark_manifest(trace_hazards.find_hazards([trace], [label], graph), comparison, {}, roots, "")
     explained, _ = _explain_in_budget([], None, taken=taken)
-    culprits = _one_per_step(explained)  # the audit names no race: a replay alone has no other step to race
+    # the audit names no race: a replay alone has no other step to race
+    culprits = with_rules(_one_per_step(explained), trace, graph, builds.tree)
     divergent = builds.runs[telling[0]].perturbation
     minimal = _minimal_reproducer(builds, executor, reference, divergent)
     note = (f"localization traced no divergent build: each of the {len(differing)} file(s) run 0 and "

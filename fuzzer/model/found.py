@@ -49,6 +49,7 @@ class Culprit(Model, frozen=True):
     stabilizer_alternatives: list[list[str]] = []  # other minimal sets that work too
     steps: list[str] = []  # one cause, several steps: every step that shares this culprit's hazard
     # (seven compiles missing one directory), `command` the first of them; empty for one step
+    rule: str = ""  # where the rule that ran it is: `Makefile:22` (its rule line, from make's database); "" unknown
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
     writer_process: WriterProcess | None = None  # the process that wrote the bytes, when the trace names one
     fix: str = ""  # `buildfuzz fix`: the path of its patch (fuzzer/fix/)

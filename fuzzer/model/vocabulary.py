@@ -50,6 +50,16 @@ class ExitReason(StrEnum):
     INTERRUPTED = "interrupted"  # Ctrl-C, SIGTERM: no verdict
 
 
+class Basis(StrEnum):
+    """What an unreproducible verdict rests on: the JSON report's `basis`, so a CI gate can tell
+    a failure of plain builds from one that shows only when buildfuzz held a step back or
+    shuffled make's order (fuzzer/report/counts.py)."""
+
+    NONE = ""  # no unreproducible verdict (or a report an earlier buildfuzz stored)
+    PLAIN = "plain"  # some build with neither a held step nor a shuffled order failed or differed
+    HELD_OR_SHUFFLED = "held-or-shuffled"  # only builds that held a step back or shuffled make's order did
+
+
 class RunStatus(StrEnum):
     """How one build ended: the JSON report's run `status`."""
 

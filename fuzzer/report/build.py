@@ -15,6 +15,7 @@ from fuzzer import rates, replay_commands, structs
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
 from fuzzer.model import Culprit, ExitReason, Finding, Hazard, Verdict
+from fuzzer.report.counts import basis
 from fuzzer.report.cut_short import cut_short
 from fuzzer.report.scope import scope
 from fuzzer.report.model import (ArtifactFinding, Bookkeeping, InsideSummary, MetadataStabilizer, Origin, PackageFile,
@@ -94,11 +95,12 @@ def parts(records: list[RunRecord], labels: dict[int, Label], comparison: Compar
 
 def build_report(about: About, records: list[RunRecord], found: Parts, comparison: Comparison | None,
                  localization: "Localization | None", findings: list[Finding], last_notes: list[str],
-                 packages: list[PackageFile], bookkeeping: Bookkeeping) -> Report:
+                 packages: list[PackageFile], bookkeeping: Bookkeeping, first_in_store: bool = False) -> Report:
     """`comparison` is None when no run finished (the campaign was interrupted in run 0);
     `findings`: what the memory says of `found`; `last_notes`: the memory's, then the
     metadata test's; `packages`: the package files compared (`report.packages.package_files`);
-    `bookkeeping`: the build systems' that differed (`report.bookkeeping.bookkeeping_files`)."""
+    `bookkeeping`: the build systems' that differed (`report.bookkeeping.bookkeeping_files`);
+    `first_in_store`: no earlier campaign of this source and command is in the store."""
     notes = list(about.notes) + _parallel_notes(about, found.runs) + _run_notes(records) \
         + (list(localization.notes) if localization else []) + last_notes
     report = Report(
@@ -123,6 +125,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         packages=packages,
         bookkeeping=bookkeeping,
         findings=findings,
+        first_in_store=first_in_store,
         audit=localization.audit if localization else None,
         origin=about.origin,
         scope=scope(about.axes, [r.perturbation for r in records]),
@@ -131,7 +134,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         if localization else None,
     )
     return finding_ids.with_ids(msgspec.structs.replace(report, confidence=rates.verdict_confidence(report),
-                                                        axis_bounds=rates.axis_bounds(report)))
+                                                        axis_bounds=rates.axis_bounds(report), basis=basis(report)))
 
 
 def _summary(record: RunRecord, label: Label, overlapped_with: list[int]) -> RunSummary:

@@ -11,8 +11,8 @@ from typing import Annotated
 
 import msgspec
 
-from fuzzer.model import (AuditResult, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, NotTried,
-                          Rate, Reason, RunStatus, Verdict)
+from fuzzer.model import (AuditResult, Basis, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model,
+                          NotTried, Rate, Reason, RunStatus, Verdict)
 from fuzzer.settings import SOURCES
 
 SCHEMA = 2  # 2: a hazard's `runs` are numbers, its traced runs' labels in `traced`
@@ -233,6 +233,8 @@ class Report(Model, frozen=True):
     cut_short: CutShort | None = None  # what the localization budget cut short; None: nothing
     origin: Origin | None = None  # None in reports stored before buildfuzz recorded it
     scope: list[AxisScope] = []  # every axis: tried how often, or why not
+    basis: Basis = Basis.NONE  # an unreproducible verdict's: plain builds, or held or shuffled ones alone
+    first_in_store: bool = False  # no earlier campaign of this source and command in its store: all is new
     schema: int = SCHEMA  # written first (json_format): what a reader checks before anything else
 
     @property

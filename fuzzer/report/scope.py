@@ -33,3 +33,18 @@ def _why_not(axis: Axis, asked: tuple[str, ...], problem: str) -> NotTried:
     if problem:
         return NotTried.UNAVAILABLE
     return NotTried.NO_TARGET if axis.group == TARGETED else NotTried.RUNS_ENDED
+
+
+def scope_line(axes: list[AxisScope]) -> str:
+    """One line: the axes varied, with their runs, then those not varied, grouped by why."""
+    varied = [f"{s.axis} ({s.runs} run{'s' if s.runs != 1 else ''})" for s in axes if s.not_tried == NotTried.TRIED]
+    left = {why: [s for s in axes if s.not_tried == why] for why in NotTried if why != NotTried.TRIED}
+    parts = [f"varied {', '.join(varied)}"] if varied else ["no axis varied"]
+    if ended := left[NotTried.RUNS_ENDED]:
+        parts.append(f"asked, no run drew {', '.join(s.axis for s in ended)}")
+    parts += [f"{s.axis} off: {s.problem}" for s in left[NotTried.UNAVAILABLE]]
+    if left[NotTried.NO_TARGET]:
+        parts.append("no hazard to hold a step back for")
+    if asked_not := left[NotTried.NOT_ASKED]:
+        parts.append(f"not asked: {', '.join(s.axis for s in asked_not)} (--vary all adds the environment)")
+    return "; ".join(parts)

@@ -152,9 +152,12 @@ def test_markdown_unreproducible_has_tables_and_code_blocks():
     text = markdown.render(unreproducible())
     assert text.startswith("## buildfuzz: ❌ unreproducible\n")
     assert "| Artifact | Variants | Separated by |\n|---|---|---|\n| libops.a | 3 | cpus in {4} → A;" in text
-    assert "1. **intrinsic**: python3 gen.py ops.c (in src)" in text
-    assert "   - stabilised by: PYTHONHASHSEED + ASLR" in text
-    assert "   - chain: libops.a → ops.o → src/ops.c" in text
+    cause = text.split("### Cause 1 of ", 1)[1].split("<details>", 1)[0]
+    assert "intrinsic" in cause and "python3 gen.py ops.c" in cause
+    assert "PYTHONHASHSEED + ASLR" in cause and "libops.a ← ops.o ← src/ops.c" in cause
+    # the answer first: the cause before any table, the verdict and exit code last
+    assert text.index("### Cause 1 of ") < text.index("| Artifact |")
+    assert text.rstrip().splitlines()[-1] == "**verdict: UNREPRODUCIBLE, exit 1**"
     assert "| 5 | jobs=8 cpus=0-3 jitter=0.40/seed=105 | failed | 2 |" in text
     assert "```sh\nbuildfuzz replay --store .buildfuzz/store.db --campaign 3 --run 1\n```" in text
     assert "```sh\ncd src && PYTHONHASHSEED=random python3 gen.py ops.c\n```" in text

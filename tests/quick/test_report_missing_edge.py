@@ -124,6 +124,5 @@ def test_markdown_gives_the_edge_with_its_rule_a_column_of_the_hazards_table():
 
 
 def test_text_lists_each_step_of_one_cause_once():
-    rendered = text.render(with_shared_cause())
-    line = next(l for l in rendered.splitlines() if "steps, one cause:" in l)
-    assert line.split("steps, one cause: ", 1)[1].split("; ") == COMPILES
+    lines = [line.strip() for line in text.render(with_shared_cause(), verbose=True).splitlines()]
+    assert all(sum(line.endswith(step) for line in lines) == 1 for step in COMPILES)

@@ -10,7 +10,7 @@ from fuzzer import axes
 from fuzzer.report import scope as scope_module
 from fuzzer.model import NotTried
 from fuzzer.plan import Perturbation
-from fuzzer.report.scope import scope
+from fuzzer.report.scope import scope, scope_line
 
 
 def test_each_axis_counts_the_runs_that_left_the_reference_along_it():
@@ -38,3 +38,10 @@ def test_an_axis_asked_but_never_drawn_says_why(monkeypatch):
 def test_vary_all_stands_for_every_environment_axis(named):
     environment = [a.name for a in axes.AXES if a.group == axes.ENVIRONMENT]
     assert axes.with_all(named) == named[:-1] + environment
+
+
+def test_the_scope_line_names_every_axis_once():
+    runs = [Perturbation(1, (0,)), Perturbation(2, (0,))]
+    line = scope_line(scope(("jobs", "shuffle", "hold"), runs))
+    assert all(line.count(a.name) == 1 for a in axes.AXES if a.name != "hold")  # hold: "held back" only
+    assert line.startswith("varied jobs (1 run)")
