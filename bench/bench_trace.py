@@ -278,8 +278,9 @@ def bench_scenario(reps: int, tmp: Path) -> None:
     """The issue's measure: one buildfuzz run of scenarios/clean-c, traced vs untraced,
     through the real executor (same workspace path, fresh copy each run)."""
     from fuzzer.execute.local import BuildSpec, LocalExecutor
-    from fuzzer.execute.run import RunKind, RunRequest
+    from fuzzer.execute.run import RunRequest
     from fuzzer.execute.workspace import Workspace
+    from fuzzer.model import RunKind
     from fuzzer.plan import Perturbation
 
     source = Path(__file__).resolve().parents[1] / "scenarios" / "clean-c"

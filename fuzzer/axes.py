@@ -36,8 +36,9 @@ import msgspec
 
 from fuzzer import hold
 from fuzzer.errors import UsageError
+from fuzzer.model import Reason
 from fuzzer.parallelism import command_argv, parallel_env, render_command
-from fuzzer.plan import Perturbation, Planned, Reason, Space, format_cpus, phases, smallest_runs
+from fuzzer.plan import Perturbation, Planned, Space, format_cpus, phases, smallest_runs
 from fuzzer.tools import disorderfs, faketime, make, setarch, unshare
 
 SCHEDULE, ORDER, ENVIRONMENT, TARGETED = "schedule", "order", "environment", "targeted"

@@ -165,7 +165,8 @@ def _listed_ids(findings: object, name: str) -> frozenset[str]:
     if not isinstance(findings, list):
         raise UsageError(f"{name}: 'findings' must be a list of {{\"id\": ...}} objects")
     ids = [f.get("id") if isinstance(f, dict) else None for f in findings]
-    bad = [i for i in ids if not (isinstance(i, str) and ID_PATTERN.fullmatch(i))]
-    if bad:
-        raise UsageError(f"{name}: {shown(bad[0])} is not a finding id (12 hexadecimal digits)")
-    return frozenset(ids)
+    good = [i for i in ids if isinstance(i, str) and ID_PATTERN.fullmatch(i)]
+    if len(good) < len(ids):
+        bad = next(i for i in ids if i not in good)
+        raise UsageError(f"{name}: {shown(bad)} is not a finding id (12 hexadecimal digits)")
+    return frozenset(good)

@@ -30,8 +30,8 @@ from msgspec import structs
 
 from fuzzer import hold
 from fuzzer.execute.logs import any_target_of, error_lines, failed_targets
-from fuzzer.plan import Perturbation, Planned, Reason, with_guided
-from fuzzer.model import Hazard, HazardStatus
+from fuzzer.plan import Perturbation, Planned, with_guided
+from fuzzer.model import Hazard, HazardStatus, HazardType, Reason
 from fuzzer.trace.hazards import DUPLICATE, LISTING_RACE, MKDIR_RACE, OVERLAP, WRITE_WRITE, conflicts
 from fuzzer.trace.steps import BuildTrace, Step
 
@@ -44,7 +44,7 @@ SLACK_S = 0.1
 class Flip:
     """One conflict a held step is part of: holding it lets `other` go first on `file`."""
 
-    type: str
+    type: HazardType
     file: str
     other: str  # command of the step that should go first
     telling: tuple[str, ...]  # files whose change shows this flip: the conflict's, and what `other` wrote
@@ -194,7 +194,7 @@ def confirmed(targets_run: list[tuple[Target, int, list[Flip]]], hazards: list[H
                 steps=sorted({target.held, flip.other, *(known.steps if known else [])}),
                 status=HazardStatus.CONFIRMED,
                 reproduce=reproduce(target),
-                runs=list(dict.fromkeys([*(known.runs if known else []), f"run {index}"])),
+                runs=list(dict.fromkeys([*(known.runs if known else []), index])),
             )
             out = [confirmed_hazard if h is known else h for h in out] if known else [*out, confirmed_hazard]
             by_file.update(dict.fromkeys(confirmed_hazard.files, confirmed_hazard))

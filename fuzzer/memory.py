@@ -27,8 +27,8 @@ from typing import Callable, Iterator
 
 from fuzzer import axes, rates, structs
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, STILL, Identity
-from fuzzer.plan import Perturbation, Planned, Reason, Space, reference
-from fuzzer.model import Finding, RunStatus, Verdict
+from fuzzer.plan import Perturbation, Planned, Space, reference
+from fuzzer.model import Finding, FindingKind, FindingStatus, Reason, RunStatus, Verdict
 from fuzzer.store import FindingRow, Store
 
 REMEMBERED = 5  # perturbations replayed first; the seeded schedule must still get most of the runs
@@ -230,8 +230,8 @@ def _finding(row: FindingRow, known: bool, count: "rates.Count | None",
         seen, builds, campaigns = pooled
         total = structs.to_data(rates.Count(seen, builds).rate(rates.pooled_text(seen, builds, campaigns),
                                                                 campaigns=campaigns))
-    return Finding(row.id, row.kind, row.what, row.status, row.first_campaign, _when(row.first_seen),
-                   row.last_campaign, _when(row.last_seen), known, rate, total)
+    return Finding(row.id, FindingKind(row.kind), row.what, FindingStatus(row.status), row.first_campaign,
+                   _when(row.first_seen), row.last_campaign, _when(row.last_seen), known, rate, total)
 
 
 def _when(seconds: float) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from typing import Mapping
 
 PLACEHOLDER = "{jobs}"
 
@@ -30,10 +31,10 @@ def command_argv(command: str) -> list[str]:
     return words if plain and shutil.which(words[0]) else ["/bin/sh", "-c", command]
 
 
-def parallel_env(jobs: int, base: dict[str, str] | None = None) -> dict[str, str]:
+def parallel_env(jobs: int, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The job-count variables for `jobs`, keeping the user's other MAKEFLAGS words."""
-    base = os.environ if base is None else base
-    kept = [w for w in base.get("MAKEFLAGS", "").split() if not re.fullmatch(r"-?j\d*|--jobs(=\d+)?", w)]
+    given: Mapping[str, str] = os.environ if base is None else base
+    kept = [w for w in given.get("MAKEFLAGS", "").split() if not re.fullmatch(r"-?j\d*|--jobs(=\d+)?", w)]
     env = {name: str(jobs) for name in JOB_VARIABLES}
     env["MAKEFLAGS"] = " ".join([f"-j{jobs}", *kept])
     return env

@@ -109,7 +109,7 @@ def fit(plan: list[Planned], runs: int, promised: tuple[str, ...] = (), fixed: i
     """`plan` cut to `runs`, in its order, keeping its first `fixed` runs (those that ran
     already) and the first run of each promised axis; later runs make room for them."""
     keep = set(range(min(fixed, len(plan))))
-    keep |= {_first_varying(plan, name) for name in promised} - {None}
+    keep |= {i for name in promised if (i := _first_varying(plan, name)) is not None}
     for i in range(len(plan)):
         if len(keep) >= runs:
             break
@@ -213,18 +213,13 @@ def _sample(space: Space, rng: random.Random) -> Perturbation:
 
 def format_cpus(cpus: tuple[int, ...]) -> str:
     """`0-3,6` style, as taskset -c and /sys print CPU lists."""
-    parts, start, prev = [], None, None
+    spans: list[list[int]] = []  # [first, last] of each run of consecutive CPUs
     for cpu in sorted(cpus):
-        if start is None:
-            start = prev = cpu
-        elif cpu == prev + 1:
-            prev = cpu
+        if spans and cpu == spans[-1][1] + 1:
+            spans[-1][1] = cpu
         else:
-            parts.append(f"{start}-{prev}" if prev != start else f"{start}")
-            start = prev = cpu
-    if start is not None:
-        parts.append(f"{start}-{prev}" if prev != start else f"{start}")
-    return ",".join(parts)
+            spans.append([cpu, cpu])
+    return ",".join(f"{first}-{last}" if last != first else f"{first}" for first, last in spans)
 
 
 def parse_cpus(text: str) -> tuple[int, ...]:

@@ -5,7 +5,7 @@ A rate is a count of builds that could have shown the finding: a divergent artif
 differs from the reference's variant in k of the n successful perturbed builds; a failure
 is k of the n perturbed builds; a culprit shows in the builds where an artifact it writes
 diverged; a hazard is manifest in the perturbed builds that showed its conflict (the
-`run N` its evidence cites: a file both steps wrote differs, a failure names its file),
+`runs` its evidence cites: a file both steps wrote differs, a failure names its file),
 of the n perturbed builds (a latent one: 0 of n). Traced reruns are not drawn builds and
 never count. Runs chosen for what they would show, not drawn by the schedule (the
 remembered replays of what diverged before, the held targets), are left out of every
@@ -14,14 +14,12 @@ count: they would inflate the rate they were chosen for.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import msgspec
 
 from fuzzer import findings, structs
-from fuzzer.plan import Reason
-from fuzzer.model import Culprit, Hazard, RunStatus, Verdict
+from fuzzer.model import Culprit, Hazard, Reason, RunStatus, Verdict
 from fuzzer.axes import AXES, Axis
 from fuzzer.report.model import ArtifactFinding, AxisBound, Report, RunSummary
 from fuzzer.stats import (CONFIDENCE, interval, percent, percent_above, percent_above_tenth, rate_text,
@@ -29,7 +27,6 @@ from fuzzer.stats import (CONFIDENCE, interval, percent, percent_above, percent_
 
 METHOD = "exact binomial (Clopper-Pearson)"
 CHOSEN = frozenset({Reason.REMEMBERED.value, Reason.TARGET.value, Reason.CONTROL.value})
-CAMPAIGN_RUN = re.compile(r"run (\d+)")  # how a hazard's evidence names a build of the campaign
 
 
 class Rate(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -94,8 +91,7 @@ def counts(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: l
             found.setdefault(findings.of_culprit(culprit).id, Count(len(showing & set(ok)), len(ok)))
     indices = {r.index for r in perturbed}
     for hazard in hazards:
-        shown = {int(m[1]) for label in hazard.runs if (m := CAMPAIGN_RUN.fullmatch(label))}
-        found.setdefault(findings.of_hazard(hazard).id, Count(len(shown & indices), len(perturbed)))
+        found.setdefault(findings.of_hazard(hazard).id, Count(len(set(hazard.runs) & indices), len(perturbed)))
     return {fid: count for fid, count in found.items() if count.builds > 0}
 
 

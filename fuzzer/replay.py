@@ -42,9 +42,9 @@ def _compared(selection: Selection, replayed: RunRecord, recorded: RunRecord, re
     if not (recorded.ok and replayed.ok):
         same = recorded.status == replayed.status
         return same, f"{name} was {recorded.status.value}: {'the same' if same else 'a different'} outcome"
-    differing = selection.differing(recorded.manifest, replayed.manifest, reference)
+    differing = selection.differing(recorded.built, replayed.built, reference)
     if not differing:
-        return True, f"same digests as {name} ({len(selection.compared(replayed.manifest).entries)} files compared)"
+        return True, f"same digests as {name} ({len(selection.compared(replayed.built).entries)} files compared)"
     shown = "".join(f"\n  {p}" for p in differing[:SHOWN_PATHS])
     more = f"\n  ... and {len(differing) - SHOWN_PATHS} more" if len(differing) > SHOWN_PATHS else ""
     files = f"{len(differing)} files differ" if len(differing) > 1 else "1 file differs"

@@ -4,7 +4,7 @@ identical. Each check is (name, passed, detail), for `scenarios.score`."""
 
 from __future__ import annotations
 
-from fuzzer.report.model import Report
+from fuzzer.report.model import InsideSummary, Report
 
 
 def inside_checks(members: tuple[str, ...], metadata_only: tuple[str, ...], stabilized_by: str | None,
@@ -16,13 +16,17 @@ def inside_checks(members: tuple[str, ...], metadata_only: tuple[str, ...], stab
     if metadata_only:
         inside = {p: by_path[p].inside if p in by_path else None for p in metadata_only}
         wrong = [p for p, seen in inside.items() if not (seen and seen.metadata_only)]
-        detail = "; ".join(f"{p}: {inside[p].summary if inside[p] else 'not looked inside'}" for p in wrong or inside)
+        detail = "; ".join(f"{p}: {_summary(inside[p])}" for p in wrong or inside)
         checks.append(("metadata_only", not wrong, detail))
     if stabilized_by:
         tested = [by_path[p].metadata_stabilizer for p in metadata_only if p in by_path]
         ok = bool(tested) and all(t and t.stable and t.variable == stabilized_by for t in tested)
         checks.append(("metadata_stabilized_by", ok, "; ".join(t.evidence if t else "not tested" for t in tested)))
     return checks
+
+
+def _summary(inside: InsideSummary | None) -> str:
+    return inside.summary if inside else "not looked inside"
 
 
 def _members(expected: tuple[str, ...], found: list[str]) -> tuple[str, bool, str]:

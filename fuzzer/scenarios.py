@@ -15,7 +15,7 @@ import tomllib
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import msgspec
 
@@ -145,6 +145,11 @@ def check_scenario(scenario: Scenario, *, runs: int | None, seed: int, progress:
         return Score(scenario.name, (), 0.0, error=off[0])
     store = Path(tempfile.mkdtemp(prefix=f"buildfuzz-{scenario.name}-"))
     started = time.monotonic()
+    chosen: dict[str, Any] = {}  # what the scenario sets; the rest stays FuzzConfig's default
+    if scenario.jobs:
+        chosen["jobs"] = scenario.jobs
+    if scenario.vary:
+        chosen["axes"] = axis_table.DEFAULT + scenario.vary
     try:
         config = FuzzConfig(
             source=scenario.path,
@@ -155,8 +160,7 @@ def check_scenario(scenario: Scenario, *, runs: int | None, seed: int, progress:
             artifacts=scenario.artifacts,
             ignore=scenario.ignore,
             count_bookkeeping=scenario.counts_bookkeeping,
-            **({"jobs": scenario.jobs} if scenario.jobs else {}),
-            **({"axes": axis_table.DEFAULT + scenario.vary} if scenario.vary else {}),
+            **chosen,
             localize_budget_s=scenario.localize_budget,
             check_steps=parse_check_steps(scenario.check_steps) if scenario.check_steps else None,
         )
@@ -218,7 +222,8 @@ def _found(name: str, report: Report) -> object:
     return getattr(top, "command" if name == "culprit" else name) if top else None
 
 
-def _meets(name: str, want: object, got: object) -> bool:
+# Any: what an expectation wants and what the report holds differ by its name (_found says what)
+def _meets(name: str, want: Any, got: Any) -> bool:
     if name in ("culprit", "writer", "other_step"):
         return want in got  # a substring of the command line
     if name == "stabilized_by":  # a string: one of them; a list: exactly this joint set
@@ -232,7 +237,7 @@ def _meets(name: str, want: object, got: object) -> bool:
     return got == want
 
 
-def _detail(name: str, want: object, got: object) -> str:
+def _detail(name: str, want: Any, got: Any) -> str:
     if name == "hazards":  # which ones, so a failing check can be read without rerunning it
         return f"{len(got)} hazards, at most {want}" + "".join(f"; {h.type} on {h.file} [{h.status}]" for h in got)
     if name == "culprit_steps":

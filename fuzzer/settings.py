@@ -32,7 +32,8 @@ from fuzzer.structs import read_table, shown_toml
 
 ENV_PREFIX = "BUILDFUZZ"
 FILE_NAMES = ("buildfuzz.toml", "pyproject.toml")
-SOURCES = {  # the report's `source` of each setting
+# the report's `source` of each setting (None: click knows none, a parameter never processed)
+SOURCES: dict[ParameterSource | None, str] = {
     ParameterSource.COMMANDLINE: "command line",
     ParameterSource.ENVIRONMENT: "environment",
     ParameterSource.DEFAULT_MAP: "file",
@@ -138,8 +139,10 @@ def used(ctx: click.Context) -> dict[str, dict]:
     settings = {}
     for param in ctx.command.params:
         source = ctx.get_parameter_source(param.name)
-        origins = {ParameterSource.COMMANDLINE: param.opts[0] if isinstance(param, click.Option) else "after --",
-                   ParameterSource.ENVIRONMENT: _variable(ctx, param), ParameterSource.DEFAULT_MAP: found.where}
+        option = param.opts[0] if isinstance(param, click.Option) else "after --"
+        origins: dict[ParameterSource | None, str | None] = {
+            ParameterSource.COMMANDLINE: option, ParameterSource.ENVIRONMENT: _variable(ctx, param),
+            ParameterSource.DEFAULT_MAP: found.where}
         settings[_key(param)] = {"value": _json(ctx.params[param.name]), "source": SOURCES.get(source, "default"),
                                  "origin": origins.get(source) or ""}
     return dict(sorted(settings.items()))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from msgspec import Struct, structs
 
-from fuzzer.report.model import ArtifactFinding, Culprit, Hazard, Report, RunSummary, VariantSummary
+from fuzzer.model import Culprit, Hazard
+from fuzzer.report.model import ArtifactFinding, Report, RunSummary, VariantSummary
 
 # A file name that is also an HTML injection: it must always show as text.
 HOSTILE_NAME = "<img src=x onerror=alert(1)>.txt"

@@ -14,8 +14,9 @@ from typing import Iterator
 from fuzzer.bisect.reproducer import Reproducer
 from fuzzer.bisect.search import BAD, GOOD, SKIP, Judged
 from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
-from fuzzer.execute.run import RunKind, RunRequest
+from fuzzer.execute.run import RunRequest
 from fuzzer.execute.workspace import Workspace
+from fuzzer.model import RunKind
 from fuzzer.plan import Perturbation
 from fuzzer.stats import percent_above_tenth, rate_excluded
 from fuzzer.store import Store

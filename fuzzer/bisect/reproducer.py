@@ -44,7 +44,7 @@ class Reproducer:
             return not record.ok and f"build {findings.failure_signature(record.status, record.log_tail)}" == self.what
         if not record.ok:
             return self.kind != findings.ARTIFACT  # an artifact's finding is its content, not a failed build
-        differing = record.manifest.select((), self.ignore).differing(reference.manifest.select((), self.ignore))
+        differing = record.built.select((), self.ignore).differing(reference.built.select((), self.ignore))
         return self.what in differing if self.kind == findings.ARTIFACT else bool(differing)
 
     def describe(self) -> str:

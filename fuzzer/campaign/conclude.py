@@ -76,7 +76,7 @@ def _differing_files(campaign: Campaign, record: RunRecord) -> list[str] | None:
     """Files of a run that differ from the reference's (None: the run failed)."""
     if not record.ok or record.manifest is None:
         return None
-    return campaign.select_ignored(record.manifest).differing(campaign.select_ignored(campaign.runs[0].manifest))
+    return campaign.select_ignored(record.built).differing(campaign.select_ignored(campaign.runs[0].built))
 
 
 def _require_evidence(campaign: Campaign, comparison: Comparison | None) -> None:

@@ -61,7 +61,7 @@ class Evidence:
         if record.index == 0:
             if record.ok and not self.reference_tree.exists():
                 # --output files are named by absolute paths, outside any kept tree: kept as blobs
-                self._keep_blobs(executor, record, [p for p in record.manifest.entries if p.startswith("/")])
+                self._keep_blobs(executor, record, [p for p in record.built.entries if p.startswith("/")])
                 if executor.keep_tree(record, self.reference_tree):
                     _drop_large_files(self.reference_tree.parent)
             return
@@ -79,7 +79,7 @@ class Evidence:
 
     def _keep_blobs(self, executor: Executor, record: RunRecord, paths: list[str]) -> None:
         for path in paths:
-            entry = record.manifest.entries[path]
+            entry = record.built.entries[path]
             if entry.kind != "file" or entry.size > BLOB_LIMIT:
                 continue
             blob = self.blob(entry.digest)
@@ -160,9 +160,10 @@ class Evidence:
     def _diff(self, runs: list[RunRecord], artifact: DivergentArtifact, timeout: float, deadline: float,
               deep: bool) -> Diff:
         pair = (artifact.variants[0].runs[0], artifact.variants[1].runs[0])
-        files = [self.variant_file(runs[index], artifact.path) for index in pair]
-        if None in files:
-            missing = [str(i) for i, f in zip(pair, files) if f is None]
+        found = [self.variant_file(runs[index], artifact.path) for index in pair]
+        files = [f for f in found if f is not None]
+        if len(files) < len(found):
+            missing = [str(i) for i, f in zip(pair, found) if f is None]
             text = f"(no diff: {artifact.path} is absent or not kept in run {', '.join(missing)})"
             return Diff(pair, text if deep else "")
         pair, (a, b), inside = self._telling_pair(runs, artifact, pair, files)

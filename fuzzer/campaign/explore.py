@@ -150,7 +150,7 @@ def _within_budget(campaign: Campaign, slowdown: float = 1.0) -> bool:
 
 
 def _check_artifact_globs(campaign: Campaign, reference: RunRecord) -> None:
-    entries = reference.manifest.entries if reference.manifest else {}
+    left = reference.built  # the reference succeeded
     for glob in campaign.config.artifacts:
-        if not reference.manifest.select([glob]).entries:
-            raise UsageError(f"--artifact {glob!r} matched no file the reference build left ({len(entries)} files)")
+        if not left.select([glob]).entries:
+            raise UsageError(f"--artifact {glob!r} matched no file the reference build left ({len(left.entries)} files)")

@@ -7,8 +7,9 @@ import time
 from dataclasses import replace
 
 from fuzzer.campaign.state import Campaign
-from fuzzer.execute.run import RunKind, RunRecord
+from fuzzer.execute.run import RunRecord
 from fuzzer.explain import artifact_metadata
+from fuzzer.model import RunKind
 from fuzzer.report.build import Diff
 
 

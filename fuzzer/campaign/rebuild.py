@@ -14,10 +14,11 @@ from fuzzer import axes, replay
 from fuzzer.campaign.resume import open_stored
 from fuzzer.campaign.state import Campaign
 from fuzzer.errors import UsageError
-from fuzzer.execute.run import RunKind, RunRecord
+from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace
 from fuzzer.fix import fixes, suggest
 from fuzzer.fix.proof import AFTER, BEFORE, Build, Proving
+from fuzzer.model import RunKind
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format
 from fuzzer.tools import strace

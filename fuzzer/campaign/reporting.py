@@ -14,12 +14,12 @@ from fuzzer.campaign.audit_phase import audited_verdict
 from fuzzer.campaign.state import Campaign
 from fuzzer.compare import Comparison
 from fuzzer.execute.choose import serial_fallback
+from fuzzer.execute.run import RunRecord
 from fuzzer.explain import Localization
 from fuzzer.explain.artifact_metadata import Tested
 from fuzzer.fix import suggest
-from fuzzer.model import Verdict
+from fuzzer.model import Reason, Verdict
 from fuzzer.observe import Manifest
-from fuzzer.plan import Reason
 from fuzzer.report.build import About, Diff, Label, build_report, parts
 from fuzzer.report.model import Origin, PackageFile, Report
 from fuzzer.report.bookkeeping import bookkeeping_files
@@ -58,7 +58,7 @@ def with_fixes(campaign: Campaign, report: Report) -> Report:
 def _packages(campaign: Campaign) -> list[PackageFile]:
     built = [r for r in campaign.runs if r.ok and r.manifest is not None]
     compared = campaign.selection.compared
-    reference = compared(campaign.runs[0].manifest) if built and built[0].index == 0 else None
+    reference = compared(campaign.runs[0].built) if built and built[0].index == 0 else None
     return package_files(reference, _compared(campaign), campaign.config.source, campaign.evidence.expected_of)
 
 
@@ -68,7 +68,7 @@ def _compared(campaign: Campaign) -> list[Manifest]:
     return [compared(r.manifest) for r in campaign.runs if r.ok and r.manifest is not None]
 
 
-def _label(campaign: Campaign, record) -> Label:
+def _label(campaign: Campaign, record: RunRecord) -> Label:
     digest = campaign.select(record.manifest).digest() if record.ok and record.manifest else None
     return Label(digest, campaign.group_of(record))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, Protocol, TypeVar
 
 from fuzzer.campaign.evidence import Evidence, diff_reserve_s
 from fuzzer.compare import Comparison, variant_label
@@ -14,13 +14,15 @@ from fuzzer.config import MIN_SUCCESSFUL, FuzzConfig
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.local import BuildSpec, LocalExecutor, default_timeout
 from fuzzer.execute.replay_slots import replays_at_once
-from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.explain.builds import Builds, Selection
 from fuzzer.memory import Subject
 from fuzzer.observe import Manifest
-from fuzzer.model import ExitCode, ExitReason, Verdict
+from fuzzer.model import ExitCode, ExitReason, RunKind, Verdict
 from fuzzer.report.model import Report
 from fuzzer.store import Store
+
+R = TypeVar("R")  # what a phase's work returns
 
 
 class Events(Protocol):
@@ -30,13 +32,13 @@ class Events(Protocol):
 
 
 class SilentEvents:
-    def started(self, campaign, seed, store, workspace, resumed):
+    def started(self, campaign: int, seed: int, store: Path, workspace: Path, resumed: int) -> None:
         pass
 
-    def run_finished(self, record, group, planned):
+    def run_finished(self, record: RunRecord, group: str | None, planned: int) -> None:
         pass
 
-    def phase(self, name):
+    def phase(self, name: str) -> None:
         pass
 
 
@@ -156,7 +158,7 @@ class Campaign:
 
     def _digest(self, record: RunRecord) -> str:
         if record.index not in self.digests:
-            self.digests[record.index] = self.select(record.manifest).digest()
+            self.digests[record.index] = self.select(record.built).digest()
         return self.digests[record.index]
 
     def differs_from_reference(self, record: RunRecord) -> bool:
@@ -184,11 +186,11 @@ class timed:
         self.events.phase(self.name)
         self.start = time.monotonic()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.campaign.phases[self.name] = round(time.monotonic() - self.start, 3)
 
 
-def with_own_executor(campaign: Campaign, phase: str, events: Events, work: Callable[[Executor], object]) -> object:
+def with_own_executor(campaign: Campaign, phase: str, events: Events, work: Callable[[Executor], R]) -> R | None:
     """`work` on an executor of its own, timed as `phase`: None when Ctrl-C ends it or ended
     an earlier phase (the campaign then concludes with what it has), and the workspace
     removed whatever happens."""

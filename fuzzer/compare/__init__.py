@@ -12,7 +12,7 @@ from typing import Sequence
 
 from fuzzer import axes
 from fuzzer.execute.run import RunRecord
-from fuzzer.observe import Entry
+from fuzzer.observe import Entry, Manifest
 
 ABSENT = "absent"
 FACETS = tuple(name for axis in axes.AXES for name, _ in axis.facets)  # what may separate variants
@@ -69,11 +69,12 @@ def compare(runs: Sequence[RunRecord]) -> Comparison:
     """`runs[0]` is the reference; only successful runs' manifests are compared."""
     reference = runs[0]
     ok = [r for r in runs if r.ok and r.manifest is not None]
+    manifests = {r.index: r.manifest for r in ok if r.manifest is not None}  # said again: for the type checker
     failed = tuple(r.index for r in runs if not r.ok) if reference.ok else ()
-    paths = sorted({p for r in ok for p in r.manifest.entries})
+    paths = sorted({p for m in manifests.values() for p in m.entries})
     divergent = []
     for path in paths:
-        variants = _variants(path, ok)
+        variants = _variants(path, manifests)
         if len(variants) > 1:
             divergent.append(_divergent(path, variants, ok))
     return Comparison(
@@ -81,7 +82,7 @@ def compare(runs: Sequence[RunRecord]) -> Comparison:
         checked=len(paths),
         divergent=tuple(divergent),
         failed=failed,
-        groups=_labels({r.index: r.manifest.digest() for r in ok}),
+        groups=_labels({index: m.digest() for index, m in manifests.items()}),
     )
 
 
@@ -93,10 +94,10 @@ def _identity(entry: Entry | None) -> str:
     return entry.digest + (" (executable)" if entry.executable else "")
 
 
-def _variants(path: str, runs: Sequence[RunRecord]) -> tuple[Variant, ...]:
+def _variants(path: str, manifests: dict[int, Manifest]) -> tuple[Variant, ...]:
     by_identity: dict[str, list[int]] = defaultdict(list)
-    for run in runs:
-        by_identity[_identity(run.manifest.entries.get(path))].append(run.index)
+    for index, manifest in manifests.items():
+        by_identity[_identity(manifest.entries.get(path))].append(index)
     ordered = sorted(by_identity.items(), key=lambda kv: min(kv[1]))
     return tuple(Variant(variant_label(i), ident, tuple(idx)) for i, (ident, idx) in enumerate(ordered))
 
@@ -116,7 +117,7 @@ def _divergent(path: str, variants: tuple[Variant, ...], runs: Sequence[RunRecor
 def axis_factor(axis: str, variant_of: dict[int, str], facets: dict[int, dict[str, object]]) -> AxisFactor | None:
     """The axis matches the variants if each of its values maps to one variant (whether
     that is enough runs to claim it is the caller's question)."""
-    values_of: dict[str, set] = defaultdict(set)
+    values_of: dict[str, set[object]] = defaultdict(set)
     variant_of_value: dict[object, str] = {}
     for index, label in variant_of.items():
         value = facets[index][axis]
@@ -132,7 +133,7 @@ def axis_factor(axis: str, variant_of: dict[int, str], facets: dict[int, dict[st
 def _differs_under_same_conditions(variant_of: dict[int, str], runs: dict[int, RunRecord]) -> bool:
     """Two runs without jitter, alike on every axis (order, environment and targeted
     variations included), gave different variants."""
-    seen: dict[tuple, set[str]] = defaultdict(set)
+    seen: dict[tuple[object, ...], set[str]] = defaultdict(set)
     for index, label in variant_of.items():
         p = runs[index].perturbation
         if p.jitter == 0:

@@ -31,7 +31,7 @@ def _listed(stream: BinaryIO, ctx: Context) -> dict[str, str] | None:
     head = stream.read(512)
     stream.seek(0)
     fmt = formats.sniff(ctx.name, head)
-    if fmt is None or not fmt.CONTAINER or ctx.depth > MAX_DEPTH:
+    if not isinstance(fmt, formats.Container) or not fmt.CONTAINER or ctx.depth > MAX_DEPTH:
         return None
     found: dict[str, str] = {}
     for member in fmt.members(stream, ctx):

@@ -50,7 +50,8 @@ def expected_difference(path: str, reference: bytes, variant: bytes) -> Expected
         what = _expected_field(path, name, a, b)
         if what is None:
             return None
-        parts.append(what[0]), needs.extend(what[1])
+        parts.append(what[0])
+        needs.extend(what[1])
     return Expected(tuple(dict.fromkeys(parts)), tuple(dict.fromkeys(needs))) if parts else None
 
 

@@ -27,6 +27,7 @@ The campaign does not change: it submits `RunRequest`s and gets `RunRecord`s bac
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import uuid
@@ -48,11 +49,11 @@ from fuzzer.execute.dask_cluster import (BUILDS, SLOTS_REFRESH_S, WORKER_CHECK_S
 from fuzzer.execute.dask_worker import (ATTEMPTS_TOPIC, Site, StepActor, WorkerRun, missing_files, read_file,
                                         read_kept, run_build, tar_kept, worker_facts)
 from fuzzer.execute.local import BuildSpec, _not_copied
-from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.source_archive import extract, pack
 from fuzzer.execute.step_files import digests, step_files
 from fuzzer.execute.step_replay import REPLAYS, ReplayOutcome, StepCall, Variation
-from fuzzer.model import available_cpus
+from fuzzer.model import RunKind, available_cpus
 from fuzzer.plan import format_cpus
 
 RunKey = tuple[RunKind, int]
@@ -113,12 +114,13 @@ class DaskPool:
         workspace = spec.workspace
         if str(workspace.path) not in self._paths:
             self._paths.append(str(workspace.path))
-        common = dict(command=spec.command, path=str(workspace.path), exclude=tuple(sorted(map(str, workspace.exclude))),
-                      environ=self.environ, env=spec.env, timeout=spec.timeout)
+        site = functools.partial(Site, command=spec.command, path=str(workspace.path),
+                                 exclude=tuple(sorted(map(str, workspace.exclude))), environ=self.environ,
+                                 env=spec.env, timeout=spec.timeout)
         if self.shared_source:
-            return Site(**common, shared_source=str(workspace.source), digest=None, archive=None)
+            return site(shared_source=str(workspace.source), digest=None, archive=None)
         digest, source_note, archive = self._archive(spec)
-        return Site(**common, shared_source=None, digest=digest, archive=archive.name, source_note=source_note)
+        return site(shared_source=None, digest=digest, archive=archive.name, source_note=source_note)
 
     def _archive(self, spec: BuildSpec) -> tuple[str, str, Variable]:
         """Packed once per source and handed to the scheduler: data scattered to workers
@@ -173,7 +175,7 @@ class DaskPool:
         for worker, fact in sorted(facts.items()):
             missing = set(available_cpus()) - set(fact["cpus"])
             if missing:
-                raise UsageError(f"--dask: worker {worker} lacks CPUs {format_cpus(sorted(missing))} that the "
+                raise UsageError(f"--dask: worker {worker} lacks CPUs {format_cpus(tuple(sorted(missing)))} that the "
                                  "schedule draws from (this machine's); run buildfuzz under taskset with CPUs "
                                  "every worker has")
 
@@ -196,7 +198,7 @@ class DaskExecutor:
     def __enter__(self) -> "DaskExecutor":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
@@ -293,7 +295,7 @@ class DaskExecutor:
         if request.kind is not RunKind.EXPLORE:
             self._pin = done.worker  # the pinned worker was lost: stay where the tree now is
         note = self.pool.attempts.retry_note(submitted.remote.key, done.worker)
-        return replace(done.record, log_path=str(log_path), trace_path=trace_path and str(trace_path),
+        return replace(done.record, log_path=str(log_path), trace_path=str(trace_path) if trace_path else None,
                        host=done.worker, note=note)
 
     def _from_tree(self, record: RunRecord, function: Callable, *args):
@@ -347,7 +349,7 @@ class RemoteStepReplayer:
     def __enter__(self) -> "RemoteStepReplayer":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def replay(self, variation: Variation = Variation("plain"), times: int = REPLAYS) -> ReplayOutcome:

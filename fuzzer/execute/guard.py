@@ -35,7 +35,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, overload
 
 import psutil
 
@@ -75,6 +75,8 @@ class Guard:
             inside(argv, env) if inside else argv,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True,
         )
+        assert self._proc.stdin is not None and self._proc.stdout is not None  # both are pipes
+        self._to_guard, self._from_guard = self._proc.stdin, self._proc.stdout
         self._buffer = b""
         self._active = False  # a build may be running: from start() until wait() or kill() ends it
         self._root: int | None = None
@@ -91,7 +93,7 @@ class Guard:
     def __enter__(self) -> "Guard":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def start(self, argv: list[str], *, cwd: str, env: dict[str, str], cpus: tuple[int, ...] | None, log_path: str) -> int:
@@ -194,7 +196,7 @@ class Guard:
             return
         self._closed = True
         try:
-            self._proc.stdin.close()  # EOF: the guard kills the tree and exits
+            self._to_guard.close()  # EOF: the guard kills the tree and exits
         except OSError:
             pass
         try:
@@ -203,15 +205,15 @@ class Guard:
             self._sweep()
             self._proc.kill()
             self._proc.wait()
-        self._proc.stdout.close()
+        self._from_guard.close()
         self._active, self._exit = False, None
 
     # -- protocol
 
     def _request(self, message: dict) -> dict:
         try:
-            self._proc.stdin.write(json.dumps(message).encode() + b"\n")
-            self._proc.stdin.flush()
+            self._to_guard.write(json.dumps(message).encode() + b"\n")
+            self._to_guard.flush()
         except (OSError, ValueError):
             raise self._lost() from None
         while (reply := self._receive(None)).get("reply") != message["op"]:
@@ -222,9 +224,15 @@ class Guard:
         if "exited" in message:
             self._exit = message
 
+    @overload
+    def _receive(self, deadline: None) -> dict: ...  # no deadline: it waits for the next message
+
+    @overload
+    def _receive(self, deadline: float) -> dict | None: ...
+
     def _receive(self, deadline: float | None) -> dict | None:
         """The next message, or None once `deadline` (monotonic) has passed."""
-        fd = self._proc.stdout.fileno()
+        fd = self._from_guard.fileno()
         while b"\n" not in self._buffer:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             if not select.select([fd], [], [], left)[0]:

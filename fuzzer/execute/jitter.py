@@ -111,7 +111,7 @@ class Jitter:
             self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._thread is not None:
             self._halt.set()
             self._thread.join()  # the thread resumes what it stopped, even if this join is interrupted

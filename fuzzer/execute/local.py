@@ -37,10 +37,10 @@ from fuzzer.execute import keep
 from fuzzer.execute.guard import BuildExit, Guard, GuardError
 from fuzzer.execute.jitter import Jitter, JitterEvent
 from fuzzer.execute.logs import log_tail, note, trim_log
-from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import Workspace, remove_tree
-from fuzzer.model import RunStatus
+from fuzzer.model import RunKind, RunStatus
 from fuzzer.observe import take_manifest
 from fuzzer.parallelism import parallel_env
 from fuzzer.plan import Perturbation
@@ -116,7 +116,7 @@ class LocalExecutor:
     def __enter__(self) -> "LocalExecutor":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
@@ -240,7 +240,8 @@ class LocalExecutor:
         base = os.environ if spec.environ is None else dict(spec.environ)
         launch = axes.launch(spec.command, perturbation, {**base, **dict(spec.env + request.env)}, spec.workspace.path)
         argv = list(launch.argv)
-        trace_path, stash = None, ()
+        trace_path: str | None = None
+        stash: tuple[Path, ...] = ()
         if request.trace:
             trace_path = str(spec.logs / f"{request.stem}.strace")
             argv = strace.wrap(argv, trace_path)
@@ -255,8 +256,8 @@ class LocalExecutor:
             with axes.mounted(perturbation, cwd):
                 end, jitter = self._build(slot, argv, str(cwd), launch, perturbation, request.trace, log_path, timeout)
         finally:
-            if stash:
-                keep.settle(stash, trace_path)  # type: ignore[arg-type]
+            if stash and trace_path:
+                keep.settle(stash, trace_path)
         if self._closing:
             raise RunCancelled("the executor closed during the build")
         wall = time.monotonic() - started
@@ -287,6 +288,7 @@ class LocalExecutor:
         runs in its own mount namespace, its tree (in its parent) and outputs mounted at the campaign's."""
         if slot is self._serial:
             return argv
+        assert self.isolation is not None  # slots beside the serial one exist only with it
         campaign, own = self.spec.workspace, self._workspace_of(slot)
         mounts = [(own.path.parent, campaign.path.parent) if campaign.parent_outputs else (tree, campaign.path)]
         mounts += [(mine.backing, Path(theirs.shown)) for mine, theirs in zip(own.outputs, campaign.outputs)]

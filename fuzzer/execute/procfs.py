@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from typing import Iterable
 
 import psutil
 
@@ -97,7 +98,7 @@ def members(table: dict[int, tuple[int, int, bytes]], seen: set[int], sessions: 
     return {pid for pid in found if table[pid][2] != b"Z"}
 
 
-def send_signals(pids, *signals: int) -> None:
+def send_signals(pids: Iterable[int], *signals: int) -> None:
     for pid in pids:
         for sig in signals:
             try:

@@ -127,7 +127,7 @@ class SessionSlots:
     def __enter__(self) -> "SessionSlots":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         pass
 
 
@@ -141,21 +141,22 @@ class ReplaySlots:
         self.count = self.at_once * SLOTS_PER_REPLAY if self.isolation else 1
         self._turns = threading.BoundedSemaphore(wanted) if self.isolation else None
         self._root = tree.with_name(tree.name + ".replays")
-        self._trees: list[Path | None] = [None] * self.count
+        self._trees: list[Path] = [tree] * self.count  # a slot's own copy once its guard starts
         self._guards: list[Guard | None] = [None] * self.count
         self._lock, self._interrupted = threading.Lock(), False
 
     def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
         """A replayer in `slot`, which one thread at a time uses (`in_slots` sees to it)."""
         logs = self.logs / f"slot-{slot}"
-        if self._guards[slot] is None:
+        guard = self._guards[slot]
+        if guard is None:
             self._trees[slot] = self._copy(slot) if self.isolation else self.tree
             with self._lock:  # against interrupt(): no guard starts after it
                 if self._interrupted:
                     raise GuardError("the replay slots were interrupted")
-                self._guards[slot] = Guard(inside=holding(self.isolation, *self._mount(slot))) \
+                guard = self._guards[slot] = Guard(inside=holding(self.isolation, *self._mount(slot))) \
                     if self.isolation else Guard()
-        return StepReplayer(self._guards[slot], self._trees[slot], call, cpus, logs, turns=self._turns,
+        return StepReplayer(guard, self._trees[slot], call, cpus, logs, turns=self._turns,
                             seen_at=self.tree)
 
     def _copy(self, k: int) -> Path:
@@ -200,7 +201,7 @@ class ReplaySlots:
     def __enter__(self) -> "ReplaySlots":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

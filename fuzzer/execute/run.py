@@ -55,3 +55,11 @@ class RunRecord:
     @property
     def ok(self) -> bool:
         return self.status is RunStatus.OK
+
+    @property
+    def built(self) -> Manifest:
+        """The manifest of what the build left, where the caller knows it has one (a
+        successful run's): typed as such, and an error naming the run where it has none."""
+        if self.manifest is None:
+            raise ValueError(f"{self.kind.value} run {self.index} ({self.status.value}) left no manifest")
+        return self.manifest

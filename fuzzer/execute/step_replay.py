@@ -150,7 +150,7 @@ class StepReplayer:
     def __enter__(self) -> "StepReplayer":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -254,7 +254,7 @@ class StepReplayer:
         no program can set back), None when absent. A rewrite that keeps all four (`cp -p`
         onto the same inode within one clock tick of the restore) reads as no work: the
         replay is then said to check nothing, never counted as stable."""
-        signatures = []
+        signatures: list[tuple[int, int, int, int] | None] = []
         for rel in sorted(self.call.compared):
             try:
                 st = os.lstat(self.tree / rel)
@@ -300,7 +300,7 @@ def _moved(tree: Path, moved: MovedMetadata | None):
     saved = [(tree / p, (tree / p).stat()) for p in moved.paths if (tree / p).is_file()] if moved else []
     try:
         for (path, st), mtime in zip(saved, _mtimes(moved, [st.st_mtime_ns for _, st in saved])):
-            if moved.mode_xor:
+            if moved and moved.mode_xor:  # `saved` is empty without `moved`
                 path.chmod((st.st_mode & 0o7777) ^ moved.mode_xor)
             os.utime(path, ns=(st.st_atime_ns, mtime))
         yield

@@ -113,7 +113,8 @@ class Workspace:
 
     def outside_manifest(self) -> Manifest:
         """Every file the last build left outside the tree, under its name in manifests."""
-        places = [(PARENT, self.path.parent, self._parent_outputs())] if self.parent_outputs else []
+        places: list[tuple[str, Path, list[str] | None]] = \
+            [(PARENT, self.path.parent, self._parent_outputs())] if self.parent_outputs else []
         places += [(output.shown.rstrip("/") + "/", output.backing, None) for output in self.outputs]
         entries = {}
         for prefix, directory, names in places:

@@ -20,7 +20,7 @@ from typing import Callable, Mapping, Sequence
 
 from msgspec import structs
 
-from fuzzer.execute.run import RunKind, RunRecord
+from fuzzer.execute.run import RunRecord
 from fuzzer.explain import ranking, stabilizers, untraced
 from fuzzer.explain.ablation import any_rebuild, minimal_reproducer
 from fuzzer.explain.audit_run import AuditOutcome, taken_over
@@ -37,7 +37,7 @@ from fuzzer.execute.step_replay import REPLAYS, StepReplayer
 from fuzzer.explain.traced import TracedPair, trace_pair, trace_reference
 from fuzzer.explain.untraced import differing_from, runs_text
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of, provenance
-from fuzzer.model import Culprit, Hazard, Kind
+from fuzzer.model import Culprit, Hazard, Kind, RunKind
 from fuzzer.observe import Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import AuditSummary

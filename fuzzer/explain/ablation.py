@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from fuzzer import axes, replay_commands
 from fuzzer.execute.executor import Executor
-from fuzzer.execute.run import RunKind
 from fuzzer.explain.builds import Builds
+from fuzzer.model import RunKind
 from fuzzer.plan import Perturbation
 
 TRIES = 2

@@ -24,14 +24,14 @@ from typing import Mapping
 from msgspec import structs
 
 from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots
-from fuzzer.execute.run import RunKind, RunRecord
+from fuzzer.execute.run import RunRecord
 from fuzzer.explain import audit
 from fuzzer.explain.audit_replays import Steps, row
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.builds import Builds
 from fuzzer.explain.classify import Context
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of
-from fuzzer.model import AuditResult, Culprit
+from fuzzer.model import AuditResult, Culprit, RunKind
 from fuzzer.report.model import AuditedStep, AuditSummary
 from fuzzer.trace.steps import load_trace
 

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Callable
 
 from fuzzer.compare import bookkeeping
-from fuzzer.execute.run import RunKind, RunRecord, RunRequest
+from fuzzer.execute.run import RunRecord, RunRequest
+from fuzzer.model import RunKind
 from fuzzer.observe import Manifest
 from fuzzer.plan import Perturbation
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from msgspec import structs
 
 from fuzzer.execute.logs import failed_targets
-from fuzzer.model import Culprit, Hazard, Kind
+from fuzzer.model import Culprit, Hazard, HazardType, Kind
 from fuzzer.trace.declared import DeclaredGraph
 from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE
 from fuzzer.trace.prerequisites import with_missing_edges
@@ -57,7 +57,7 @@ class Missed:
 
     line: str  # the log's line
     run: int
-    type: str  # the hazard's type, were the two steps unordered
+    type: HazardType  # the hazard's type, were the two steps unordered
     file: str
     late: Step
     first: Step
@@ -152,8 +152,8 @@ def _judged(missed: Missed, trace: BuildTrace, declared: Declared) -> LogFinding
     hazard = Hazard(missed.type, missed.file, culprit.command, other.command, detail=f"run {run}: {missed.line}",
                     evidence=f"not ordered: the reference trace ran `{other.command}` first, the log of run {run} "
                              f"shows {missed.seen}",
-                    steps=sorted({culprit.command, other.command}), files=[missed.file],
-                    runs=["traced reference", f"run {run}"])
+                    steps=sorted({culprit.command, other.command}), files=[missed.file], runs=[run],
+                    traced=["traced reference"])
     return LogFinding(named, with_missing_edges([hazard], trace, graph, declared.tree)[0])
 
 

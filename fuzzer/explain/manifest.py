@@ -52,16 +52,17 @@ def mark_manifest(hazards: Iterable[Hazard], comparison: Comparison, error_lines
     for hazard in hazards:
         runs = [*_by_outputs(hazard, differing), *_by_failures(hazard, error_lines),
                 *_by_failed_readers(hazard, error_lines, reference)]
-        if traced_label and _by_roots(hazard, roots):
-            runs.append(traced_label)
-        out.append(_manifest(hazard, runs) if runs and hazard.status == HazardStatus.LATENT else hazard)
+        traced = [traced_label] if traced_label and _by_roots(hazard, roots) else []
+        shown = (runs or traced) and hazard.status == HazardStatus.LATENT
+        out.append(_manifest(hazard, list(dict.fromkeys(runs)), traced) if shown else hazard)
     return tuple(out)
 
 
-def _manifest(hazard: Hazard, runs: list[str]) -> Hazard:
-    shown = list(dict.fromkeys(runs))
-    return structs.replace(hazard, status=HazardStatus.MANIFEST, runs=list(dict.fromkeys([*hazard.runs, *shown])),
-                   evidence=f"{hazard.evidence}; manifest: the conflict shows in {', '.join(shown)}")
+def _manifest(hazard: Hazard, runs: list[int], traced: list[str]) -> Hazard:
+    shown = [*(f"run {r}" for r in runs), *traced]
+    return structs.replace(hazard, status=HazardStatus.MANIFEST, runs=list(dict.fromkeys([*hazard.runs, *runs])),
+                           traced=list(dict.fromkeys([*hazard.traced, *traced])),
+                           evidence=f"{hazard.evidence}; manifest: the conflict shows in {', '.join(shown)}")
 
 
 def _files(hazard: Hazard) -> list[str]:
@@ -80,27 +81,27 @@ def _differing_by_run(comparison: Comparison) -> dict[str, tuple[list[int], bool
     return out
 
 
-def _by_outputs(hazard: Hazard, differing: Mapping[str, tuple[list[int], bool]]) -> list[str]:
+def _by_outputs(hazard: Hazard, differing: Mapping[str, tuple[list[int], bool]]) -> list[int]:
     if hazard.type not in (WRITE_WRITE, DUPLICATE):
         return []
     runs = {r for f in _files(hazard) if f in differing and differing[f][1] for r in differing[f][0]}
-    return [f"run {r}" for r in sorted(runs)]
+    return sorted(runs)
 
 
-def _by_failures(hazard: Hazard, error_lines: Mapping[int, str]) -> list[str]:
+def _by_failures(hazard: Hazard, error_lines: Mapping[int, str]) -> list[int]:
     names = [_word(f.rstrip("/").rsplit("/", 1)[-1]) for f in _files(hazard)]
-    return [f"run {run}" for run, text in sorted(error_lines.items())
+    return [run for run, text in sorted(error_lines.items())
             if any(MISSING.search(line) and any(n.search(line) for n in names) for line in text.splitlines())]
 
 
-def _by_failed_readers(hazard: Hazard, error_lines: Mapping[int, str], reference: BuildTrace | None) -> list[str]:
+def _by_failed_readers(hazard: Hazard, error_lines: Mapping[int, str], reference: BuildTrace | None) -> list[int]:
     """Failed runs whose failing target is a file of a recipe that ran several times at
     once, or an output of a step that read one."""
     if hazard.type != DUPLICATE or reference is None:
         return []
     files = set(_files(hazard))
     made = files | {out for step in reference.steps if files & step.inputs for out in step.writes}
-    return [f"run {run}" for run, text in sorted(error_lines.items()) if any_target_of(failed_targets(text), made)]
+    return [run for run, text in sorted(error_lines.items()) if any_target_of(failed_targets(text), made)]
 
 
 def _word(name: str) -> re.Pattern:

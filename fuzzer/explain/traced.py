@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuzzer.execute.executor import Executor
-from fuzzer.execute.run import RunKind, RunRecord
+from fuzzer.execute.run import RunRecord
 from fuzzer.explain.builds import Builds
+from fuzzer.model import RunKind
 from fuzzer.plan import Perturbation
 
 MIN_ATTEMPTS = 2  # traced reruns of divergent perturbations, whatever the budget

@@ -21,7 +21,6 @@ from fuzzer.report import json_format
 from fuzzer.report.model import Report
 from fuzzer.store import Store
 
-CAMPAIGN_RUN = re.compile(r"run (\d+)")
 TRACED_RERUN = re.compile(r"traced rerun \((.+)\)")  # explain's label: a divergent run's perturbation, traced
 
 
@@ -46,7 +45,7 @@ def fix_findings(report: Report, wanted: tuple[str, ...], runs: tuple[RunRecord,
 
 
 def _entries(report: Report, wanted: tuple[str, ...]) -> list[Culprit | Hazard]:
-    entries = [*report.hazards, *report.culprits]
+    entries: list[Culprit | Hazard] = [*report.hazards, *report.culprits]
     known = {e.finding_id for e in entries}
     unknown = [w for w in wanted if w not in known]
     if unknown:
@@ -78,9 +77,8 @@ def _schedule(stored: tuple[RunRecord, ...], groups: dict[int, str | None],
                if r.index > 0 and groups[r.index] != groups[0]}
     if isinstance(entry, Culprit):
         return next(iter(telling.values())).perturbation if telling else None
-    cited = [telling[i] for label in entry.runs
-             if (m := CAMPAIGN_RUN.fullmatch(label)) and (i := int(m[1])) in telling]
-    traced = {m[1] for label in entry.runs if (m := TRACED_RERUN.fullmatch(label))}
+    cited = [telling[i] for i in entry.runs if i in telling]
+    traced = {m[1] for label in entry.traced if (m := TRACED_RERUN.fullmatch(label))}
     shown = sorted(cited, key=lambda r: "hold" not in dict(r.perturbation.variations)) or \
         [r for r in telling.values() if r.perturbation.describe() in traced]
     return shown[0].perturbation if shown else None
@@ -96,8 +94,8 @@ def apply_fix(store: Path, campaign_id: int | None, finding_id: str, force: bool
     finally:
         opened.close()
     report = json_format.from_builtins(data) if data else None
-    entry = next((e for e in [*report.hazards, *report.culprits] if e.finding_id == finding_id), None) \
-        if report else None
+    entries: list[Culprit | Hazard] = [*report.hazards, *report.culprits] if report else []
+    entry = next((e for e in entries if e.finding_id == finding_id), None)
     if entry is None:
         raise UsageError(f"no culprit or hazard {finding_id!r} in campaign {row.id}")
     if not entry.fix:

@@ -72,6 +72,7 @@ def grouped(line: str) -> str | None:
 def prefixed(line: str, prefix: str) -> str:
     """A recipe line with `prefix` before its command, after make's own `@`, `-` and `+`."""
     m = re.match(r"^\t[@+\-\s]*", line)
+    assert m is not None, f"not a recipe line: {line!r}"
     return line[: m.end()] + prefix + " " + line[m.end():]
 
 

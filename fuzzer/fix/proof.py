@@ -101,6 +101,6 @@ def _shows(selection: Selection, record: RunRecord, reference: RunRecord) -> str
     file, its upload records settled against the reference's as the campaign judged its runs."""
     if not record.ok:
         return f"it {record.status.value}"
-    differing = selection.differing(reference.manifest, record.manifest, reference.manifest)
+    differing = selection.differing(reference.built, record.built, reference.built)
     return f"{differing[0]} differs" if differing else ""
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from msgspec import structs
 
@@ -28,8 +29,9 @@ from fuzzer.fix.tree import CMAKE, MAKE, NINJA, NoPatch, Tree
 from fuzzer.model import Culprit, Fix, FixStatus, Hazard, HazardType, Kind
 from fuzzer.report.model import Report
 
-# (build system, hazard type or culprit kind) → the remedy written in that system's files
-REMEDIES = {
+# (build system, hazard type or culprit kind) → the remedy written in that system's files; a
+# hazard's remedy takes the Hazard, a culprit's the Culprit (Any: the key says which)
+REMEDIES: dict[tuple[str, HazardType | Kind], Callable[[Any, Tree], Remedy]] = {
     (MAKE, HazardType.READ_BEFORE_WRITE): missing_prerequisite, (MAKE, HazardType.MKDIR_RACE): order_only,
     (MAKE, HazardType.DUPLICATE): grouped_targets, (MAKE, Kind.INTRINSIC): intrinsic,
     (MAKE, Kind.ORDER): archive_flags, (MAKE, Kind.UNKNOWN): archive_flags,  # an archive whose kind was not drawn

@@ -7,7 +7,7 @@ them, refusing keys they do not know.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
@@ -16,10 +16,11 @@ from fuzzer.model.vocabulary import FindingKind, FindingStatus, FixStatus, Hazar
 
 class Model(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """What every type of the report shares: immutable, and a stored report with a key it
-    does not know is refused, not silently dropped."""
+    does not know is refused, not silently dropped. Each subclass says `frozen=True` again,
+    as msgspec inherits it: for the type checker, which does not know it is inherited."""
 
 
-class WriterProcess(Model):
+class WriterProcess(Model, frozen=True):
     """The smallest process that wrote a culprit's differing bytes, inside the step the
     culprit's `command` names (fuzzer/trace/writers.py)."""
 
@@ -32,7 +33,7 @@ class WriterProcess(Model):
     not_replayable: str = ""  # why smaller processes could not be replayed alone, when some could not
 
 
-class Proof(Model):
+class Proof(Model, frozen=True):
     """`buildfuzz fix`'s rebuilds of the finding's schedule (fuzzer/fix/proof.py): `before`
     from the user's tree, then `after` of a patched copy, judged against its own reference."""
 
@@ -44,7 +45,7 @@ class Proof(Model):
     bound: float | None = None  # proven: the rate the finding may still have, below this at 95%
 
 
-class Fix(Model):
+class Fix(Model, frozen=True):
     """A culprit's or hazard's fix (fuzzer/fix/): a patch to the file that declares the step,
     or a remedy to make by hand; the campaign suggests it, `buildfuzz fix` proves it."""
 
@@ -59,7 +60,7 @@ class Fix(Model):
     proof: Proof | None = None  # `buildfuzz fix`'s rebuilds, when it made any
 
 
-class Culprit(Model):
+class Culprit(Model, frozen=True):
     """A build step that introduced a difference, its kind, and what stabilises it."""
 
     command: str
@@ -88,7 +89,7 @@ class Culprit(Model):
     unfinished_s: float = 0.0
 
 
-class Hazard(Model):
+class Hazard(Model, frozen=True):
     """One file's unordered conflicts of one type between two steps (fuzzer/trace/hazards.py).
 
     `writer` went first in the conflict, `reader` second: the writer and the reader
@@ -107,7 +108,8 @@ class Hazard(Model):
     reproduce: str = ""  # for a confirmed hazard: the replay command that makes it manifest
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
     files: list[str] = []  # every file it covers (a recipe run several times at once: all it wrote)
-    runs: list[str] = []  # the distinct runs its evidence rests on
+    runs: list[int] = []  # the campaign's runs (their indices) whose evidence shows it: the rate counts these
+    traced: list[str] = []  # the traced runs its evidence rests on, by label ("traced reference")
     missing_edge: str = ""  # the prerequisite the declared graph lacks: `bpf.o: config.h`, `obj/x.o: | obj`
     rule: str = ""  # where the rule lacking it is: `Makefile:22` (its rule line, from make's database)
     fix: str = ""  # the path of its patch (fuzzer/fix/): the campaign's suggestion, or `buildfuzz fix`'s
@@ -123,10 +125,10 @@ RATE_SCHEMA = {
                    "upper_bound": {"type": ["number", "null"]}},
     "dependentRequired": {"seen": ["builds", "low", "high", "confidence", "method", "text"]},
 }
-Rate = Annotated[dict, msgspec.Meta(extra_json_schema=RATE_SCHEMA)]
+Rate = Annotated[dict[str, Any], msgspec.Meta(extra_json_schema=RATE_SCHEMA)]  # Any: the values RATE_SCHEMA gives
 
 
-class Finding(Model):
+class Finding(Model, frozen=True):
     """One thing found, under an id that stays the same across campaigns (fuzzer/findings.py)."""
 
     id: str  # a short hash of what it is: never of timings or run numbers

@@ -49,7 +49,8 @@ class Cause:
     @property
     def fixes(self) -> list[tuple[str, str]]:
         """(patch path, status) of the cause's culprits and hazards that have one, once each."""
-        found = [(f.fix, f.fix_status) for f in (*self.culprits, *self.hazards) if f.fix or f.fix_status]
+        entries: list[Culprit | Hazard] = [*self.culprits, *self.hazards]
+        found = [(f.fix, f.fix_status) for f in entries if f.fix or f.fix_status]
         return list(dict.fromkeys(found))
 
 

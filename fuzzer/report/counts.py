@@ -14,8 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from fuzzer import findings, hold
-from fuzzer.model import Basis, RunStatus, Verdict
-from fuzzer.plan import Reason
+from fuzzer.model import Basis, Reason, RunStatus, Verdict
 from fuzzer.report.model import Report, RunSummary
 
 CHOSEN = {Reason.REMEMBERED.value: "remembered", Reason.TARGET.value: "held target",

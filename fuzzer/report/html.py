@@ -21,7 +21,7 @@ from fuzzer.rates import described
 from fuzzer.escaping import is_long, program, visible
 from fuzzer.execute.logs import failure_lines
 from fuzzer.plan import Perturbation
-from fuzzer.model import NAMED_KINDS, Kind, RunStatus
+from fuzzer.model import NAMED_KINDS, Culprit, Kind, RunStatus
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
@@ -142,7 +142,7 @@ def _numbers(report: Report) -> list[tuple[str, int, bool]]:
             ("culprits", len(report.culprits), True), ("hazards", len(report.hazards), True)]
 
 
-def _culprit(culprit) -> dict:
+def _culprit(culprit: Culprit) -> dict[str, object]:
     return {
         "culprit": culprit,
         "css": culprit.kind if culprit.kind in NAMED_KINDS else Kind.UNKNOWN,  # a CSS class: never a build string

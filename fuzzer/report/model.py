@@ -11,12 +11,11 @@ from typing import Annotated
 
 import msgspec
 
-from fuzzer.model import (AuditResult, Basis, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model, NotTried, Rate,
-                          RunStatus, Verdict)
-from fuzzer.plan import Reason
+from fuzzer.model import (AuditResult, Basis, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model,
+                          NotTried, Rate, Reason, RunStatus, Verdict)
 from fuzzer.settings import SOURCES
 
-SCHEMA = 1
+SCHEMA = 2  # 2: a hazard's `runs` are numbers, its traced runs' labels in `traced`
 
 # why the run is in the plan; "" for a run stored by an earlier buildfuzz
 RunReason = Annotated[str, msgspec.Meta(extra_json_schema={"enum": ["", *(r.value for r in Reason)]})]
@@ -28,7 +27,7 @@ Settings = Annotated[dict, msgspec.Meta(extra_json_schema={"additionalProperties
 }})]
 
 
-class RunSummary(Model):
+class RunSummary(Model, frozen=True):
     """One build of the campaign: its perturbation, how it ended, and its digest group."""
 
     index: int
@@ -43,11 +42,11 @@ class RunSummary(Model):
     jitter_events: int = 0
     overlapped_with: list[int] = []  # runs building at the same time on its host (--parallel)
     finding_id: str = ""  # a failed run's finding (fuzzer/findings.py): runs failing alike share one
-    reason: RunReason = ""  # why it ran (fuzzer.plan.Reason)
+    reason: RunReason = ""  # why it ran (fuzzer.model.Reason)
     host: str = ""  # the worker that built it (--dask); "" for the campaign's own machine
 
 
-class VariantSummary(Model):
+class VariantSummary(Model, frozen=True):
     """One content a divergent artifact had, and the runs that built it."""
 
     label: str
@@ -55,7 +54,7 @@ class VariantSummary(Model):
     runs: list[int]
 
 
-class InsideSummary(Model):
+class InsideSummary(Model, frozen=True):
     """What the comparators saw inside two variants (fuzzer/compare/inside.py)."""
 
     format: str  # zip | tar.xz | ar | elf | pyc | text | bytes ...
@@ -68,7 +67,7 @@ class InsideSummary(Model):
     notes: list[str] = []  # what was compared as bytes, and why
 
 
-class MetadataStabilizer(Model):
+class MetadataStabilizer(Model, frozen=True):
     """A metadata-only artifact's usual stabiliser, tested by builds (explain/artifact_metadata.py)."""
 
     variable: str  # SOURCE_DATE_EPOCH
@@ -78,7 +77,7 @@ class MetadataStabilizer(Model):
     evidence: str = ""
 
 
-class ArtifactFinding(Model):
+class ArtifactFinding(Model, frozen=True):
     """A compared file whose content differs between successful builds."""
 
     path: str
@@ -95,7 +94,7 @@ class ArtifactFinding(Model):
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
 
 
-class PackageFile(Model):
+class PackageFile(Model, frozen=True):
     """A package file the campaign compared (fuzzer/report/packages.py)."""
 
     path: str  # relative to the source root: ../x.deb beside it; an --output file by its absolute path
@@ -106,7 +105,7 @@ class PackageFile(Model):
     expected: list[str] = msgspec.field(default_factory=list)  # a .buildinfo/.changes's variants differ only in these, as in every build
 
 
-class BookkeepingFile(Model):
+class BookkeepingFile(Model, frozen=True):
     """A build system's bookkeeping file whose contents differed between the successful runs
     (fuzzer/compare/bookkeeping.py)."""
 
@@ -116,14 +115,14 @@ class BookkeepingFile(Model):
     runs: int  # the successful runs compared
 
 
-class Bookkeeping(Model):
+class Bookkeeping(Model, frozen=True):
     """The build systems' bookkeeping that differed, and whether it decided the verdict."""
 
     counted: bool = False  # --count-bookkeeping: it counts like any file; else it is settled as the reference's
     differed: list[BookkeepingFile] = []
 
 
-class AuditedStep(Model):
+class AuditedStep(Model, frozen=True):
     """One step the step audit replayed alone, or could not (fuzzer/explain/audit.py)."""
 
     identity: str  # the same in every run and every night: command, cwd, occurrence
@@ -140,7 +139,7 @@ class AuditedStep(Model):
     step_s: float = 0.0  # what it (or the writer process replays run) took in the traced build: one replay's cost
 
 
-class AuditSummary(Model):
+class AuditSummary(Model, frozen=True):
     """The step audit (`--check-steps`): one traced build, its steps replayed alone."""
 
     share: float  # of the replayable steps, asked for
@@ -158,7 +157,7 @@ class AuditSummary(Model):
     unfinished_s: float = 0.0  # about what their missing replays take, serially, from each step's traced time
 
 
-class CutShort(Model):
+class CutShort(Model, frozen=True):
     """What the localization budget cut short, and about what would complete it: each claim's
     missing replays × its step's measured time, added up, ÷ the replay slots
     (fuzzer/report/cut_short.py)."""
@@ -173,7 +172,7 @@ class CutShort(Model):
     unexplained_roots: int = 0  # root steps localization left unexplained (their differing files name no step)
 
 
-class AxisBound(Model):
+class AxisBound(Model, frozen=True):
     """What the drawn runs with a seed of one axis's own (a `--shuffle` seed, a hash seed)
     say of it: `rate` counts those that failed or differed from the reference, `seen` of
     `builds`, with its exact interval, and with none, `upper_bound` (as the verdict's)."""
@@ -183,7 +182,7 @@ class AxisBound(Model):
     rate: Rate
 
 
-class AxisScope(Model):
+class AxisScope(Model, frozen=True):
     """One axis of the campaign's scope (fuzzer/report/scope.py): the runs that varied it
     from the reference, the values its runs took, or why none varied it."""
 
@@ -195,7 +194,7 @@ class AxisScope(Model):
     problem: str = ""  # for an unavailable axis: what is missing here
 
 
-class Origin(Model):
+class Origin(Model, frozen=True):
     """Which buildfuzz made a report, on which machine and when: for reading it months later."""
 
     buildfuzz: str  # its version
@@ -204,7 +203,7 @@ class Origin(Model):
     ended: str  # when this report was made
 
 
-class Report(Model):
+class Report(Model, frozen=True):
     """What a campaign found (docs/contracts.md, "The JSON report")."""
 
     command: str

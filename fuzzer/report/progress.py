@@ -12,12 +12,15 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
 from fuzzer.execute.run import RunRecord
 from fuzzer.escaping import safe_name
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar  # the type click.progressbar returns
 
 
 HEARTBEAT_S = 25.0  # under the 30 s promised in the README, whatever the thread's wake-up delay
@@ -39,7 +42,7 @@ class ConsoleEvents:
         self.phase_name = "starting"
         self.next_run, self.planned = 0, planned
         self.done = 0  # runs finished, those a resumed campaign had made included
-        self._progress = None  # click's bar on a terminal, from the first run on
+        self._progress: ProgressBar[int] | None = None  # click's bar on a terminal, from the first run on
         self._bar_on_screen = False  # the bar is the last line written: the cursor is hidden
         self._lock = threading.Lock()  # the heartbeat thread writes too
         self._stopped = threading.Event()
@@ -51,11 +54,11 @@ class ConsoleEvents:
             self._beating.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stopped.set()
         if self._beating is not None:
             self._beating.join()
-        if self._bar_on_screen:
+        if self._bar_on_screen and self._progress is not None:
             with self._lock:
                 self._progress.render_finish()  # ends the bar's line; the cursor it hid comes back
 

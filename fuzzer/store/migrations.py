@@ -84,7 +84,7 @@ MIGRATIONS: list[tuple[str, ...]] = [
             PRIMARY KEY (source, command, id)
         )""",
     ),
-    (  # why each run was in the plan (fuzzer.plan.Reason); "" for runs stored before
+    (  # why each run was in the plan (fuzzer.model.Reason); "" for runs stored before
         "ALTER TABLE runs ADD COLUMN reason TEXT NOT NULL DEFAULT ''",
     ),
     (

@@ -12,7 +12,7 @@ import time
 import zlib
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from fuzzer import structs
 from fuzzer.config import MAX_INT
@@ -124,7 +124,8 @@ class Store:
             "INSERT INTO campaigns (created, source, command, seed, config) VALUES (?, ?, ?, ?, ?)",
             (time.time(), source, command, seed, json.dumps(config)),
         )
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # an INSERT's row
+        return cur.lastrowid
 
     def campaign(self, campaign: int | None = None) -> CampaignRow | None:
         """One campaign, or the latest when `campaign` is None."""
@@ -289,7 +290,7 @@ class Store:
                                (source, command))
         return dict(rows.fetchall())
 
-    def save_audits(self, source: str, command: str, campaign: int, audited: list[tuple[str, str, str]]) -> None:
+    def save_audits(self, source: str, command: str, campaign: int, audited: Sequence[tuple[str, str, str]]) -> None:
         """Each (step identity, ISO time, result) the audit replayed."""
         with transaction(self.db):
             self.db.executemany("INSERT OR REPLACE INTO step_audits VALUES (?, ?, ?, ?, ?, ?)",

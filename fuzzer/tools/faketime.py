@@ -61,14 +61,16 @@ def _start_holder() -> tuple[str, str] | None:
                                   env=env, start_new_session=True)  # a Ctrl-C on the terminal is not its end
     except OSError:
         return None
+    assert holder.stdin is not None and holder.stdout is not None  # both are pipes
     library, state = (holder.stdout.readline().decode().strip() for _ in range(2))
     holder.stdout.close()
     atexit.register(_end, holder)
     return (library, state) if library and len(state.split()) == 2 else None
 
 
-def _end(holder: subprocess.Popen) -> None:
-    holder.stdin.close()
+def _end(holder: subprocess.Popen[bytes]) -> None:
+    if holder.stdin is not None:  # a pipe, as _holder made it
+        holder.stdin.close()
     try:
         holder.wait(HOLDER_WAIT_S)
     except subprocess.TimeoutExpired:

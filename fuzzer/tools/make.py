@@ -79,9 +79,9 @@ def _packaged() -> Make | None:
     for file in dist.files or []:
         if file.name != "make" or file.hash is None or file.hash.mode != "sha256":
             continue
-        for path in (file.locate(), dist.locate_file("bin/make")):
-            if os.access(path, os.X_OK) and _record_digest(Path(path)) == file.hash.value:
-                return _gnu_make(str(Path(path).resolve()), packaged=True)
+        for path in (Path(str(file.locate())), Path(str(dist.locate_file("bin/make")))):
+            if os.access(path, os.X_OK) and _record_digest(path) == file.hash.value:
+                return _gnu_make(str(path.resolve()), packaged=True)
     return None
 
 

@@ -144,10 +144,11 @@ HOSTNAME_SCRIPT = 'hostname "$0" && exec "$@"'
 @functools.cache
 def hostname_problem() -> str | None:
     """None when this process may give a build its own hostname (root: `unshare -u`)."""
-    if UNSHARE.path() is None:
+    unshare = UNSHARE.path()
+    if unshare is None:
         return UNSHARE.not_found()
     try:
-        probe = subprocess.run([UNSHARE.path(), "-u", "/bin/sh", "-c", HOSTNAME_SCRIPT, "buildfuzz-probe", "true"],
+        probe = subprocess.run([unshare, "-u", "/bin/sh", "-c", HOSTNAME_SCRIPT, "buildfuzz-probe", "true"],
                                capture_output=True, timeout=PROBE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"unshare -u could not run: {e}"

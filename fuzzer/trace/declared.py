@@ -68,7 +68,9 @@ class DeclaredGraph:
         if target in self.statements:
             return self.statements[target]
         at = self.recipes.get(target)
-        found = make.located(target, Path(tree) / at[0], at[1] - 1) if at else None
+        if at is None:
+            return ""
+        found = make.located(target, Path(tree) / at[0], at[1] - 1)
         return f"{at[0]}:{found.rule[0] + 1}" if found else ""
 
     def _all_upstream(self, earlier: Iterable[str], later: Iterable[str]) -> bool:

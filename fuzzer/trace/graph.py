@@ -51,7 +51,7 @@ class RootCandidate:
 
     @property
     def step(self) -> Step:
-        return self.div or self.ref  # type: ignore[return-value]
+        return self.div or self.ref  # type: ignore[return-value]  # a candidate has a step in one run at least
 
     @property
     def command(self) -> str:
@@ -62,7 +62,7 @@ class RootCandidate:
         """About what one replay of it costs: the traced run time of the step replayed (the
         reference's, whose tree replays run in)."""
         step = self.ref or self.div
-        return max(step.end - step.start, 0.0)  # type: ignore[union-attr]
+        return max(step.end - step.start, 0.0)  # type: ignore[union-attr]  # one of the two steps is there
 
 
 # --- roots ----------------------------------------------------------------------------
@@ -144,7 +144,7 @@ def _upstream(
             for g in sorted(workspace_inputs(r, d))
             if g in differing and g != path and any(w.key != step.key for w in (*div.writers(g), *ref.writers(g)))
         ]
-        copied = copied_input(div, d, path) if d else copied_input(ref, r, path)  # type: ignore[arg-type]
+        copied = copied_input(div, d, path) if d else copied_input(ref, r, path)  # type: ignore[arg-type]  # a pair has one
         if copied and copied not in identical:  # a copy differs because what it copied did
             inputs.append(copied)
         result.append((r, d, inputs))
@@ -247,5 +247,5 @@ def _finish(ref: BuildTrace, div: BuildTrace, differing: set[str], c: _Candidate
 
 def _rank(root: RootCandidate, ref: BuildTrace, div: BuildTrace) -> tuple:
     race = any(d.how in RACE_EVIDENCE for d in root.input_differences)
-    start = root.div.start - div.start if root.div else root.ref.start - ref.start  # type: ignore[union-attr]
+    start = root.div.start - div.start if root.div else root.ref.start - ref.start  # type: ignore[union-attr]  # ref, if no div
     return (-len(root.explains), not race, not root.failed, start, root.command)

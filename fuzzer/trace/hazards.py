@@ -20,7 +20,7 @@ the earlier-launched is run 1 in every trace. Steps nested in one another (a ste
 runs a sub-make) are ordered by ancestry, and steps the build's declared graph orders
 (`fuzzer.trace.declared`: make's database, ninja's graph) are never a hazard.
 
-Each hazard names the traced runs its evidence rests on (`runs`: one run that showed the
+Each hazard names the traced runs its evidence rests on (`traced`: one run that showed the
 overlap, or the two distinct runs that showed both orders). Hazards are grouped by file,
 except that a recipe running several times at once is one hazard listing every file it
 writes, with every hazard on those files that names it. A
@@ -53,7 +53,7 @@ DIRNAME_CACHE = 1 << 16
 
 @dataclass(frozen=True, slots=True)
 class _Conflict:
-    type: str
+    type: HazardType
     file: str
     first: Step
     second: Step
@@ -169,7 +169,7 @@ def _grouped(unordered: list[tuple[list[_Sighting], _Evidence]]) -> list[tuple[H
         names = {n for m in members for n in (m[0].conflict.first.command, m[0].conflict.second.command)}
         hazard = Hazard(c.type, path, reader=c.second.command, writer=c.first.command,
                         detail=f"{shown.label}: {c.detail}", evidence=why.text, steps=sorted(names), files=[path],
-                        runs=list(why.runs))
+                        traced=list(why.runs))
         hazards.append((hazard, (c.first.command, c.first.cwd) if c.type == DUPLICATE else None))
     return hazards
 
@@ -207,7 +207,7 @@ def _by_recipe(hazards: list[tuple[Hazard, tuple[str, str] | None]],
             kept = out[merged[recipe]]
             out[merged[recipe]] = structs.replace(
                 kept, files=list(dict.fromkeys((*kept.files, *hazard.files))), steps=sorted({*kept.steps, *hazard.steps}),
-                runs=list(dict.fromkeys((*kept.runs, *hazard.runs))))
+                traced=list(dict.fromkeys((*kept.traced, *hazard.traced))))
     for recipe, at in merged.items():  # the files in conflict first (`file` is the first), then the rest it wrote
         everything = [*out[at].files, *sorted(files[recipe] - set(out[at].files))]
         out[at] = structs.replace(out[at], files=everything,

@@ -80,7 +80,7 @@ def _hazard(path: str, writer: Step, reader: Step, missed: Step, reference: Buil
                 f"in the {reference_label} `{writer.command}` wrote it before `{reader.command}` read it"),
         evidence=(f"not ordered: {graph.source} has no path from {_names(graph.targets(writer))} to "
                   f"{_names(graph.targets(reader))}, and in the {label} the reader ran before {path} existed"),
-        steps=sorted({reader.command, writer.command}), files=[path], runs=[reference_label, label])
+        steps=sorted({reader.command, writer.command}), files=[path], traced=[reference_label, label])
 
 
 def with_missing_edges(hazards: Iterable[Hazard], reference: BuildTrace, graph: DeclaredGraph | None,

@@ -34,7 +34,7 @@ class NameKind:
         object.__setattr__(self, "_bytes", binary)
 
     def _compiled(self, value: str | bytes):
-        return self._bytes if isinstance(value, bytes) else self._text  # type: ignore[attr-defined]
+        return self._bytes if isinstance(value, bytes) else self._text  # type: ignore[attr-defined]  # set in __post_init__
 
     def blanked(self, value: AnyStr) -> AnyStr:
         """`value` with every name of this kind replaced by its placeholder."""

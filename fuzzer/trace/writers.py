@@ -207,7 +207,7 @@ def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...], made_from: 
         proc = trace.processes[unit]  # where it ran, when not where its step did (a pip hook in /tmp)
         where = f" (in {proc.cwd})" if proc.cwd != step.cwd else ""
         passed_over.append(f"`{command_of(_argv(proc))}`{where} {reason}")
-        unit = trace.processes[unit].parent  # type: ignore[assignment]
+        unit = trace.processes[unit].parent  # type: ignore[assignment]  # below root: it has a parent
     return _writer(trace, step, unit, tuple(sorted({s.path for s in sources})), tuple(passed_over))
 
 
@@ -375,7 +375,7 @@ def _ancestry(trace: BuildTrace, i: int, root: int) -> list[int]:
     """`i`, its parent, ... up to `root`, nearest first."""
     chain = [i]
     while chain[-1] != root and trace.processes[chain[-1]].parent is not None:
-        chain.append(trace.processes[chain[-1]].parent)  # type: ignore[arg-type]
+        chain.append(trace.processes[chain[-1]].parent)  # type: ignore[arg-type]  # the loop saw it is not None
     return chain if chain[-1] == root else [*chain, root]
 
 

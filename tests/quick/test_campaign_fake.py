@@ -16,11 +16,12 @@ from fuzzer.campaign import state as campaign_state
 from fuzzer.campaign import open_stored, run_campaign
 from fuzzer.config import FuzzConfig
 from fuzzer.execute.fake import FakeExecutor
-from fuzzer.execute.run import RunKind, RunRequest
+from fuzzer.execute.run import RunRequest
 from fuzzer.explain import stabilizers
 from fuzzer.explain.ablation import shrink
 from fuzzer.explain.classify import Context, classify
 from fuzzer.execute.step_replay import ReplayOutcome
+from fuzzer.model import RunKind
 from fuzzer.plan import Perturbation
 from fuzzer.store import Store
 from fuzzer.trace.graph import RootCandidate

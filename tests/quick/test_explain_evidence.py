@@ -10,7 +10,7 @@ from msgspec import structs
 from fuzzer.explain import _one_per_step
 from fuzzer.explain.classify import _other, _shared_state
 from fuzzer.explain.from_log import explain_failure
-from fuzzer.report.model import Culprit
+from fuzzer.model import Culprit
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.hazards import find_hazards
 from fuzzer.trace.processes import Access
@@ -93,7 +93,7 @@ def test_the_reader_is_the_target_make_reports_failing_not_the_first_reader():
 
 def test_a_log_finding_on_a_file_the_traces_flagged_stays_one_hazard():
     from fuzzer.explain import _with_log_hazard
-    from fuzzer.report.model import Hazard
+    from fuzzer.model import Hazard
 
     traced = Hazard("read-before-write", "parser.h", "cc -c lexer.c", "gen", "traced run: overlap", "overlapped",
                     ["cc -c lexer.c", "gen"])

@@ -11,7 +11,7 @@ import pytest
 from fuzzer.fix import cmake, cmakelists, ninja
 from fuzzer.fix.patch import apply
 from fuzzer.fix.tree import CMAKE, MAKE, NINJA, NoPatch, Tree
-from fuzzer.report.model import Culprit, Hazard
+from fuzzer.model import Culprit, Hazard
 
 WORKSPACE = "/ws/src"
 CONFIGURE = "cmake -S . -B build -G Ninja >/dev/null && cmake --build build -j {jobs}"

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from fuzzer import guided, hold
+from fuzzer import guided, hold, structs
+from fuzzer.model import Hazard
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import Hazard
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 
 
@@ -61,9 +61,13 @@ def test_a_target_that_manifested_confirms_its_hazard_with_a_replay_command():
 def test_a_confirmed_hazard_keeps_the_edge_its_build_lacks():
     (target,) = guided.targets(near_miss(), BASE)
     flip = target.flips[0]
-    known = Hazard(flip.type, flip.file, flip.other, target.held, missing_edge="main.o: config.h", rule="Makefile:4")
+    known = Hazard(flip.type, flip.file, flip.other, target.held, missing_edge="main.o: config.h", rule="Makefile:4",
+                   runs=[3], traced=["traced reference"])
     [confirmed] = guided.confirmed([(target, 2, [flip])], [known], lambda t: "buildfuzz replay ...")
     assert (confirmed.status, confirmed.missing_edge, confirmed.rule) == ("confirmed", "main.o: config.h", "Makefile:4")
+    # the held run joins the runs that show it, by number, and the report still decodes
+    assert (confirmed.runs, confirmed.traced) == ([3, 2], ["traced reference"])
+    assert structs.convert(structs.to_data(confirmed), Hazard) == confirmed
 
 
 @pytest.mark.needs("hold")

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from fuzzer.compare import Comparison, DivergentArtifact, Variant
 from fuzzer.explain.manifest import mark_manifest
-from fuzzer.report.model import Hazard as ReportHazard
+from fuzzer.model import Hazard as ReportHazard
 from fuzzer.trace.hazards import (
     DUPLICATE,
     LISTING_RACE,
@@ -223,7 +223,7 @@ def test_opposite_orders_need_two_different_runs():
                                 FakeStep("gen > gen.h", 0.5, 1, writes={"gen.h": 0.7})])
     assert find_hazards([reference, reference], ["run 2", "run 2"]) == []
     (hazard,) = find_hazards([reference, parallel], ["run 2", "run 2"])  # two runs under one label
-    assert hazard.runs == ["run 2 #1", "run 2 #2"]
+    assert (hazard.runs, hazard.traced) == ([], ["run 2 #1", "run 2 #2"])
     assert "run 2 #1" in hazard.evidence and "run 2 #2" in hazard.evidence
 
 
@@ -244,9 +244,10 @@ def test_every_hazard_names_the_distinct_runs_it_rests_on(specs, copies):
     traces = [trace(shift) for shift in range(copies)]
     labels = [f"run {i}" for i in range(copies)]
     for hazard in find_hazards(traces, labels):
-        assert len(hazard.runs) == len(set(hazard.runs)) and set(hazard.runs) <= set(labels)
-        assert len(hazard.runs) == (1 if "same time" in hazard.evidence else 2)
-        assert all(run in hazard.evidence for run in hazard.runs)
+        assert len(hazard.traced) == len(set(hazard.traced)) and set(hazard.traced) <= set(labels)
+        assert len(hazard.traced) == (1 if "same time" in hazard.evidence else 2)
+        assert all(run in hazard.evidence for run in hazard.traced)
+        assert hazard.runs == []  # the traces show it; no campaign run has yet
 
 
 class _Declared:
@@ -272,12 +273,12 @@ def comparison(*artifacts: tuple[str, tuple[int, ...], tuple[int, ...]], failed=
 
 def duplicate() -> ReportHazard:
     return ReportHazard(DUPLICATE, "op.h", "sh gen.sh", "sh gen.sh", "ran 2 times", "not ordered: ...",
-                        ["sh gen.sh"], files=["op.h", "op.inc"], runs=["traced rerun"])
+                        ["sh gen.sh"], files=["op.h", "op.inc"], traced=["traced rerun"])
 
 
 def test_a_duplicate_whose_files_differ_in_some_runs_is_manifest_citing_them():
     (hazard,) = mark_manifest([duplicate()], comparison(("op.inc", (0, 1), (2, 3))), {})
-    assert hazard.status == "manifest" and hazard.runs == ["traced rerun", "run 2", "run 3"]
+    assert (hazard.status, hazard.runs, hazard.traced) == ("manifest", [2, 3], ["traced rerun"])
     assert "manifest: the conflict shows in run 2, run 3" in hazard.evidence
     # a file that differs in every rebuild (no run but the reference has its bytes) proves nothing
     assert mark_manifest([duplicate()], comparison(("op.inc", (0,), (1, 2))), {})[0].status == "latent"
@@ -293,7 +294,7 @@ def test_a_build_failing_in_a_step_that_reads_a_duplicated_recipes_output_makes_
     errors = {4: "main.c:5:12: error: 'OP_ADD' undeclared\nmake: *** [Makefile:9: main.o] Error 1",
               6: "util.c:3:1: error: expected ';'\nmake: *** [Makefile:12: util.o] Error 1"}
     (hazard,) = mark_manifest([duplicate()], comparison(failed=(4, 6)), errors, reference=reference)
-    assert (hazard.status, hazard.runs) == ("manifest", ["traced rerun", "run 4"])
+    assert (hazard.status, hazard.runs, hazard.traced) == ("manifest", [4], ["traced rerun"])
     # without a failure among its readers it stays latent
     (hazard,) = mark_manifest([duplicate()], comparison(failed=(6,)), {6: errors[6]}, reference=reference)
     assert hazard.status == "latent"
@@ -303,7 +304,7 @@ def test_a_failure_saying_the_file_was_missing_makes_a_read_before_write_manifes
     read = ReportHazard(READ_BEFORE_WRITE, "parser.h", "cc -c lexer.c", "mkparser.py", steps=["cc -c lexer.c"])
     errors = {4: "lexer.c:1:10: fatal error: parser.h: No such file or directory"}
     (hazard,) = mark_manifest([read], comparison(failed=(4,)), errors)
-    assert (hazard.status, hazard.runs) == ("manifest", ["run 4"])
+    assert (hazard.status, hazard.runs, hazard.traced) == ("manifest", [4], [])
     # named, but not as missing (an error inside it), or another file missing: still latent
     for text in ("parser.h:3:1: error: expected ';'", "fatal error: xparser.h: No such file or directory"):
         assert mark_manifest([read], comparison(failed=(4,)), {4: text})[0].status == "latent"
@@ -324,7 +325,7 @@ def test_a_probe_of_a_file_a_sibling_creates_is_a_read_before_write_even_with_a_
     (hazard,) = find_hazards([run(True), run(False)], ["reference", "parallel"])
     assert (hazard.type, hazard.file, hazard.writer, hazard.reader) == (
         READ_BEFORE_WRITE, "iface/lexer.cmi", "mlc lexer.ml", "mlc parser.ml")
-    assert "(missing)" in hazard.detail and hazard.runs == ["parallel"]
+    assert "(missing)" in hazard.detail and (hazard.runs, hazard.traced) == ([], ["parallel"])
 
 
 def test_a_root_that_saw_the_hazards_file_differently_makes_it_manifest_in_the_traced_run():
@@ -337,8 +338,8 @@ def test_a_root_that_saw_the_hazards_file_differently_makes_it_manifest_in_the_t
         return RootCandidate(step, step, outputs, outputs, (difference,), outputs, False)
 
     read = ReportHazard(READ_BEFORE_WRITE, "parser.h", "cc -c lexer.c", "mkparser.py",
-                        steps=["cc -c lexer.c", "mkparser.py"], runs=["traced rerun"])
+                        steps=["cc -c lexer.c", "mkparser.py"], traced=["traced rerun"])
     shown = mark_manifest([read], comparison(), {}, [root(EXISTENCE)], "traced rerun")[0]
-    assert (shown.status, shown.runs) == ("manifest", ["traced rerun"])
+    assert (shown.status, shown.runs, shown.traced) == ("manifest", [], ["traced rerun"])
     for other in (root(READ_ORDER), root(EXISTENCE, command="cc -c main.c"), root(EXISTENCE, outputs=())):
         assert mark_manifest([read], comparison(), {}, [other], "traced rerun")[0].status == "latent"

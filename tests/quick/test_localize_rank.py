@@ -18,10 +18,9 @@ from fuzzer.explain.budget import DEFAULT_BUILDS, DEFAULT_MIN_S, Budget, localiz
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.noise import known_noise, noise_between
 from fuzzer.explain.ranking import Tier, rank, tier_of
-from fuzzer.model import RunStatus
+from fuzzer.model import Culprit, RunStatus
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import Culprit
 from fuzzer.trace.graph import find_roots
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 

@@ -60,9 +60,9 @@ def test_a_serial_failure_on_a_generated_file_the_rule_does_not_name_is_a_hazard
     found = declared_hazards([], graph, traces[0], "reference", [("shuffled", traces[1])], str(tmp_path))
     rule = next(i for i, line in enumerate((tmp_path / "Makefile").read_text().splitlines(), 1)
                 if line.startswith("bpf.o:"))
-    assert [(h.type, h.file, h.reader, h.writer, h.missing_edge, h.rule, h.runs) for h in found] == [
+    assert [(h.type, h.file, h.reader, h.writer, h.missing_edge, h.rule, h.runs, h.traced) for h in found] == [
         (READ_BEFORE_WRITE, "config.h", BPF, GENERATE, "bpf.o: config.h", f"Makefile:{rule}",
-         ["reference", "shuffled"])]
+         [], ["reference", "shuffled"])]
 
 
 def test_no_hazard_without_a_graph_or_where_the_graph_declares_the_edge(tmp_path):

@@ -131,6 +131,32 @@ def test_a_report_stored_by_an_earlier_buildfuzz_still_decodes():
     assert again == expected
 
 
+def test_a_schema_1_reports_hazard_runs_decode_as_numbers_and_traced_labels():
+    """Schema 1 wrote a hazard's campaign runs (`run 3`) and traced runs in one list of labels."""
+    report = unreproducible()
+    data = json_format.to_builtins(report)
+    data["schema"] = 1
+    first, second = data["hazards"]
+    first["runs"] = ["traced reference", "run 3", "traced rerun (jobs=4) #2", "run 12"]
+    second["runs"] = []
+    for hazard in data["hazards"]:
+        del hazard["traced"]
+    again = json_format.from_builtins(data)
+    assert again.schema == json_format.SCHEMA == 2
+    assert [(h.runs, h.traced) for h in again.hazards] == [([3, 12], ["traced reference", "traced rerun (jobs=4) #2"]),
+                                                           ([], [])]
+    assert structs.replace(again, hazards=report.hazards) == report
+
+
+def test_a_report_of_this_schema_keeps_its_hazard_runs_as_numbers():
+    report = unreproducible()
+    shown = structs.replace(report.hazards[0], runs=[2, 5], traced=["traced reference"])
+    report = structs.replace(report, hazards=[shown, *report.hazards[1:]])
+    data = json_format.to_builtins(report)
+    assert data["hazards"][0]["runs"] == [2, 5]
+    assert json_format.from_builtins(data) == report
+
+
 def test_every_verdict_exits_as_the_readme_says():
     rows = re.findall(r"^\| (\d) \| .* \| `([a-z-]+)` \|$", (ROOT / "README.md").read_text(), re.MULTILINE)
     assert {Verdict(verdict): int(code) for code, verdict in rows} == {v: v.exit_code for v in Verdict}

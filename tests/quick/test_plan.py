@@ -75,7 +75,8 @@ def test_bad_jobs_range(text):
 # --- the explore plan: its promises ---------------------------------------------------------
 
 from fuzzer import axes  # noqa: E402
-from fuzzer.plan import Planned, Reason, explore_plan, smallest_runs, with_guided  # noqa: E402
+from fuzzer.model import Reason  # noqa: E402
+from fuzzer.plan import Planned, explore_plan, smallest_runs, with_guided  # noqa: E402
 
 VARIED = tuple(axes.BY_NAME[n] for n in ("shuffle", "tz", "umask", "buildpath"))
 PROMISED = axes.promised(VARIED)
@@ -159,8 +160,9 @@ def test_traced_reruns_apply_the_divergent_runs_variations_exactly():
     from types import SimpleNamespace
 
     from fuzzer.execute.fake import FakeExecutor
-    from fuzzer.execute.run import RunKind, RunRequest
+    from fuzzer.execute.run import RunRequest
     from fuzzer.explain.traced import trace_pair
+    from fuzzer.model import RunKind
 
     moved = Perturbation(8, (0, 1)).with_variation("buildpath", "elsewhere").with_variation("tz", "UTC")
     files = lambda p: {"lib.so": "there" if dict(p.variations).get("buildpath") else "here"}

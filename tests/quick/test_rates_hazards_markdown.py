@@ -10,8 +10,9 @@ from fuzzer import findings, rates
 from fuzzer.campaign import run_campaign
 from fuzzer.config import FuzzConfig
 from fuzzer.execute.fake import FakeExecutor
+from fuzzer.model import Hazard
 from fuzzer.report import markdown
-from fuzzer.report.model import Hazard, RunSummary
+from fuzzer.report.model import RunSummary
 from fuzzer.stats import rate_text
 
 
@@ -24,8 +25,8 @@ def test_a_hazard_counts_the_drawn_builds_that_showed_it_never_traced_or_held_on
     runs = [_run(0, reason="reference"), _run(1, "failed"), _run(2), _run(3, "failed"), _run(4, reason="target"),
             _run(5)]
     shown = Hazard("read-before-write", "version.h", "cc main.c", "gen.py", status="manifest",
-                   runs=["traced rerun (jobs=8 cpus=0-1)", "run 1", "run 3", "run 4"])
-    latent = Hazard("write-write", "out.txt", "a", "b", runs=["traced reference", "traced rerun (jobs=8)"])
+                   runs=[1, 3, 4], traced=["traced rerun (jobs=8 cpus=0-1)"])
+    latent = Hazard("write-write", "out.txt", "a", "b", traced=["traced reference", "traced rerun (jobs=8)"])
     counted = rates.counts(runs, [], [], [shown, latent])
     # run 4 held a step back on purpose (a target): chosen, not drawn; the traced rerun is no campaign build
     assert counted[findings.of_hazard(shown).id] == rates.Count(2, 4)

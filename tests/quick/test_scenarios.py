@@ -5,7 +5,8 @@ import re
 import pytest
 
 from fuzzer.errors import UsageError
-from fuzzer.report.model import ArtifactFinding, Culprit, InsideSummary, MetadataStabilizer, Report
+from fuzzer.model import Culprit
+from fuzzer.report.model import ArtifactFinding, InsideSummary, MetadataStabilizer, Report
 from fuzzer.scenarios import Expect, find_scenarios, load_scenario, score
 
 from conftest import SCENARIOS, buildfuzz_in_process
@@ -66,7 +67,7 @@ def test_stabilized_by_string_is_one_of_them_and_list_is_the_exact_joint_set():
 
 
 def test_hazards_expectation_is_an_upper_bound():
-    from fuzzer.report.model import Hazard
+    from fuzzer.model import Hazard
 
     found = [Hazard("write-write", f"f{i}", "a", "b") for i in range(3)]
 

@@ -189,6 +189,33 @@ def test_no_packages_import_each_other():
     assert cycles(package_graph(modules())) == [KNOWN_CIRCLE]
 
 
+def reexported(found: dict[str, Path], readers: list[Path]) -> list[str]:
+    """`reader: module.name` for each import of a name of fuzzer.model through another
+    module that merely imported it (`from fuzzer.plan import Reason`): one way to name each."""
+    taken = {name: {alias.asname or alias.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                    if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fuzzer.model")
+                    for alias in node.names}
+             for name, path in found.items() if not name.startswith("fuzzer.model")}
+    wrong = []
+    for reader in readers:
+        for node in ast.walk(ast.parse(reader.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module in taken:
+                wrong += [f"{reader.name}: {node.module}.{a.name}" for a in node.names if a.name in taken[node.module]]
+    return wrong
+
+
+def test_the_models_names_are_imported_from_the_model():
+    readers = [p for top in ("fuzzer", "tests", "bench") for p in sorted((ROOT / top).rglob("*.py"))]
+    assert reexported(modules(), readers) == []
+
+
+def test_a_name_of_the_model_taken_through_a_stage_is_seen(tmp_path):
+    stage, reader = tmp_path / "plan.py", tmp_path / "axes.py"
+    stage.write_text("from fuzzer.model import Reason\nSTEP = 1\n")
+    reader.write_text("from fuzzer.plan import STEP, Reason\n")
+    assert reexported({"fuzzer.plan": stage}, [reader]) == ["axes.py: fuzzer.plan.Reason"]
+
+
 def test_the_package_checks_see_an_import_up_a_floor_and_a_circle(tmp_path):
     table = "## Floors\n\n| floor | packages |\n|---|---|\n| 1 | `model` |\n| 2 | `axes` `hold` |\n\n## Next\n| 3 | `cli` |\n"
     assert floors(table) == {"fuzzer.model": 1, "fuzzer.axes": 2, "fuzzer.hold": 2}

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzzer import axes
-from fuzzer.plan import Reason, Space, explore_plan, phases, schedule
+from fuzzer.model import Reason
+from fuzzer.plan import Space, explore_plan, phases, schedule
 
 job_ranges = st.tuples(st.integers(1, 8), st.integers(0, 24)).map(lambda t: (t[0], t[0] + t[1]))
 cpu_sets = st.lists(st.integers(0, 7), min_size=1, max_size=8, unique=True).map(lambda c: tuple(sorted(c)))

@@ -22,8 +22,9 @@ SEEDED = 'print(",".join({"alpha", "beta", "gamma", "delta", "eps", "zeta"}))\n'
 def _traced_on(address: str, src: Path, store: Path):
     from fuzzer.execute.dask_executor import DaskPool
     from fuzzer.execute.local import BuildSpec
-    from fuzzer.execute.run import RunKind, RunRequest
+    from fuzzer.execute.run import RunRequest
     from fuzzer.execute.workspace import Workspace
+    from fuzzer.model import RunKind
     from fuzzer.plan import Perturbation
 
     pool = DaskPool(address)

@@ -18,7 +18,8 @@ import psutil
 import pytest
 
 from fuzzer.execute.local import LocalExecutor
-from fuzzer.execute.run import RunKind, RunRequest
+from fuzzer.execute.run import RunRequest
+from fuzzer.model import RunKind
 from fuzzer.tools import unshare
 from fuzzer.trace.steps import load_trace
 

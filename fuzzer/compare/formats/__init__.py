@@ -9,10 +9,15 @@ first, identified by their magic; text last, so that a `.buildinfo`, a `METADATA
 from __future__ import annotations
 
 from fuzzer.compare.formats import ar, compressed, elf, pyc, tar, text, zip
+from fuzzer.compare.formats.comparator import Container, Format
 
-REGISTRY = (elf, zip, ar, compressed.GZIP, compressed.XZ, compressed.BZIP2, compressed.ZSTD, tar, pyc, text)
+__all__ = ["REGISTRY", "Container", "Format", "sniff"]
 
 
-def sniff(name: str, head: bytes):
+REGISTRY: tuple[Format, ...] = (elf, zip, ar, compressed.GZIP, compressed.XZ, compressed.BZIP2, compressed.ZSTD, tar,
+                                pyc, text)
+
+
+def sniff(name: str, head: bytes) -> Format | None:
     """The first comparator that recognises these bytes, or None (compare as bytes)."""
     return next((fmt for fmt in REGISTRY if fmt.sniff(name, head)), None)

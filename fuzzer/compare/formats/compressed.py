@@ -13,7 +13,7 @@ from typing import BinaryIO, Callable
 
 import msgspec
 
-from fuzzer.compare.formats.members import Member, read_member
+from fuzzer.compare.formats.members import Member, Readable, read_member
 from fuzzer.compare.inside import MAX_MEMBER, Context, Inside, Unsafe, compare_bytes, only_metadata
 from fuzzer.observe import hasher
 
@@ -40,7 +40,7 @@ class Compression:
     NAME: str
     magic: bytes
     suffix: str  # stripped from the name to name the inner member
-    reader: Callable[[BinaryIO], BinaryIO]
+    reader: Callable[[BinaryIO], Readable]
     header: Callable[[bytes], dict[str, object]] = lambda head: {}
     CONTAINER: bool = True
 

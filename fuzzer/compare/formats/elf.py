@@ -9,6 +9,8 @@ import re
 from collections import Counter
 from typing import BinaryIO
 
+from elftools.elf.sections import Section, SymbolTableSection
+
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
@@ -18,6 +20,7 @@ NAME = "elf"
 CONTAINER = False
 SYMBOL_TABLES = (".symtab", ".dynsym")
 DIGITS = re.compile(r"\d+")
+Shape = tuple[int, int, str, str, int | str]  # a symbol's value, size, type, binding, section index
 
 
 def sniff(name: str, head: bytes) -> bool:
@@ -41,9 +44,9 @@ def compare(a: BinaryIO, b: BinaryIO, ctx: Context) -> Inside:
     return Inside(NAME, "; ".join(parts))
 
 
-def _sections(elf: ELFFile) -> dict:
+def _sections(elf: ELFFile) -> dict[str, Section]:
     """Name → section; a name used twice (e.g. several `.group`) is numbered to stay unique."""
-    seen: Counter = Counter()
+    seen: Counter[str] = Counter()
     found = {}
     for section in elf.iter_sections():
         name = section.name or f"[{section.header['sh_type']}]"
@@ -52,12 +55,12 @@ def _sections(elf: ELFFile) -> dict:
     return found
 
 
-def _same_data(x, y, a: BinaryIO, b: BinaryIO) -> bool:
+def _same_data(x: Section, y: Section, a: BinaryIO, b: BinaryIO) -> bool:
     """Section contents compared in chunks straight from the files: each byte is read once."""
     if x["sh_type"] != y["sh_type"] or x["sh_flags"] != y["sh_flags"]:
         return False
     if x["sh_type"] == "SHT_NOBITS":
-        return x["sh_size"] == y["sh_size"]
+        return bool(x["sh_size"] == y["sh_size"])
     if x["sh_size"] != y["sh_size"]:
         return False
     left, offsets = x["sh_size"], [x["sh_offset"], y["sh_offset"]]
@@ -76,10 +79,12 @@ def _symbols(elf_a: ELFFile, elf_b: ELFFile, table: str) -> str:
     for its digits (`__local13` → `__local7`), renumbered."""
     syms_a, syms_b = _table(elf_a, table), _table(elf_b, table)
     left_a, left_b = Counter(syms_a) - Counter(syms_b), Counter(syms_b) - Counter(syms_a)
-    by_shape: dict[tuple, list[str]] = {}
+    by_shape: dict[Shape, list[str]] = {}
     for (name, shape), n in left_b.items():
         by_shape.setdefault(shape, []).extend([name] * n)
-    renumbered, renamed, unmatched = Counter(), Counter(), 0
+    renumbered: Counter[str] = Counter()
+    renamed: Counter[str] = Counter()
+    unmatched = 0
     for (name, shape), n in left_a.items():
         for _ in range(n):
             candidates = by_shape.get(shape, [])
@@ -100,15 +105,15 @@ def _symbols(elf_a: ELFFile, elf_b: ELFFile, table: str) -> str:
     return f"{table}: {found}" if found else f"{table}: same symbols ({len(syms_a)}), different bytes"
 
 
-def _table(elf: ELFFile, table: str) -> list[tuple[str, tuple]]:
+def _table(elf: ELFFile, table: str) -> list[tuple[str, Shape]]:
     section = elf.get_section_by_name(table)
-    if section is None:
+    if not isinstance(section, SymbolTableSection):  # absent (None), or a table pyelftools cannot read
         return []
     return [(s.name, (s["st_value"], s["st_size"], s["st_info"]["type"], s["st_info"]["bind"], s["st_shndx"]))
             for s in section.iter_symbols()]
 
 
-def _count(by_binding: Counter, what: str) -> str:
+def _count(by_binding: Counter[str], what: str) -> str:
     if not by_binding:
         return ""
     words = {"STB_LOCAL": "local", "STB_GLOBAL": "global", "STB_WEAK": "weak"}
@@ -117,12 +122,12 @@ def _count(by_binding: Counter, what: str) -> str:
 
 
 def _build_id(elf_a: ELFFile, elf_b: ELFFile) -> str:
-    ids = [_gnu_build_id(e) for e in (elf_a, elf_b)]
-    if ids[0] is None and ids[1] is None:
+    first, second = _gnu_build_id(elf_a), _gnu_build_id(elf_b)
+    if first is None and second is None:
         return "no GNU build-id"
-    if ids[0] == ids[1]:
-        return f"build-id identical ({ids[0][:16]}…) although the files differ"
-    return f"build-id differs ({ids[0] or 'none'} vs {ids[1] or 'none'})"
+    if first is not None and first == second:
+        return f"build-id identical ({first[:16]}…) although the files differ"
+    return f"build-id differs ({first or 'none'} vs {second or 'none'})"
 
 
 def _gnu_build_id(elf: ELFFile) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 from collections import Counter
 from dataclasses import dataclass
-from typing import BinaryIO, Iterable
+from typing import Iterable, Protocol
 
 import msgspec
 
@@ -38,7 +38,13 @@ def safe_name(name: str, fmt: str) -> str:
     return name
 
 
-def read_member(stream: BinaryIO, declared: int | None, packed: int, ctx: Context,
+class Readable(Protocol):
+    """What read_member reads: a file, a decompressing reader, an archive's member."""
+
+    def read(self, size: int = ..., /) -> bytes: ...
+
+
+def read_member(stream: Readable, declared: int | None, packed: int, ctx: Context,
                 what: str, name: str = "") -> tuple[str, bytes | None]:
     """Digest and (when small enough) the bytes of one member, read in chunks: a member
     that expands past its declared size, the budget or MAX_RATIO is refused as a bomb."""
@@ -65,11 +71,12 @@ def compare_members(fmt: str, a: list[Member], b: list[Member], ctx: Context,
                     header: Iterable[str] = ()) -> Inside:
     """`header`: archive-level metadata that differs (a zip comment, a gzip header field)."""
     keyed_a, keyed_b = _keyed(a), _keyed(b)
-    metadata, details, differing, notes, identical = list(header), [], [], [], 0
-    for key in keyed_a.keys() - keyed_b.keys():
-        differing.append(key[0]), details.append(f"{key[0]}: only in the first variant")
-    for key in keyed_b.keys() - keyed_a.keys():
-        differing.append(key[0]), details.append(f"{key[0]}: only in the second variant")
+    metadata, identical = list(header), 0
+    notes: list[str] = []
+    alone = [(key, "first") for key in keyed_a.keys() - keyed_b.keys()] + \
+        [(key, "second") for key in keyed_b.keys() - keyed_a.keys()]
+    differing = [key[0] for key, _ in alone]
+    details = [f"{key[0]}: only in the {which} variant" for key, which in alone]
     for key in [k for k in keyed_a if k in keyed_b]:
         x, y = keyed_a[key], keyed_b[key]
         metadata += [label for (label, value), (_, other) in zip(x.meta, y.meta) if value != other]
@@ -89,7 +96,7 @@ def compare_members(fmt: str, a: list[Member], b: list[Member], ctx: Context,
 
 def _keyed(members: list[Member]) -> dict[tuple[str, int], Member]:
     """A name may occur twice in an archive: the nth occurrence is matched with the nth."""
-    seen: Counter = Counter()
+    seen: Counter[str] = Counter()
     keyed = {}
     for member in members:
         keyed[(member.name, seen[member.name])] = member

@@ -4,7 +4,7 @@ source's timestamp, which `SOURCE_DATE_EPOCH` (checked-hash pycs) takes out."""
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from typing import BinaryIO, Iterator
 
 from fuzzer.compare.inside import Context, Inside, first_difference, only_metadata
 
@@ -28,7 +28,7 @@ def compare(a: BinaryIO, b: BinaryIO, ctx: Context) -> Inside:
     return only_metadata(NAME, "code identical", changed)
 
 
-def _fields(x: bytes, y: bytes):
+def _fields(x: bytes, y: bytes) -> Iterator[tuple[str, bytes, bytes]]:
     yield "pyc magic (Python version)", x[:4], y[:4]
     yield "pyc flags", x[4:8], y[4:8]
     hashed = int.from_bytes(x[4:8], "little") & HASH_BASED

@@ -39,6 +39,7 @@ def _member(archive: tarfile.TarFile, info: tarfile.TarInfo, ctx: Context) -> Me
             ("tar member owners", (info.uid, info.gid, info.uname, info.gname)), ("tar pax headers", pax))
     if info.isfile():
         stream = archive.extractfile(info)
+        assert stream is not None  # a regular file's member always has one
         digest, data = read_member(stream, info.size, info.size, ctx, f"tar member {name!r}", name)
         return Member(name, "file", digest, data, meta)
     if info.issym() or info.islnk():
