@@ -61,7 +61,7 @@ def stabiliser_prefix(culprit: Culprit, tree: Tree) -> Remedy:
     lines = tree.lines(recipe)
     index = tree.command_line(recipe, lines, culprit.argv)
     upstream = "; ".join(UPSTREAM[n] for n in culprit.stabilized_by if n in UPSTREAM)
-    return tree.remedy(culprit.finding_id, f"{recipe.target} built with {prefix} (that step only)",
+    return tree.remedy(culprit.finding_id, f"the recipe line building {recipe.target} run with {prefix} (that line only)",
                        recipe, index, makefile.prefixed(lines[index], prefix), upstream=upstream)
 
 

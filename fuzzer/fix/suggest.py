@@ -99,6 +99,9 @@ def _suggest_one(entry: Culprit | Hazard, hazards: list[Hazard], tree: Tree, out
         status = FixStatus.SUGGESTED if words else FixStatus.NONE
         return Fixed(entry.finding_id, what, Fix(status, by_hand=words, why=remedy.reason, upstream=remedy.upstream,
                                                  untested=untested))
+    same = next((fixed for fixed in done.values() if fixed.patch == remedy.patch), None)
+    if same is not None:  # the steps of one rule: one patch, listed once in the report
+        return Fixed(entry.finding_id, f"{what}: {same.fix.summary}", same.fix, same.patch)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{entry.finding_id}.patch"
     path.write_text(remedy.patch, encoding="utf-8")

@@ -120,6 +120,18 @@ def test_a_patched_suggestion_is_written_where_the_report_says(tmp_path):
     assert open(fixed.fix.patch).read() == fixed.patch and "+obj/%.o: %.c | obj" in fixed.patch
 
 
+def test_the_steps_of_one_pattern_rule_share_one_patch(tmp_path):
+    make_project(tmp_path / "src", """
+        all: a.s b.s
+        %.s: %.k
+            python3 gen.py $< -o $@
+        """, {"a.k": "", "b.k": ""})
+    steps = [Culprit(f"python3 gen.py {s}.k -o {s}.s", ["python3", "gen.py", f"{s}.k", "-o", f"{s}.s"], ".",
+                     [f"{s}.s"], Kind.INTRINSIC, stabilized_by=["ASLR"], finding_id=s) for s in "ab"]
+    first, second = suggest.suggest(steps, [], Tree(tmp_path / "src", "make -j{jobs}"), tmp_path / "fixes")
+    assert first.fix == second.fix and first.fix.patch and len(list((tmp_path / "fixes").iterdir())) == 1
+
+
 def test_the_fix_in_words_matches_its_status():
     proof = Proof("jobs=8", 3, 3, after=12, bound=0.221)
     assert suggest.described(Fix(FixStatus.PROVEN, patch="/p", proof=proof)) == \
