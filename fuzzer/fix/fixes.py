@@ -16,7 +16,7 @@ from msgspec import structs
 from fuzzer.errors import UsageError
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace
-from fuzzer.fix import cmake, ninja
+from fuzzer.fix import build_path, cmake, ninja
 from fuzzer.fix.archive import archive_flags
 from fuzzer.fix.grouped import grouped_targets
 from fuzzer.fix.patch import PatchError, Remedy, apply
@@ -103,6 +103,8 @@ def _fix_one(proving, perturbation, report, entry, tree, out, done, before, afte
 
 def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
     kind = entry.type if isinstance(entry, Hazard) else entry.kind
+    if kind == Kind.BUILD_PATH:  # whatever the build system: the flag goes where the directory is made
+        return build_path.prefix_map(entry)  # type: ignore[arg-type]
     try:
         if not tree.system:
             raise NoPatch("the build is not one make or ninja call, nor a CMake project built by cmake: "
