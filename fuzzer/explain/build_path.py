@@ -6,7 +6,10 @@ directory in the debug info (`DW_AT_comp_dir`), and the wrapper (the backend hoo
 setuptools) only copies the library out. Replayed whole, the wrapper makes a new directory
 each time and varies, with no stabiliser; its replay says nothing about why.
 
-So when a culprit is intrinsic with no stabiliser, or has no kind, the processes below its
+A stabiliser its replays found does not settle it: the replays all run in the traced
+build's directory, so what they show stable (a wheel's zip timestamps, stable with
+SOURCE_DATE_EPOCH) says nothing of a directory that differs between builds (the `.so` in
+it). So when a culprit is intrinsic or has no kind, the processes below its
 step that made the output's bytes (`fuzzer.trace.producers`) are looked at in both traced
 builds, upstream first. The culprit becomes `build-path`, its `writer_process` that process,
 only when the evidence is all there: the process ran in one directory in the reference and
@@ -46,9 +49,9 @@ def below_wrapper(culprit: Culprit, candidate: RootCandidate, traces: tuple[Buil
     """`culprit` as kind build-path, named by the process below its step that recorded the
     directory it ran in, when both traced builds (`traces`: the reference's, the divergent's;
     `contents`: their bytes) show it; else `culprit` unchanged."""
-    if culprit.kind not in (Kind.INTRINSIC, Kind.UNKNOWN) or culprit.stabilized_by or None in (candidate.ref, candidate.div):
+    if culprit.kind not in (Kind.INTRINSIC, Kind.UNKNOWN) or None in (candidate.ref, candidate.div):
         return culprit
-    paths = tuple(candidate.outputs)
+    paths = tuple(dict.fromkeys((*candidate.outputs, *candidate.explains)))  # pip copies the hook's wheel out
     sides = [_units(trace, step, paths) for trace, step in zip(traces, (candidate.ref, candidate.div))]
     chain = list(sides[0].items())
     for at in reversed(range(len(chain))):  # upstream first: the process that made the bytes
@@ -56,7 +59,8 @@ def below_wrapper(culprit: Culprit, candidate: RootCandidate, traces: tuple[Buil
         theirs = sides[1].get(key)
         held = recorded_directory(ours, theirs, contents, paths) if theirs is not None else None
         if held is not None:
-            return _build_path(culprit, candidate.ref, traces[0], [u for _, u in chain[:at + 1]], theirs, held)  # type: ignore
+            return _build_path(culprit, candidate.ref, traces[0], paths, [u for _, u in chain[:at + 1]], theirs,  # type: ignore
+                               held)
     return culprit
 
 
@@ -132,9 +136,9 @@ def _units(trace: BuildTrace, step: Step, paths: tuple[str, ...]) -> dict[tuple[
     return found
 
 
-def _build_path(culprit: Culprit, step: Step, trace: BuildTrace, chain: list[Producer], theirs: Producer,
-                held: tuple[str, str]) -> Culprit:
-    """`chain`: the producers from the output's back to `chain[-1]`, the one that recorded
+def _build_path(culprit: Culprit, step: Step, trace: BuildTrace, paths: tuple[str, ...], chain: list[Producer],
+                theirs: Producer, held: tuple[str, str]) -> Culprit:
+    """`paths`: the differing files; `chain`: the producers from theirs back to `chain[-1]`, the one that recorded
     its directory; `theirs`: that one in the divergent build; `held`: the files that held
     each build's directory."""
     unit, proc = chain[-1], chain[-1].process
@@ -146,11 +150,13 @@ def _build_path(culprit: Culprit, step: Step, trace: BuildTrace, chain: list[Pro
         wrote=[unit.wrote], replayed=False, recorded_dir=random_part(proc.cwd, theirs.process.cwd),
         dir_made_by=_command(maker) if maker is not None else "",
         frontend=_frontend(trace, maker) if maker is not None else "")
-    through = " ← ".join([", ".join(culprit.outputs[:2]), *(f"{p.wrote} (`{_command(p.process)}`)" for p in chain)])
+    besides = (f"; its replays, all in the traced build's directory, were stable with {' + '.join(culprit.stabilized_by)}, "
+               "which leaves this difference between builds" if culprit.stabilized_by else "")
+    through = " ← ".join([", ".join(paths[:2]), *(f"{p.wrote} (`{_command(p.process)}`)" for p in chain)])
     evidence = (f"build path: `{command}` ran in {proc.cwd} in the traced reference and in {theirs.process.cwd} in "
                 f"the traced divergent build; {held[0]} holds the first in the reference, {held[1]} the second in the "
                 f"divergent build: it records the directory it ran in, which differs every build; the bytes go "
-                f"{through}\nremedy: {remedy(writer)}")
+                f"{through}{besides}\nremedy: {remedy(writer)}")
     return structs.replace(culprit, kind=Kind.BUILD_PATH, writer_process=writer, writer=writer.argv,
                            evidence=f"{culprit.evidence}\n{evidence}")
 
