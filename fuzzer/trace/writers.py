@@ -337,9 +337,9 @@ def _lost(trace: BuildTrace, index: _Index, inside: set[int], kind: str, path: s
         return None
     if kind in ("read", "probe", "list") and later:
         other = command_of(_argv(trace.processes[later[0].process]))
-        if kind == "probe" and not found:
-            return f"looked for {path} before `{other}` created it"
         done = "removed" if later[0].kind == "delete" else "rewrote"
+        if kind == "probe" and not found:  # removed: the subtree made it in between (ld its output)
+            return f"looked for {path} before `{other}` {'created' if done == 'rewrote' else done} it"
         return f"read {path}, which `{other}` {done} afterwards"
     if kind == "write":
         for parent in _parents(path):

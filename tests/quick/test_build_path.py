@@ -18,7 +18,7 @@ from fuzzer.trace.parse import parse_lines
 from fuzzer.trace.processes import track_processes
 from fuzzer.trace.producers import producers
 from fuzzer.trace.steps import build_trace
-from fuzzer.trace.writers import byte_sources
+from fuzzer.trace.writers import byte_sources, writer_of
 
 WS = "/ws"
 VARS = "0x1 /* 1 vars */"
@@ -55,6 +55,7 @@ def wrapper_trace(directory: str, wrapper: str = '"python3", "build_ext.py"'):
         6 3.3 execve("/usr/bin/gcc", ["gcc", "-shared", "-o", "speed.so", "speed.o"], {VARS}) = 0
         6 3.4 vfork() = 7
         7 3.5 execve("/usr/bin/ld", ["ld", "-shared", "-o", "speed.so", "speed.o"], {VARS}) = 0
+        7 3.55 newfstatat(AT_FDCWD<{d}>, "speed.so", 0x7ffd, 0) = -1 ENOENT (No such file or directory)
         7 3.6 openat(AT_FDCWD<{d}>, "speed.o", O_RDONLY) = 3<{d}/speed.o>
         7 3.7 openat(AT_FDCWD<{d}>, "speed.so", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 4<{d}/speed.so>
         7 3.8 +++ exited with 0 +++
@@ -63,6 +64,7 @@ def wrapper_trace(directory: str, wrapper: str = '"python3", "build_ext.py"'):
         2 4.1 openat(AT_FDCWD</ws>, "libspeed.so", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 4</ws/libspeed.so>
         2 4.2 sendfile(4</ws/libspeed.so>, 3<{d}/speed.so>, NULL, 8388608) = 900
         2 4.3 unlinkat(AT_FDCWD</ws>, "{d}/speed.o", 0) = 0
+        2 4.35 unlinkat(AT_FDCWD</ws>, "{d}/speed.so", 0) = 0
         2 4.4 unlinkat(AT_FDCWD</ws>, "{d}", AT_REMOVEDIR) = 0
         2 4.5 +++ exited with 0 +++
         1 4.6 +++ exited with 0 +++
@@ -99,6 +101,13 @@ def test_the_bytes_lead_below_the_wrapper_to_the_compile_and_the_link():
     assert [(u.process.execs[0][:2], u.wrote) for u in units] == [
         (("gcc", "-shared"), f"{A}/speed.so"), (("gcc", "-g"), f"{A}/speed.o")]
     assert all(u.process.cwd == A for u in units)
+
+
+def test_the_link_is_passed_over_for_the_output_its_wrapper_removed_not_created():
+    t = wrapper_trace(A)
+    writer = writer_of(t, t.steps[0], ("libspeed.so",))
+    assert writer.is_step
+    assert f"looked for {A}/speed.so before `python3 build_ext.py` removed it" in writer.passed_over[0]
 
 
 def test_a_compile_recording_its_random_directory_is_kind_build_path_named_by_the_compile():
