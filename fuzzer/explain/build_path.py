@@ -20,6 +20,7 @@ them; else the output's) contain that build's own directory name.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -27,7 +28,9 @@ from typing import Callable
 
 from msgspec import structs
 
+from fuzzer.execute.moved import DIR, MovedCall, run_moved
 from fuzzer.model import Culprit, Kind, WriterProcess
+from fuzzer.stats import percent_above, upper_bound_zero
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.process_model import Process
 from fuzzer.trace.producers import Producer, producers
@@ -42,6 +45,10 @@ NO_BYTES: Bytes = lambda path: None
 # backend hook's compiles run in is theirs
 FRONTEND_PROGRAMS = {"pip": "pip", "pip3": "pip"}
 FRONTEND_MODULES = {"pip": "pip", "build": "python -m build"}
+# the compiler drivers that take -ffile-prefix-map (gcc, cc, clang, g++, x86_64-linux-gnu-gcc-12, ...)
+COMPILER = re.compile(r"(?:^|-)(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+)(?:-[\d.]+)?$")
+BEFORE, AFTER = 3, 12  # runs without the flag, then with it: as `buildfuzz fix` proves a patch
+PROOF_S = 60.0  # the runs are tried only when they would take less, by the traced run's time
 
 
 def below_wrapper(culprit: Culprit, candidate: RootCandidate, traces: tuple[BuildTrace, BuildTrace],
@@ -60,7 +67,7 @@ def below_wrapper(culprit: Culprit, candidate: RootCandidate, traces: tuple[Buil
         held = recorded_directory(ours, theirs, contents, paths) if theirs is not None else None
         if held is not None:
             return _build_path(culprit, candidate.ref, traces[0], paths, [u for _, u in chain[:at + 1]], theirs,  # type: ignore
-                               held)
+                               held, contents[0])
     return culprit
 
 
@@ -137,10 +144,10 @@ def _units(trace: BuildTrace, step: Step, paths: tuple[str, ...]) -> dict[tuple[
 
 
 def _build_path(culprit: Culprit, step: Step, trace: BuildTrace, paths: tuple[str, ...], chain: list[Producer],
-                theirs: Producer, held: tuple[str, str]) -> Culprit:
+                theirs: Producer, held: tuple[str, str], read: Bytes) -> Culprit:
     """`paths`: the differing files; `chain`: the producers from theirs back to `chain[-1]`, the one that recorded
     its directory; `theirs`: that one in the divergent build; `held`: the files that held
-    each build's directory."""
+    each build's directory; `read`: the reference's bytes."""
     unit, proc = chain[-1], chain[-1].process
     command = _command(proc)
     maker = _maker(trace, proc.cwd)
@@ -150,15 +157,54 @@ def _build_path(culprit: Culprit, step: Step, trace: BuildTrace, paths: tuple[st
         wrote=[unit.wrote], replayed=False, recorded_dir=random_part(proc.cwd, theirs.process.cwd),
         dir_made_by=_command(maker) if maker is not None else "",
         frontend=_frontend(trace, maker) if maker is not None else "")
+    writer = structs.replace(writer, remedy_status=_proven(trace, proc, unit.wrote, read))
     besides = (f"; its replays, all in the traced build's directory, were stable with {' + '.join(culprit.stabilized_by)}, "
                "which leaves this difference between builds" if culprit.stabilized_by else "")
     through = " ← ".join([", ".join(paths[:2]), *(f"{p.wrote} (`{_command(p.process)}`)" for p in chain)])
     evidence = (f"build path: `{command}` ran in {proc.cwd} in the traced reference and in {theirs.process.cwd} in "
                 f"the traced divergent build; {held[0]} holds the first in the reference, {held[1]} the second in the "
                 f"divergent build: it records the directory it ran in, which differs every build; the bytes go "
-                f"{through}{besides}\nremedy: {remedy(writer)}")
+                f"{through}{besides}\nremedy: {remedy(writer)}" + (f" ({writer.remedy_status})" if writer.remedy_status else ""))
     return structs.replace(culprit, kind=Kind.BUILD_PATH, writer_process=writer, writer=writer.argv,
                            evidence=f"{culprit.evidence}\n{evidence}")
+
+
+def _proven(trace: BuildTrace, proc: Process, wrote: str, read: Bytes) -> str:
+    """The remedy run: the compile again in fresh directories, BEFORE times as traced (its
+    output must follow the directory), then AFTER times with -ffile-prefix-map of each
+    directory added (its output must not); "" when it is no compiler driver."""
+    argv = _argv(proc)
+    if not COMPILER.search(os.path.basename(argv[0])):
+        return ""
+    subtree = [p for p in trace.processes if proc.index in _ancestors(trace, p)]
+    inside = proc.cwd.rstrip("/") + "/"
+    inputs = {a.path for p in subtree for a in p.accesses if a.kind == "read" and a.path.startswith(inside)}
+    made = {a.path for p in subtree for a in p.accesses if a.kind == "write"}
+    data = {path: read(path) for path in sorted(inputs - made)}
+    seconds = max(p.end for p in subtree) - proc.start
+    if proc.env is None or None in data.values() or not wrote.startswith(inside):
+        return "not proven: its environment or the bytes of the files it read are not at hand"
+    if (BEFORE + AFTER) * seconds > PROOF_S:
+        return f"not proven: {BEFORE + AFTER} runs of it would take about {(BEFORE + AFTER) * seconds:.0f} s"
+    call = MovedCall(argv, proc.cwd, dict(e.partition("=")[::2] for e in proc.env),
+                     tuple((p[len(inside):], b) for p, b in data.items()), wrote[len(inside):],  # type: ignore[misc]
+                     timeout=max(10.0, 10 * seconds))
+    before = run_moved(call, (), BEFORE)
+    after = run_moved(call, (f"-ffile-prefix-map={DIR}=.",), AFTER)
+    shown = len(set(before) - {None})
+    if None in before or shown < 2:
+        return f"not proven: run again in {BEFORE} fresh directories as traced it gave {shown} distinct output(s)"
+    if None in after or len(set(after)) > 1:
+        return f"not proven: with the flag, {AFTER} runs in fresh directories gave {len(set(after))} distinct outputs"
+    return (f"proven: before {shown} distinct in {BEFORE} fresh directories; after, with -ffile-prefix-map of each, "
+            f"1 in {AFTER}: a difference below {percent_above(upper_bound_zero(AFTER))} a run at 95%")
+
+
+def _ancestors(trace: BuildTrace, proc: Process) -> list[int]:
+    chain = [proc.index]
+    while trace.processes[chain[-1]].parent is not None:
+        chain.append(trace.processes[chain[-1]].parent)  # type: ignore[arg-type]
+    return chain
 
 
 def _maker(trace: BuildTrace, directory: str) -> Process | None:

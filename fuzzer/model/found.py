@@ -36,6 +36,9 @@ class WriterProcess(Model):
     recorded_dir: str = ""
     dir_made_by: str = ""
     frontend: str = ""
+    # the remedy run by buildfuzz: "proven: ..." (the process run again in fresh directories,
+    # with the flag added), "not proven: why", or "" (not tried: not a C compiler)
+    remedy_status: str = ""
 
 
 class Culprit(Model):

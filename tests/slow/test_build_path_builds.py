@@ -26,8 +26,10 @@ def test_the_compile_below_the_wrapper_is_named_with_its_directory_and_the_remed
     assert writer["cwd"].startswith("/tmp/build-via-sdist-") and writer["wrote"] == [f"{writer['cwd']}/speed.o"]
     assert writer["recorded_dir"] == "/tmp/build-via-sdist-" + "X" * (len(writer["cwd"]) - len("/tmp/build-via-sdist-"))
     assert "build_ext.py" in writer["dir_made_by"] and writer["frontend"] == ""
+    assert writer["remedy_status"].startswith("proven:")  # the compile in fresh directories, with the flag
     fixed = tmp_path / "fixed.json"
     r = buildfuzz("fix", "--store", store, "--report-json", fixed)
     (after,) = json.loads(fixed.read_text())["culprits"]
     assert after["fix_status"].startswith("no patch:") and after["fix"] == "", r.stdout
+    assert writer["remedy_status"] in after["fix_status"]
     assert not Path(writer["cwd"]).exists()  # the traced build's directory: its wrapper removed it, nothing put it back
