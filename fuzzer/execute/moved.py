@@ -48,6 +48,7 @@ def _once(call: MovedCall, extra: tuple[str, ...]) -> str | None:
             path.write_bytes(data)
         argv = [a.replace(call.cwd, where) for a in call.argv] + [a.replace(DIR, where) for a in extra]
         output = Path(where, call.output)
+        output.parent.mkdir(parents=True, exist_ok=True)  # its wrapper made it (setuptools' build/temp.*)
         return hashlib.sha256(output.read_bytes()).hexdigest() if _ran(argv, where, call) and output.is_file() else None
     except OSError:
         return None

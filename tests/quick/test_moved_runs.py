@@ -32,6 +32,12 @@ def test_each_run_has_its_own_directory():
     assert moved_dirs() == before
 
 
+def test_the_output_s_directory_is_there_as_the_wrapper_made_it():
+    nested = MovedCall(("sh", "-c", "cat src/in > build/temp/out"), TRACED, {"PATH": "/usr/bin:/bin"},
+                       (("src/in", b"hello\n"),), "build/temp/out", 10.0)
+    assert None not in run_moved(nested, (), 1)
+
+
 def test_the_traced_directory_s_name_in_its_argv_is_the_new_one():
     named = run_moved(call(f"cat src/in > out; echo {TRACED} >> out"), (), 2)
     assert len(set(named)) == 2
