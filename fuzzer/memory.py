@@ -59,10 +59,12 @@ class Look:
 
 @dataclass(frozen=True)
 class Recollection:
-    """The report's part from the memory: its findings with statuses, and a note."""
+    """The report's part from the memory: its findings with statuses, a note, and whether no
+    earlier campaign of this source and command stored a report (every finding is new)."""
 
     findings: list[Finding]
     notes: list[str]
+    first: bool = False
 
 
 @dataclass(frozen=True)
@@ -155,8 +157,9 @@ def remember(subject: Subject, found: list[Identity], look: Look) -> Recollectio
                           [(fid, c.seen, c.builds) for fid, c in counted.items()])
     pooled = store.pooled_counts(subject.source, subject.command)
     known = look.known | store.accepted(subject.source, subject.command)
+    first = next(store.reports_before(subject.source, subject.command, subject.campaign), None) is None
     return Recollection([_finding(row, row.id in known, counted.get(row.id), pooled.get(row.id)) for row in listed],
-                        _replayed_note(subject, look.replayed))
+                        _replayed_note(subject, look.replayed), first)
 
 
 def _counts(tally: rates.Tally, listed: list[FindingRow]) -> dict[str, rates.Count]:

@@ -141,8 +141,9 @@ def verdict_confidence(report: Report) -> dict:
                 f"{percent_above_tenth(bound)} at {CONFIDENCE:.0%} (exact bound "
                 f"1 - {1 - CONFIDENCE:.2f}^(1/{count.builds})){aside}")
         return structs.to_data(count.rate(text, "exact one-sided bound for 0 of n", upper_bound=round(bound, 6)))
-    return structs.to_data(count.rate(f"{rate_text(count.seen, count.builds)} diverged from the reference{aside}",
-                                      upper_bound=None))
+    # scoped in its words: failed builds are not in it, and an unreproducible verdict may rest on them
+    return structs.to_data(count.rate(f"successful drawn builds that diverged from the reference: "
+                                      f"{rate_text(count.seen, count.builds)}{aside}", upper_bound=None))
 
 
 def axis_bounds(report: Report, axes: tuple[Axis, ...] = AXES) -> list[AxisBound]:

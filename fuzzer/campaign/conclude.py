@@ -42,6 +42,7 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     tested = metadata_builds.test_metadata_stabilizer(campaign, diffs)
     report = reporting.report(campaign, comparison, localization, diffs, tested)
     if report.verdict != Verdict.INCONCLUSIVE:
+        report = reporting.with_fixes(campaign, report)
         campaign.store.save_report(campaign.id, json_format.to_builtins(report))
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed
         _drop_traces(campaign)
@@ -117,7 +118,7 @@ def _why(campaign: Campaign, report: Report) -> str:
     if report.verdict != Verdict.INCONCLUSIVE:
         return ""
     resume = "`buildfuzz run --resume` with the same options continues this campaign"
-    if campaign.exit_reason == ExitReason.INTERRUPTED:
+    if campaign.exit_reason == ExitReason.INTERRUPTED or campaign.interrupted_in:
         return f"interrupted after {len(campaign.runs)} runs: no verdict; {resume}"
     succeeded = sum(r.ok for r in campaign.runs)
     return (f"no verdict: {succeeded} successful build(s), a verdict needs at least {MIN_SUCCESSFUL} "

@@ -16,7 +16,7 @@ from fuzzer.campaign.state import Campaign
 from fuzzer.errors import UsageError
 from fuzzer.execute.run import RunKind, RunRecord
 from fuzzer.execute.workspace import Workspace
-from fuzzer.fix import fixes
+from fuzzer.fix import fixes, suggest
 from fuzzer.fix.proof import AFTER, BEFORE, Build, Proving
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format
@@ -44,7 +44,7 @@ def replay_run(store: Path, campaign_id: int | None, index: int | None, perturba
 
 
 def fix_campaign(store: Path, campaign_id: int | None, wanted: tuple[str, ...], report_json: Path | None,
-                 before: int = BEFORE, after: int = AFTER) -> list[fixes.Fixed]:
+                 before: int = BEFORE, after: int = AFTER) -> list[suggest.Fixed]:
     """`buildfuzz fix`: the stored report's findings fixed, the report stored (and written to
     `report_json`) with each one's patch and what became of it."""
     campaign = open_stored(store, campaign_id)
@@ -59,7 +59,7 @@ def fix_campaign(store: Path, campaign_id: int | None, wanted: tuple[str, ...], 
                           functools.partial(_builds, campaign))
         groups = {r.index: campaign.group_of(r) for r in campaign.runs}
         fixed = fixes.fix_findings(report, wanted, tuple(campaign.runs), groups, proving, out, before, after)
-        updated = fixes.with_fixes(report, fixed)
+        updated = suggest.with_fixes(report, fixed)
         campaign.store.save_report(campaign.id, json_format.to_builtins(updated))
         if report_json is not None:
             report_json.write_text(json_format.render(updated), encoding="utf-8")

@@ -1,21 +1,27 @@
 """The campaign's report: its facts handed to the report stage as plain data (with the
 diffs made from the kept evidence and the metadata test's builds, both before), the
-memory's word on the findings, then one assembly."""
+memory's word on the findings, then one assembly; then each finding's fix, suggested
+without rebuilding."""
 
 from __future__ import annotations
 
-from fuzzer import memory, rates
+import socket
+import time
+from datetime import datetime, timezone
+
+from fuzzer import __version__, memory, rates
 from fuzzer.campaign.audit_phase import audited_verdict
 from fuzzer.campaign.state import Campaign
 from fuzzer.compare import Comparison
 from fuzzer.execute.choose import serial_fallback
 from fuzzer.explain import Localization
 from fuzzer.explain.artifact_metadata import Tested
+from fuzzer.fix import suggest
 from fuzzer.model import Verdict
 from fuzzer.observe import Manifest
 from fuzzer.plan import Reason
 from fuzzer.report.build import About, Diff, Label, build_report, parts
-from fuzzer.report.model import PackageFile, Report
+from fuzzer.report.model import Origin, PackageFile, Report
 from fuzzer.report.bookkeeping import bookkeeping_files
 from fuzzer.report.packages import package_files
 
@@ -35,7 +41,18 @@ def report(campaign: Campaign, comparison: Comparison | None, localization: Loca
     recalled = memory.remember(campaign.subject(), found.identities(), look)
     return build_report(_about(campaign, verdict), campaign.runs, found, comparison, localization,
                         recalled.findings, recalled.notes + list(tested.notes), _packages(campaign),
-                        bookkeeping_files(_compared(campaign), config.count_bookkeeping))
+                        bookkeeping_files(_compared(campaign), config.count_bookkeeping), recalled.first)
+
+
+def with_fixes(campaign: Campaign, report: Report) -> Report:
+    """Each culprit's and hazard's fix, not proven (`buildfuzz fix` proves it): its patch
+    where `buildfuzz fix` writes it, in the store, or the remedy in words."""
+    if not report.culprits and not report.hazards:
+        return report
+    out = campaign.store.campaign_dir(campaign.id) / "fixes"
+    with suggest.source_tree(campaign.spec.workspace, report.command) as tree:
+        fixed = suggest.suggest([*report.hazards, *report.culprits], report.hazards, tree, out)
+    return suggest.with_fixes(report, fixed)
 
 
 def _packages(campaign: Campaign) -> list[PackageFile]:
@@ -71,4 +88,16 @@ def _about(campaign: Campaign, verdict: Verdict) -> About:
         notes=tuple(campaign.notes),
         parallel=config.parallel,
         serial_fallback=serial_fallback(config) if config.parallel != 1 else "",
+        origin=_origin(campaign),
+        axes=config.axes,
     )
+
+
+def _origin(campaign: Campaign) -> Origin:
+    row = campaign.store.campaign(campaign.id)
+    return Origin(buildfuzz=__version__, host=socket.gethostname(), started=_utc(row.created if row else time.time()),
+                  ended=_utc(time.time()))
+
+
+def _utc(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")

@@ -33,7 +33,8 @@ def fix(store, campaign, findings, report_json, before, after, apply_id, force) 
     """Write a patch for each culprit and hazard beside the report, and prove it by rebuilding."""
     from fuzzer.escaping import safe_line
     from fuzzer.campaign.rebuild import fix_campaign
-    from fuzzer.fix.fixes import PROVEN, apply_fix
+    from fuzzer.fix.fixes import apply_fix
+    from fuzzer.model import FixStatus
 
     if apply_id is not None:
         if findings or report_json:
@@ -51,6 +52,8 @@ def fix(store, campaign, findings, report_json, before, after, apply_id, force) 
     for f in fixed:
         click.echo(safe_line(f"{f.finding_id}  {f.what}"))
         click.echo(safe_line(f"    {f.status}"))
-        for extra in ([f"patch: {f.path}"] if f.path else []) + ([f"upstream: {f.upstream}"] if f.upstream else []):
+        extras = [f"patch: {f.fix.patch}"] if f.fix.patch else []
+        extras += [f"upstream: {f.fix.upstream}"] if f.fix.upstream else []
+        for extra in extras + f.fix.untested:
             click.echo(safe_line(f"    {extra}"))
-    return 0 if all(f.status.startswith(PROVEN) for f in fixed) else 1
+    return 0 if all(f.fix.status == FixStatus.PROVEN for f in fixed) else 1

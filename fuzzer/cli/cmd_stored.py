@@ -60,13 +60,15 @@ Examples:
 @click.option("--html", type=PATH)
 @click.option("--relocalize", is_flag=True,
               help="Compare the stored runs again and localize with traced builds, instead of showing the stored report.")
-def explain(store, campaign, report_json, junit, markdown, html, relocalize) -> None:
+@click.option("--verbose", "-v", is_flag=True, help="Unfold the summary: every variant, step, failed run's log "
+              "tail, finding and the whole evidence.")
+def explain(store, campaign, report_json, junit, markdown, html, relocalize, verbose) -> None:
     """Show a stored campaign's report again, in any format, without building."""
     from fuzzer.campaign.stored import explain_campaign
 
     outputs = Outputs(report_json, junit, markdown, html)
     check_outputs(outputs)
-    finish(explain_campaign(store, campaign, relocalize), outputs)
+    finish(explain_campaign(store, campaign, relocalize), outputs, verbose)
 
 
 @click.command(epilog="""\b

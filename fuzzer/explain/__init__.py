@@ -28,7 +28,7 @@ from fuzzer.explain.budget import Budget
 from fuzzer.explain.build_path import traced_bytes
 from fuzzer.explain.builds import Builds
 from fuzzer.explain.classify import Context, classify
-from fuzzer.explain.from_log import explain_failure, read_log
+from fuzzer.explain.from_log import Declared, explain_failure, read_log
 from fuzzer.explain.manifest import mark_manifest
 from fuzzer.execute.logs import error_lines
 from fuzzer.explain.noise import known_noise
@@ -47,7 +47,7 @@ from fuzzer.trace import declared
 from fuzzer.trace import hazards as trace_hazards
 from fuzzer.trace.graph import RootCandidate, find_roots
 from fuzzer.trace.outside import outside_note
-from fuzzer.trace.prerequisites import declared_hazards, with_missing_edges
+from fuzzer.trace.prerequisites import declared_hazards, with_missing_edges, with_rules
 from fuzzer.trace.steps import BuildTrace, load_trace, written_by_drivers
 
 LISTED = 5  # roots left unexplained named in the note; the rest are counted
@@ -113,8 +113,9 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
         traced = f"{len(pair.attempts)} traced rerun(s)"
         seen = _seen_by_audit(builds, comparison, audited, set(), traced)
         found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, tuple(found), failures, seen,
-                                   lambda hazards: with_missing_edges(hazards, reference_trace, graph, tree))
-        return replace(found_in_logs, notes=found_in_logs.notes + outside)
+                                   Declared(graph, tree))
+        return replace(found_in_logs, culprits=with_rules(found_in_logs.culprits, reference_trace, graph, tree),
+                       notes=found_in_logs.notes + outside)
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
     differing = _differing(builds, pair)
     roots = find_roots(reference_trace, divergent_trace, differing,
@@ -149,8 +150,8 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     else:  # every root was the audit's: no replay slot is set up
         explained, left = _explain_in_budget([], None, taken=taken)
     seen, unnamed = _seen_by_audit(builds, comparison, audited, differing, _label(pair.divergent), pair.divergent.ok)
-    culprits = one_per_hazard(_one_per_step([*(_blame_duplicates(c, found, divergent_trace) for c in explained), *seen]),
-                              found)
+    culprits = with_rules(one_per_hazard(_one_per_step([*(_blame_duplicates(c, found, divergent_trace)
+                                                        for c in explained), *seen]), found), reference_trace, graph, tree)
     minimal = _minimal_reproducer(builds, executor, pair.reference, pair.divergent.perturbation) if culprits else None
     notes = _notes(roots, left, budget, builds.stabilizers) + outside \
         + untraced.note(unnamed, _label(pair.divergent)) + _driver_note(divergent_trace, differing) \
@@ -183,10 +184,11 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
     if rest or differing - {path for root in roots for path in root.explains}:
         return None
     label = "step audit's traced reference"
-    found = trace_hazards.find_hazards([trace], [label], declared.declared_graph(builds.command, builds.tree))
-    shown = mark_manifest(found, comparison, {}, roots, "")
+    graph = declared.declared_graph(builds.command, builds.tree)
+    shown = mark_manifest(trace_hazards.find_hazards([trace], [label], graph), comparison, {}, roots, "")
     explained, _ = _explain_in_budget([], None, taken=taken)
-    culprits = _one_per_step(explained)  # the audit names no race: a replay alone has no other step to race
+    # the audit names no race: a replay alone has no other step to race
+    culprits = with_rules(_one_per_step(explained), trace, graph, builds.tree)
     divergent = builds.runs[telling[0]].perturbation
     minimal = _minimal_reproducer(builds, executor, reference, divergent)
     note = (f"localization traced no divergent build: each of the {len(differing)} file(s) run 0 and "
@@ -291,20 +293,20 @@ def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> L
 
 
 def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tuple[Hazard, ...],
-               failures: dict[int, str], seen: tuple[list[Culprit], list[str]],
-               with_edges: Callable[[tuple[Hazard, ...]], tuple[Hazard, ...]]) -> Localization:
-    """No traced rerun diverged: read the failed runs' logs against the reference trace;
-    `seen`: the audit's culprits for the files its replays saw vary, and the files left;
-    `with_edges`: a hazard gains the edge the declared graph lacks."""
+               failures: dict[int, str], seen: tuple[list[Culprit], list[str]], declared: Declared) -> Localization:
+    """No traced rerun diverged: read the failed runs' logs against the reference trace and
+    the `declared` graph; `seen`: the audit's culprits for the files its replays saw vary,
+    and the files left."""
     tried, (named, unnamed) = len(pair.attempts), seen
     for index in comparison.failed:
         run = runs[index]
-        finding = explain_failure(read_log(run.log_path), index, reference_trace)
+        finding = explain_failure(read_log(run.log_path), index, reference_trace, declared)
         if finding is not None:
             note = (f"the failure did not reappear in {tried} traced reruns; the culprit comes from run {index}'s "
                     "log read against the traced reference build")
-            found = with_edges(_with_log_hazard(hazards, finding.hazard))
-            return Localization((finding.culprit, *named), mark_manifest(found, comparison, failures, reference=reference_trace),
+            found = _with_log_hazard(hazards, finding.hazard) if finding.hazard is not None else hazards
+            return Localization(tuple(one_per_hazard([finding.culprit, *named], found)),
+                                mark_manifest(found, comparison, failures, reference=reference_trace),
                                 (note,), traced=True)
     why = (f"the divergence did not reappear in {tried} traced reruns"
            + (" and the failed runs' logs name no file the build generates" if comparison.failed else ""))

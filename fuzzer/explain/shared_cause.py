@@ -3,7 +3,9 @@
 Seven compiles that write into `build/object/`, which a phony `dirs` step creates and
 none of them waits for, are seven roots of a failed build, and seven culprits with one
 other party, one missing edge and one fix. They are reported as one culprit listing its
-steps (`Culprit.steps`), in the place of the most likely of them.
+steps (`Culprit.steps`), in the place of the most likely of them. So is one such culprit
+alone (one compile failed, or only a failed run's log names one) when its hazard lists
+the others: the same finding, whichever of them showed.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def one_per_hazard(culprits: Iterable[Culprit], hazards: Iterable[Hazard]) -> li
         kept = out[at[key]]
         out[at[key]] = structs.replace(kept, steps=sorted({*(kept.steps or [kept.command]), culprit.command}),
                                        outputs=sorted({*kept.outputs, *culprit.outputs}))
-    return [_listed(c, _shared(c, hazards)) if c.steps else c for c in out]
+    return [_listed(c, hazard) if (hazard := _shared(c, hazards)) is not None else c for c in out]
 
 
 def _shared(culprit: Culprit, hazards: list[Hazard]) -> Hazard | None:
@@ -45,8 +47,11 @@ def _shared(culprit: Culprit, hazards: list[Hazard]) -> Hazard | None:
 
 
 def _listed(culprit: Culprit, hazard: Hazard) -> Culprit:
-    """Every step on the culprit's side of the hazard (the traces may show more than failed)."""
-    steps = sorted({*culprit.steps, *(s for s in hazard.steps if s != hazard.writer)})
+    """Every step on the culprit's side of the hazard (the traces may show more than failed);
+    the culprit as it is where that side is the culprit alone."""
+    steps = sorted({*(culprit.steps or [culprit.command]), *(s for s in hazard.steps if s != hazard.writer)})
+    if len(steps) < 2:
+        return culprit
     edge = f"; the declared graph lacks `{hazard.missing_edge}`" if hazard.missing_edge else ""
     said = (f"{len(steps)} steps share this cause, each unordered with `{hazard.writer}` ({hazard.type} on "
             f"{hazard.file}{edge}): one finding, one fix")

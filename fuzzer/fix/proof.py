@@ -19,6 +19,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from msgspec import structs
+
+from fuzzer import model
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace
 from fuzzer.explain.builds import Selection
@@ -30,9 +33,16 @@ BEFORE, AFTER = 3, 12  # 0 of 12 after: below 22% at 95%
 
 
 @dataclass(frozen=True)
-class Proof:
-    proven: bool
-    statement: str  # "before 3/3 reproduced; after 0/12, ..." or "suggested, not proven: why"
+class Proved:
+    """What the rebuilds showed (`counts`, None when none were made) and, when the patch is
+    not proven, why ("" when it is)."""
+
+    counts: model.Proof | None
+    why: str = ""
+
+    @property
+    def proven(self) -> bool:
+        return self.counts is not None and not self.why
 
 
 Build = Callable[[Perturbation], RunRecord]
@@ -51,34 +61,39 @@ class Proving:
 
 
 def prove(proving: Proving, remedy_patch: str, perturbation: Perturbation,
-          before: int = BEFORE, after: int = AFTER) -> Proof:
+          before: int = BEFORE, after: int = AFTER) -> Proved:
     workspace, reference = proving.workspace, proving.reference
     if workspace.in_place:
-        return Proof(False, "suggested, not proven: an --in-place campaign builds in your tree, "
-                            "and a patch is proven on a copy only")
+        return Proved(None, "an --in-place campaign builds in your tree, and a patch is proven on a copy only")
     if not reference.ok:
-        return Proof(False, "suggested, not proven: the campaign's reference build failed")
+        return Proved(None, "the campaign's reference build failed")
+    settings = perturbation.describe()
     with proving.builder(workspace) as build:
         shown = sum(bool(_shows(proving.selection, build(perturbation), reference)) for _ in range(before))
+    counts = model.Proof(settings, before, shown)
     if shown == 0:
-        return Proof(False, f"suggested, not proven: before the patch 0/{before} builds reproduced it "
-                            f"({perturbation.describe()}), so the patch has nothing to be proven against")
+        return Proved(counts, f"before the patch 0/{before} builds reproduced it ({settings}), so the patch has "
+                              "nothing to be proven against")
     with tempfile.TemporaryDirectory(prefix="buildfuzz-fix-") as scratch:
         patched = Workspace(workspace.source, Path(scratch) / "tree", exclude=workspace.exclude)
         patch.apply(remedy_patch, patched.prepare())
         with proving.builder(replace(workspace, source=patched.path)) as build:
             patched_reference = build(reference.perturbation)
             if not patched_reference.ok:
-                return Proof(False, "suggested, not proven: the patched reference build "
-                                    f"{patched_reference.status.value}")
+                return Proved(counts, f"the patched reference build {patched_reference.status.value}")
             for tried in range(after):  # the first build that still shows it settles the question
                 still = _shows(proving.selection, build(perturbation), patched_reference)
                 if still:
-                    return Proof(False, f"suggested, not proven: before {shown}/{before} reproduced; after the "
-                                        f"patch, build {tried + 1} of {after} still showed it ({still})")
-    bound = percent_above(upper_bound_zero(after))
-    return Proof(True, f"proven: before {shown}/{before} reproduced; after 0/{after}, divergence below {bound} "
-                       f"at {CONFIDENCE:.0%} ({perturbation.describe()})")
+                    return Proved(structs.replace(counts, after=tried + 1, still=1),
+                                  f"before {shown}/{before} reproduced; after the patch, build {tried + 1} of "
+                                  f"{after} still showed it ({still})")
+    return Proved(structs.replace(counts, after=after, bound=upper_bound_zero(after)))
+
+
+def statement(counts: model.Proof) -> str:
+    """A proven patch's rebuilds in one line."""
+    return (f"before {counts.reproduced}/{counts.before} reproduced; after 0/{counts.after}, divergence below "
+            f"{percent_above(counts.bound or 1.0)} at {CONFIDENCE:.0%} ({counts.settings})")
 
 
 def _shows(selection: Selection, record: RunRecord, reference: RunRecord) -> str:

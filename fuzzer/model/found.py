@@ -1,7 +1,8 @@
-"""What a campaign finds: a `Culprit` (with its `WriterProcess`), a `Hazard` and a `Finding`,
-on the `Model` every type of the report shares. They are frozen msgspec Structs: the JSON
-report is their encoding, its JSON Schema is generated from them (`fuzzer/report/schema.py`),
-and a stored report decodes back into them, refusing keys they do not know.
+"""What a campaign finds: a `Culprit` (with its `WriterProcess`), a `Hazard` (each with its
+`Fix` and that fix's `Proof`) and a `Finding`, on the `Model` every type of the report
+shares. They are frozen msgspec Structs: the JSON report is their encoding, its JSON Schema
+is generated from them (`fuzzer/report/schema.py`), and a stored report decodes back into
+them, refusing keys they do not know.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Annotated
 
 import msgspec
 
-from fuzzer.model.vocabulary import FindingKind, FindingStatus, HazardStatus, HazardType, Kind, Unfinished
+from fuzzer.model.vocabulary import FindingKind, FindingStatus, FixStatus, HazardStatus, HazardType, Kind, Unfinished
 
 
 class Model(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -41,6 +42,33 @@ class WriterProcess(Model):
     remedy_status: str = ""
 
 
+class Proof(Model):
+    """`buildfuzz fix`'s rebuilds of the finding's schedule (fuzzer/fix/proof.py): `before`
+    from the user's tree, then `after` of a patched copy, judged against its own reference."""
+
+    settings: str  # the schedule rebuilt: the perturbation that showed the finding
+    before: int
+    reproduced: int  # of the `before` builds, those that failed or differed
+    after: int = 0  # after-builds made: the first that still shows it ends them
+    still: int = 0  # of those, the ones that still showed it (0 and `after` > 0: proven)
+    bound: float | None = None  # proven: the rate the finding may still have, below this at 95%
+
+
+class Fix(Model):
+    """A culprit's or hazard's fix (fuzzer/fix/): a patch to the file that declares the step,
+    or a remedy to make by hand; the campaign suggests it, `buildfuzz fix` proves it."""
+
+    status: FixStatus
+    summary: str = ""  # what the change does, one line
+    patch: str = ""  # the patch's absolute path, in the store; "" when there is none
+    file: str = ""  # the file it changes, relative to the source root
+    by_hand: str = ""  # no patch: the remedy in words (`gzip -n`, an order-only prerequisite on the directory)
+    why: str = ""  # not proven, or no patch: why
+    upstream: str = ""  # the fix in the step's own code, where it is known
+    untested: list[str] = []  # what this host could not try: "clock not tested: faketime is not installed"
+    proof: Proof | None = None  # `buildfuzz fix`'s rebuilds, when it made any
+
+
 class Culprit(Model):
     """A build step that introduced a difference, its kind, and what stabilises it."""
 
@@ -58,10 +86,12 @@ class Culprit(Model):
     stabilizer_alternatives: list[list[str]] = []  # other minimal sets that work too
     steps: list[str] = []  # one cause, several steps: every step that shares this culprit's hazard
     # (seven compiles missing one directory), `command` the first of them; empty for one step
+    rule: str = ""  # where the rule that ran it is: `Makefile:22` (its rule line, from make's database); "" unknown
     finding_id: str = ""  # its id in `Report.findings`, the same in every campaign
     writer_process: WriterProcess | None = None  # the process that wrote the bytes, when the trace names one
-    fix: str = ""  # `buildfuzz fix`: the path of its patch (fuzzer/fix/)
-    fix_status: str = ""  # `buildfuzz fix`: proven: counts | suggested, not proven: why | no patch: why
+    fix: str = ""  # the path of its patch (fuzzer/fix/): the campaign's suggestion, or `buildfuzz fix`'s
+    fix_status: str = ""  # `remedy` in words: proven: counts | suggested, not proven: why | no patch: why
+    remedy: Fix | None = None  # the fix, typed: suggested by the campaign, proven by `buildfuzz fix`
     # what the localization budget cut short before the claim was complete (None: nothing), and
     # about how long completing it takes, serially, from its step's measured replay time
     unfinished: Unfinished | None = None
@@ -90,8 +120,9 @@ class Hazard(Model):
     runs: list[str] = []  # the distinct runs its evidence rests on
     missing_edge: str = ""  # the prerequisite the declared graph lacks: `bpf.o: config.h`, `obj/x.o: | obj`
     rule: str = ""  # where the rule lacking it is: `Makefile:22` (its rule line, from make's database)
-    fix: str = ""  # `buildfuzz fix`: the path of its patch (fuzzer/fix/)
-    fix_status: str = ""  # `buildfuzz fix`: proven: counts | suggested, not proven: why | no patch: why
+    fix: str = ""  # the path of its patch (fuzzer/fix/): the campaign's suggestion, or `buildfuzz fix`'s
+    fix_status: str = ""  # `remedy` in words: proven: counts | suggested, not proven: why | no patch: why
+    remedy: Fix | None = None  # the fix, typed: suggested by the campaign, proven by `buildfuzz fix`
 
 
 # a count of builds with its exact interval (fuzzer/rates.py), or {} where none applies

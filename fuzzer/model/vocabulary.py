@@ -2,9 +2,10 @@
 line exits (`ExitCode`), why a campaign stopped (`ExitReason`), how a build ended
 (`RunStatus`), why a run is in the plan (`Reason`) and why it was made (`RunKind`), the
 stabilisers localization tries (`Stabilizer`), what the step audit made of a step
-(`AuditResult`), the kind of cause a culprit is (`Kind`), and the types and statuses of
-hazards and findings. The enums whose values reach JSON are str-valued, so a member is
-written as its string and compares equal to it (docs/contracts.md).
+(`AuditResult`), the kind of cause a culprit is (`Kind`), the types and statuses of
+hazards and findings, and what became of a fix (`FixStatus`). The enums whose values
+reach JSON are str-valued, so a member is written as its string and compares equal to it
+(docs/contracts.md).
 """
 
 from __future__ import annotations
@@ -50,6 +51,16 @@ class ExitReason(StrEnum):
     INTERRUPTED = "interrupted"  # Ctrl-C, SIGTERM: no verdict
 
 
+class Basis(StrEnum):
+    """What an unreproducible verdict rests on: the JSON report's `basis`, so a CI gate can tell
+    a failure of plain builds from one that shows only when buildfuzz held a step back or
+    shuffled make's order (fuzzer/report/counts.py)."""
+
+    NONE = ""  # no unreproducible verdict (or a report an earlier buildfuzz stored)
+    PLAIN = "plain"  # some build with neither a held step nor a shuffled order failed or differed
+    HELD_OR_SHUFFLED = "held-or-shuffled"  # only builds that held a step back or shuffled make's order did
+
+
 class RunStatus(StrEnum):
     """How one build ended: the JSON report's run `status`."""
 
@@ -85,6 +96,16 @@ class Unfinished(StrEnum):
     REPLAYS = "replays"  # never replayed alone: its first replays did not fit, so no kind
     AXIS_TRIALS = "axis-trials"  # stable alone; its CPU set and job count were not varied, so no kind
     METADATA_TRIALS = "metadata-trials"  # stable alone; its inputs' metadata was not moved, so no kind
+
+
+class NotTried(StrEnum):
+    """Why no run varied an axis: the JSON report's scope `not_tried`."""
+
+    TRIED = ""  # some run did
+    NOT_ASKED = "not-asked"  # not in --axes / --vary
+    UNAVAILABLE = "unavailable"  # its tool is missing here (`problem` says which)
+    RUNS_ENDED = "runs-ended"  # asked, but --runs or the budget ended before a run drew it
+    NO_TARGET = "no-target"  # held runs target the traces' hazards: there was none to hold
 
 
 class AuditResult(StrEnum):
@@ -133,6 +154,15 @@ class HazardStatus(StrEnum):
     LATENT = "latent"  # only the traces show the two steps unordered
     MANIFEST = "manifest"  # the campaign's failing or divergent runs show the conflict
     CONFIRMED = "confirmed"  # a targeted run made it manifest
+
+
+class FixStatus(StrEnum):
+    """What became of a culprit's or hazard's fix: the JSON report's `remedy.status`."""
+
+    SUGGESTED = "suggested"  # the campaign wrote it without rebuilding: not proven; `buildfuzz fix` proves it
+    PROVEN = "proven"  # `buildfuzz fix`: the finding reproduced before the patch and never after
+    NOT_PROVEN = "not-proven"  # `buildfuzz fix` tried and could not prove it (`why`)
+    NONE = "none"  # neither a patch nor a remedy is known here (`why`)
 
 
 class FindingKind(StrEnum):

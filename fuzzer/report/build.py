@@ -15,9 +15,11 @@ from fuzzer import rates, replay_commands, structs
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
 from fuzzer.model import Culprit, ExitReason, Finding, Hazard, Verdict
+from fuzzer.report.counts import basis
 from fuzzer.report.cut_short import cut_short
-from fuzzer.report.model import (ArtifactFinding, Bookkeeping, InsideSummary, MetadataStabilizer, PackageFile, Report,
-                                 RunSummary, VariantSummary)
+from fuzzer.report.scope import scope
+from fuzzer.report.model import (ArtifactFinding, Bookkeeping, InsideSummary, MetadataStabilizer, Origin, PackageFile,
+                                 Report, RunSummary, VariantSummary)
 
 if TYPE_CHECKING:
     from fuzzer.explain import Localization
@@ -39,6 +41,8 @@ class About:
     notes: tuple[str, ...]  # what the campaign could not do
     parallel: int  # --parallel
     serial_fallback: str  # why --parallel ran one build at a time ("" when it did not)
+    origin: Origin
+    axes: tuple[str, ...]  # the axes asked for (--axes, --vary)
 
 
 @dataclass(frozen=True)
@@ -91,11 +95,12 @@ def parts(records: list[RunRecord], labels: dict[int, Label], comparison: Compar
 
 def build_report(about: About, records: list[RunRecord], found: Parts, comparison: Comparison | None,
                  localization: "Localization | None", findings: list[Finding], last_notes: list[str],
-                 packages: list[PackageFile], bookkeeping: Bookkeeping) -> Report:
+                 packages: list[PackageFile], bookkeeping: Bookkeeping, first_in_store: bool = False) -> Report:
     """`comparison` is None when no run finished (the campaign was interrupted in run 0);
     `findings`: what the memory says of `found`; `last_notes`: the memory's, then the
     metadata test's; `packages`: the package files compared (`report.packages.package_files`);
-    `bookkeeping`: the build systems' that differed (`report.bookkeeping.bookkeeping_files`)."""
+    `bookkeeping`: the build systems' that differed (`report.bookkeeping.bookkeeping_files`);
+    `first_in_store`: no earlier campaign of this source and command is in the store."""
     notes = list(about.notes) + _parallel_notes(about, found.runs) + _run_notes(records) \
         + (list(localization.notes) if localization else []) + last_notes
     report = Report(
@@ -120,13 +125,16 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         packages=packages,
         bookkeeping=bookkeeping,
         findings=findings,
+        first_in_store=first_in_store,
         audit=localization.audit if localization else None,
+        origin=about.origin,
+        scope=scope(about.axes, [r.perturbation for r in records]),
         cut_short=cut_short(found.culprits, localization.audit, localization.unexplained_s, localization.budget_s,
                             max(localization.slots, localization.audit.parallel if localization.audit else 1))
         if localization else None,
     )
     return finding_ids.with_ids(msgspec.structs.replace(report, confidence=rates.verdict_confidence(report),
-                                                        axis_bounds=rates.axis_bounds(report)))
+                                                        axis_bounds=rates.axis_bounds(report), basis=basis(report)))
 
 
 def _summary(record: RunRecord, label: Label, overlapped_with: list[int]) -> RunSummary:
@@ -143,6 +151,7 @@ def _summary(record: RunRecord, label: Label, overlapped_with: list[int]) -> Run
         jitter_events=len(record.jitter),
         overlapped_with=overlapped_with,
         reason=record.reason,
+        host=record.host,
     )
 
 

@@ -13,13 +13,17 @@ from fuzzer import findings, structs
 from fuzzer.escaping import markdown_inline as _esc
 from fuzzer.escaping import html_text, one_line, quoted_commands_cut, visible
 from fuzzer.execute.logs import failure_summary
-from fuzzer.model import AuditResult, Culprit, RunStatus
+from fuzzer.model import AuditResult, RunStatus, Verdict
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
 from fuzzer.report.audit_text import left_line, summary_line
 from fuzzer.report.model import ArtifactFinding, Report
 from fuzzer.report.bookkeeping import bookkeeping_line
+from fuzzer.report.causes import Cause, causes, evidence_line, fix_command, stabiliser_text
+from fuzzer.report.counts import closing_line, contrived_headline, count_line
+from fuzzer.report.folds import step_variants
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
+from fuzzer.report.scope import scope_line
 
 DIFF_LINES = 40
 LOG_LINES = 20
@@ -31,9 +35,14 @@ EXCERPT_CHARS = 4000
 
 
 def render(report: Report) -> str:
-    sections = [_headline(report), _memory(report), _rates(report), _artifacts(report), _packages(report),
-                _culprits(report), _audit(report), _failed_runs(report), _hazards(report), _notes(report),
-                _reproduce(report)]
+    """The answer first: the verdict, one block per cause, then the rest folded, and the verdict again."""
+    found = causes(report)
+    folded = [_failed_runs(report), _hazards(report), _artifacts(report), _packages(report), _audit(report),
+              _bounds(report), _rates(report), _memory(report), _notes(report)]
+    sections = [_headline(report), *(_cause(i, len(found), c, report) for i, c in enumerate(found, 1)),
+                _details("The evidence in full: failed runs, hazards, artifacts, statistics, notes",
+                         "\n\n".join(s for s in folded if s)) if any(folded) else "",
+                _reproduce(report), f"**{_esc(closing_line(report))}**"]
     # control characters and lone surrogates (undecodable file names) shown as escapes
     return visible("\n\n".join(s for s in sections if s) + "\n")
 
@@ -45,16 +54,23 @@ def _headline(report: Report) -> str:
              f"{report.artifacts_checked} artifacts diverge", f"seed {report.seed}"]
     if report.exit_reason:
         facts.append(_esc(report.exit_reason))
-    bound = "".join(f"\n\n{_esc(text)}" for text in report.bounds)
+    only = contrived_headline(report)
+    counted = f"\n\nBuilds: {_esc(counted)}" if (counted := count_line(report)) else ""
+    counted += f"\n\nScope: {_esc(scope_line(report.scope))}" if report.scope else ""
+    # an unreproducible verdict's bounds are folded with the rates: the count above says more
+    bound = "".join(f"\n\n{_esc(text)}" for text in report.bounds) if report.reproducible else ""
     aside = set_aside_line(report.packages)
-    return (f"## buildfuzz: {icon} {_esc(report.verdict)}\n\n"
-            f"{' · '.join(facts)}{bound}\n\nCommand: {_esc(report.command)}"
+    return (f"## buildfuzz: {icon} {_esc(report.verdict)}{' ' + _esc(only) if only else ''}\n\n"
+            f"{' · '.join(facts)}{counted}{bound}\n\nCommand: {_esc(report.command)}"
             + (f"\n\nPackages: {_esc(aside)}" if aside else "")
             + (f"\n\nBookkeeping: {_esc(kept)}" if (kept := bookkeeping_line(report.bookkeeping)) else ""))
 
 
 def _memory(report: Report) -> str:
     """New, fixed and known findings, against earlier campaigns of this build (fuzzer/memory.py)."""
+    if report.first_in_store:
+        listed = [f for f in report.findings if f.status != findings.FIXED]
+        return f"First campaign of this build in this store: {len(listed)} finding(s) recorded."
     parts = []
     for title, found in findings.sections(report):
         items = [f"- {_esc(f.what)} ({f.kind} `{f.id}`)" for f in found[:FINDING_ROWS]]
@@ -73,6 +89,13 @@ def _rates(report: Report) -> str:
     if len(rated) > FINDING_ROWS:
         rated = rated[:FINDING_ROWS] + [f"- … and {len(rated) - FINDING_ROWS} more in the JSON report"]
     return "\n".join(["### How often (exact 95% intervals)", "", *rated]) if rated else ""
+
+
+def _bounds(report: Report) -> str:
+    """An unreproducible verdict's bounds (a reproducible one's are in the headline)."""
+    if report.reproducible or not report.bounds:
+        return ""
+    return "\n".join(["### Bounds", "", *(f"- {_esc(text)}" for text in report.bounds)])
 
 
 def _audit(report: Report) -> str:
@@ -127,28 +150,33 @@ def _diff(artifact: ArtifactFinding) -> str:
     return _details(summary, _code(_excerpt(artifact.diff, DIFF_LINES, head=True), "diff"))
 
 
-def _culprits(report: Report) -> str:
-    if not report.culprits:
-        return ""
-    items = [_culprit(i, c) for i, c in enumerate(report.culprits, 1)]
-    return "\n".join(["### Culprits (most likely first)", "", *items])
-
-
-def _culprit(number: int, culprit: Culprit) -> str:
-    axis = f" ({_esc(culprit.axis)})" if culprit.axis else ""
-    lines = [f"{number}. **{_esc(culprit.kind)}**{axis}: {_esc(one_line(culprit.command))} (in {_esc(culprit.cwd)})"]
+def _cause(number: int, of: int, cause: Cause, report: Report) -> str:
+    lead, steps = cause.lead, cause.steps
+    axis = f" ({_esc(lead.axis)})" if lead.axis else ""
+    rule = f" of the rule at {_esc(cause.rule)}" if cause.rule else ""
+    lines = [f"### Cause {number} of {of}: {_esc(lead.kind)}{axis}, {len(steps)} step{'s' if len(steps) > 1 else ''}"
+             f"{rule} (in {_esc(lead.cwd)})", "",
+             f"- **step**: {_esc(one_line(steps[0]))}"]
+    if len(steps) > 1:
+        lines.append(f"- and {len(steps) - 1} more alike, differing in: {_esc(', '.join(step_variants(steps)))}")
     facts = [
-        ("outputs", ", ".join(culprit.outputs)),
-        ("stabilised by", " + ".join(culprit.stabilized_by)),
-        ("chain", " → ".join(culprit.chain)),
-        ("written by", one_line(" ".join(culprit.writer))),
-        ("concurrent step", one_line(culprit.other_step or "")),
-        ("steps sharing its cause", "; ".join(map(one_line, culprit.steps))),
+        ("reaches", " ← ".join(cause.chains[0]) if cause.chains else ""),
+        ("raced", one_line(lead.other_step or "")),
+        ("missing prerequisite", next((f"{h.missing_edge} ({h.rule})" if h.rule else h.missing_edge
+                                       for h in cause.hazards if h.missing_edge), "")),
+        ("evidence", evidence_line(quoted_commands_cut(lead.evidence))),
+        ("stabiliser", stabiliser_text(lead)),
     ]
-    lines += [f"   - {name}: {_esc(value)}" for name, value in facts if value]
-    if culprit.evidence:
-        lines += ["   - evidence:", _indent(_code(quoted_commands_cut(culprit.evidence), "text"), "     ")]
-    return "\n".join(lines)
+    lines += [f"- **{name}**: {_esc(value)}" for name, value in facts if value]
+    fixes = [_esc(f"{path or 'no patch'}" + (f" ({status})" if status else "")) for path, status in cause.fixes]
+    if not fixes and report.verdict == Verdict.UNREPRODUCIBLE:
+        fixes = [_esc(f"none in this report: {fix_command(report)} writes and proves patches")]
+    lines += [f"- **fix**: {fix}" for fix in fixes]
+    if len(steps) > 1:
+        lines += ["", _details(f"all {len(steps)} steps", _code("\n".join(map(one_line, steps)), "sh"))]
+    if lead.evidence:
+        lines += ["", _details("the evidence in full", _code(quoted_commands_cut(lead.evidence), "text"))]
+    return "\n".join(lines).rstrip()
 
 
 def _failed_runs(report: Report) -> str:
@@ -209,10 +237,6 @@ def _excerpt(text: str, limit: int, head: bool = False) -> str:
     lines = text.splitlines()
     lines = lines[:limit] if head else lines[-limit:]
     return "\n".join(lines)[:EXCERPT_CHARS]
-
-
-def _indent(text: str, prefix: str) -> str:
-    return "\n".join(prefix + line for line in text.splitlines())
 
 
 def _summary_line(log: str) -> str:

@@ -1,120 +1,230 @@
-"""The terminal summary: verdict, what diverged and why, failures, how to replay."""
+"""The terminal summary, answer first: the verdict and the count of builds, then one block
+per cause (fuzzer/report/causes.py), then what supports it, folded (folds.py), and last
+the verdict again with the exit code. `verbose` unfolds: every variant, every failed run's
+log tail, the whole evidence, every finding."""
 
 from __future__ import annotations
 
 from fuzzer import findings, structs
-from fuzzer.plan import Perturbation
-from fuzzer.rates import described
-from fuzzer.model import RunStatus, Verdict
-from fuzzer.report.model import Report
-from fuzzer.execute.step_replay import REPLAYS
-from fuzzer.report.audit_text import audit_lines
-from fuzzer.report.cut_short import cut_short_line
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
+from fuzzer.execute.step_replay import REPLAYS
+from fuzzer.model import RunStatus, Verdict
+from fuzzer.plan import Perturbation
+from fuzzer.report.audit_text import audit_lines
 from fuzzer.report.bookkeeping import bookkeeping_line
+from fuzzer.report.causes import Cause, causes, evidence_line, fix_command, stabiliser_text, unattached_hazards
+from fuzzer.report.counts import HEADLINES, closing_line, contrived_headline, count_line
+from fuzzer.report.cut_short import cut_short_line
+from fuzzer.report.folds import artifact_folds, failure_folds, rate_folds, step_variants
+from fuzzer.report.model import ArtifactFinding, Report
 from fuzzer.report.packages import inside_lines, packages_line, set_aside_line
+from fuzzer.report.scope import scope_line
 
 DIFF_LINES = 20
-FINDINGS_SHOWN = 10  # per memory section; the JSON report lists them all
-HEADLINES = {Verdict.REFERENCE_FAILED: "REFERENCE BUILD FAILED", Verdict.INCONCLUSIVE: "INCONCLUSIVE, no verdict"}
+SHOWN = 5  # artifacts, findings and rates listed by name in a fold; --verbose and the JSON list them all
+FINDINGS_SHOWN = 10  # per memory section, with --verbose
+NOTE_CHARS = 200
 
 
-def render(report: Report) -> str:
-    aside, kept = set_aside_line(report.packages), bookkeeping_line(report.bookkeeping)
-    cut = cut_short_line(report.cut_short, REPLAYS)
-    lines = [_verdict(report)] + report.bounds + ([cut] if cut else []) \
-        + ([f"packages: {aside}"] if aside else []) + ([f"bookkeeping: {kept}"] if kept else []) + [""]
-    if report.divergent_artifacts:
-        lines.append(f"divergent artifacts ({len(report.divergent_artifacts)} of {report.artifacts_checked} checked):")
-        for artifact in report.divergent_artifacts:
-            lines.append(f"  {artifact.path}: {artifact.variants} variants")
-            lines += [f"    {line}" for line in inside_lines(artifact)]
-            for group in artifact.groups:
-                lines.append(f"    {group.label}: runs {_runs(group.runs)}")
-            for line in artifact.separated_by[:2]:
-                lines.append(f"    separated by {line}")
-            if artifact.same_conditions:
-                lines.append("    differs between runs with identical perturbation: not parallelism alone")
-        first = next((a for a in report.divergent_artifacts if a.diff), None)
-        if first:
-            lines += ["", f"diff of {first.path}, runs {first.diff_runs[0]} and {first.diff_runs[1]}:"]
-            lines += ["  " + l for l in first.diff.splitlines()[:DIFF_LINES]]
-    if report.packages:
-        lines += ["", packages_line(report.packages)]
-    failed = [r for r in report.runs if r.status != RunStatus.OK and r.index != 0]
-    if failed:
-        lines += ["", f"failed runs ({len(failed)}):"]
-        for run in failed:
-            lines.append(f"  run {run.index} ({_perturbation(run.perturbation)}): {run.status}, exit {run.exit_code}")
-            lines += ["    | " + l for l in failure_summary(run.log_tail)]
-    if report.culprits:
-        lines += ["", "culprits (most likely first):"]
-        for i, culprit in enumerate(report.culprits, 1):
-            axis = f" ({culprit.axis})" if culprit.axis else ""
-            lines.append(f"  {i}. [{culprit.kind}{axis}] {one_line(culprit.command)}  (in {culprit.cwd})")
-            if culprit.writer_process:
-                how = "replayed alone" if culprit.writer_process.replayed else "not replayable alone"
-                lines.append(f"     written by: {one_line(culprit.writer_process.command)}  "
-                             f"(in {culprit.writer_process.cwd}; {how})")
-            if culprit.steps:
-                lines.append(f"     {len(culprit.steps)} steps, one cause: " + "; ".join(map(one_line, culprit.steps)))
-            if culprit.stabilized_by:
-                lines.append(f"     stabilised by: {' + '.join(culprit.stabilized_by)}")
-            lines += ["     " + l for l in quoted_commands_cut(culprit.evidence).splitlines()]
-    lines += audit_lines(report.audit)
-    if report.hazards:
-        lines += ["", f"hazards ({len(report.hazards)}):"]
-        for hazard in report.hazards[:10]:
-            lines.append(f"  {hazard.type} on {hazard.file} [{hazard.status}]: {one_line(hazard.reader)}  /  "
-                         f"{one_line(hazard.writer)}")
-            if hazard.missing_edge:
-                at = f" (the rule at {hazard.rule})" if hazard.rule else ""
-                lines.append(f"     missing prerequisite: {hazard.missing_edge}{at}")
-            lines += [f"     {text}" for text in (quoted_commands_cut(hazard.evidence),
-                                                  hazard.reproduce and "reproduce: " + hazard.reproduce) if text]
-    lines += _memory(report) + _rates(report)
-    for note in report.notes:
-        lines += ["", f"note: {note}"]
-    if report.minimal_reproducer:
-        lines += ["", f"minimal reproducer: {report.minimal_reproducer}"]
-    if report.reproduce and not report.reproducible:
-        lines += ["", f"replay: {report.reproduce}"]
+def render(report: Report, verbose: bool = False) -> str:
+    found = causes(report)
+    lines = _opening(report)
+    for number, cause in enumerate(found, 1):
+        lines += [""] + _cause(number, len(found), cause, report, verbose)
+    lines += _failures(report, verbose) + _hazards(report, found, verbose) + _artifacts(report, verbose) \
+        + audit_lines(report.audit) + _statistics(report, verbose) + _memory(report, verbose) \
+        + _notes(report, verbose) + _replay(report) + ["", closing_line(report)]
     # names, commands, diffs and log tails come from the build: one inert line each
     return "\n".join(map(safe_line, lines))
 
 
-def _memory(report: Report) -> list[str]:
-    """What earlier campaigns of this build add: new, fixed and known findings."""
-    lines = []
-    for title, found in findings.sections(report):
-        lines += ["", f"{title} ({len(found)}):"]
-        lines += [f"  {f.what}  [{f.kind} {f.id}]" for f in found[:FINDINGS_SHOWN]]
-        if len(found) > FINDINGS_SHOWN:
-            lines.append(f"  ... and {len(found) - FINDINGS_SHOWN} more in the JSON report")
-    if findings.all_known(report):
-        lines += ["", "every finding is known: exit 0 (only new findings fail)"]
-    return lines
-
-
-def _rates(report: Report) -> list[str]:
-    """How often each finding showed, with the interval its count earns."""
-    rated = [(f, described(f)) for f in report.findings if f.status != findings.FIXED and f.rate]
-    if not rated:
-        return []
-    return ["", "how often (exact 95% intervals):"] + [f"  {f.what}: {text}" for f, text in rated]
+def _opening(report: Report) -> list[str]:
+    counted, cut = count_line(report), cut_short_line(report.cut_short, REPLAYS)
+    aside, kept = set_aside_line(report.packages), bookkeeping_line(report.bookkeeping)
+    scope = [f"scope: {scope_line(report.scope)}"] if report.scope else []
+    return [_verdict(report)] + ([f"builds: {counted}"] if counted else []) + scope + ([cut] if cut else []) \
+        + ([f"packages: {aside}"] if aside else []) + ([f"bookkeeping: {kept}"] if kept else [])
 
 
 def _verdict(report: Report) -> str:
-    ok = sum(1 for r in report.runs if r.status == RunStatus.OK)
-    reason = f", {report.exit_reason}" if report.exit_reason else ""
     headline = HEADLINES.get(report.verdict, report.verdict.upper())
-    return f"verdict: {headline} ({len(report.runs)} runs, {ok} succeeded{reason})"
+    only = contrived_headline(report)
+    reason = f", {report.exit_reason}" if report.exit_reason else ""
+    ok = sum(1 for r in report.runs if r.status == RunStatus.OK)
+    return f"verdict: {headline}{' ' + only if only else ''} ({len(report.runs)} runs, {ok} succeeded{reason})"
 
 
-def _runs(indices: list[int]) -> str:
-    text = ", ".join(map(str, indices[:12]))
-    return text + (f" (+{len(indices) - 12})" if len(indices) > 12 else "")
+def _cause(number: int, of: int, cause: Cause, report: Report, verbose: bool) -> list[str]:
+    lead = cause.lead
+    axis = f" ({lead.axis})" if lead.axis else ""
+    lines = [f"cause {number} of {of}: [{lead.kind}{axis}] {_what(cause)}, in {lead.cwd}"] + _steps(cause.steps, verbose)
+    if lead.writer_process and lead.writer_process.command != lead.command:
+        lines.append(f"  written by: {one_line(lead.writer_process.command)}")
+    lines += _reaches(cause, report)
+    if lead.other_step:
+        lines.append(f"  raced:      {one_line(lead.other_step)}")
+    edges = list(dict.fromkeys(h.missing_edge + (f" (the rule at {h.rule})" if h.rule else "")
+                               for h in cause.hazards if h.missing_edge))
+    lines += [f"  missing:    {edge}" for edge in (edges if verbose else edges[:1])]
+    evidence = quoted_commands_cut(lead.evidence)
+    if verbose:
+        lines += ["  evidence:"] + [f"    {line}" for line in evidence.splitlines()]
+    elif evidence:
+        lines.append(f"  evidence:   {evidence_line(evidence)}")
+    if stabiliser := stabiliser_text(lead):
+        lines.append(f"  stabiliser: {stabiliser}")
+    return lines + _fix(cause, report)
+
+
+def _what(cause: Cause) -> str:
+    """How many steps, and whose: the rule's line where make's database says it."""
+    rule = f"the rule at {cause.rule}" if cause.rule else ""
+    if len(cause.steps) == 1:
+        return f"one step of {rule}" if rule else "one step"
+    return f"{len(cause.steps)} steps of {rule or 'one rule or recipe'}"
+
+
+def _steps(steps: list[str], verbose: bool) -> list[str]:
+    """The first step whole; the others by what tells them apart, or whole with --verbose."""
+    lines = [f"  step:       {one_line(steps[0])}"]
+    if verbose:
+        return lines + [f"              {one_line(step)}" for step in steps[1:]]
+    if len(steps) > 1:
+        lines.append(f"              and {len(steps) - 1} more alike, differing in: {', '.join(step_variants(steps))}")
+    return lines
+
+
+def _reaches(cause: Cause, report: Report) -> list[str]:
+    chains = cause.chains
+    if not chains:
+        return []
+    inside = next((a.inside for a in report.divergent_artifacts if a.path == chains[0][0] and a.inside), None)
+    members = f" (members {', '.join(inside.members[:3])})" if inside and inside.members else ""
+    heads = sorted({c[0] for c in chains[1:]})
+    more = f" (and {len(chains) - 1} more, into {', '.join(heads)})" if heads else ""
+    return [f"  reaches:    {' ← '.join(chains[0])}{members}{more}"]
+
+
+def _fix(cause: Cause, report: Report) -> list[str]:
+    if cause.fixes:
+        return [f"  fix:        {path or 'no patch'}" + (f" ({status})" if status else "") for path, status in cause.fixes]
+    if report.verdict != Verdict.UNREPRODUCIBLE:
+        return []
+    return [f"  fix:        none in this report: {fix_command(report)} writes and proves patches"]
+
+
+def _failures(report: Report, verbose: bool) -> list[str]:
+    folds = failure_folds(report)
+    if not folds:
+        return []
+    lines = ["", f"failed runs ({sum(len(f.runs) for f in folds)}):"]
+    for fold in folds:
+        numbers = ", ".join(str(r.index) for r in fold.runs)
+        lines.append(f"  run{'s' if len(fold.runs) > 1 else ''} {numbers}: {fold.first_error}")
+        if verbose:
+            for run in fold.runs:
+                lines.append(f"    run {run.index} ({_perturbation(run.perturbation)}): {run.status}, exit {run.exit_code}")
+                lines += ["      | " + line for line in failure_summary(run.log_tail)]
+    return lines
+
+
+def _hazards(report: Report, found: list[Cause], verbose: bool) -> list[str]:
+    """Hazards no cause's steps take part in (the causes show their own); every hazard, with
+    its evidence and replay, with --verbose."""
+    listed = report.hazards if verbose else unattached_hazards(report, found)
+    if not listed:
+        return []
+    lines = ["", f"hazards ({len(listed)}):" if verbose else f"hazards behind no difference ({len(listed)}):"]
+    for hazard in listed if verbose else listed[:10]:
+        edge = f"; missing {hazard.missing_edge}" + (f" (the rule at {hazard.rule})" if hazard.rule else "") \
+            if hazard.missing_edge else ""
+        lines.append(f"  {hazard.type} on {hazard.file} [{hazard.status}]: {one_line(hazard.reader)}  /  "
+                     f"{one_line(hazard.writer)}{edge}")
+        if verbose:
+            lines += [f"     {text}" for text in (quoted_commands_cut(hazard.evidence),
+                                                  hazard.reproduce and "reproduce: " + hazard.reproduce) if text]
+    return lines
+
+
+def _artifacts(report: Report, verbose: bool) -> list[str]:
+    if not report.divergent_artifacts:
+        return [""] + [packages_line(report.packages)] if report.packages else []
+    if verbose:
+        return _artifacts_verbose(report)
+    lines = [""]
+    for fold in artifact_folds(report):
+        names = [a.path for a in fold.artifacts]
+        listed = ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+        lines.append(f"{len(names)} of {report.artifacts_checked} artifacts {fold.pattern}: {listed}")
+        separated = {tuple(a.separated_by[:1]) for a in fold.artifacts}
+        if len(separated) == 1 and (line := separated.pop()):
+            lines.append(f"  separated by {line[0]}")
+    for artifact in report.divergent_artifacts[:SHOWN]:
+        inside = inside_lines(artifact)
+        lines += [f"  {artifact.path}: {inside[0]}"] + [f"    {line}" for line in inside[1:]] if inside else []
+    return lines + ([packages_line(report.packages)] if report.packages else [])
+
+
+def _artifacts_verbose(report: Report) -> list[str]:
+    lines = ["", f"divergent artifacts ({len(report.divergent_artifacts)} of {report.artifacts_checked} checked):"]
+    for artifact in report.divergent_artifacts:
+        lines.append(f"  {artifact.path}: {artifact.variants} variants")
+        lines += [f"    {line}" for line in inside_lines(artifact)]
+        lines += [f"    {group.label}: runs {', '.join(map(str, group.runs))}" for group in artifact.groups]
+        lines += [f"    separated by {line}" for line in artifact.separated_by[:2]]
+        if artifact.same_conditions:
+            lines.append("    differs between runs with identical perturbation: not parallelism alone")
+    first: ArtifactFinding | None = next((a for a in report.divergent_artifacts if a.diff), None)
+    if first:
+        lines += ["", f"diff of {first.path}, runs {first.diff_runs[0]} and {first.diff_runs[1]}:"]
+        lines += ["  " + line for line in first.diff.splitlines()[:DIFF_LINES]]
+    return lines + ([packages_line(report.packages)] if report.packages else [])
+
+
+def _statistics(report: Report, verbose: bool) -> list[str]:
+    """The verdict's bound, each seeded axis's, and how often the findings showed."""
+    # the bound an unreproducible verdict's count earns says less than the builds line above
+    bounds = report.bounds if report.reproducible or verbose else [b.rate["text"] for b in report.axis_bounds]
+    lines = ["", "statistics:"] + [f"  {text}" for text in bounds]
+    folds = rate_folds(report)
+    if verbose:
+        lines += [f"  how often: {what}: {text}" for text, found in folds for what in found]
+    else:
+        lines += [f"  how often: {len(found)} finding(s) in {text}" for text, found in folds]
+    return lines if len(lines) > 2 else []
+
+
+def _memory(report: Report, verbose: bool) -> list[str]:
+    """What earlier campaigns of this build add: new, fixed and known findings."""
+    if report.first_in_store:
+        listed = [f for f in report.findings if f.status != findings.FIXED]
+        return ["", f"first campaign of this build in this store: {len(listed)} finding(s) recorded"] \
+            + ([f"  {f.what}  [{f.kind} {f.id}]" for f in listed] if verbose else [])
+    lines = []
+    shown = FINDINGS_SHOWN if verbose else SHOWN
+    for title, found in findings.sections(report):
+        lines += ["", f"{title} ({len(found)}):"]
+        lines += [f"  {f.what}  [{f.kind} {f.id}]" for f in found[:shown]]
+        if len(found) > shown:
+            lines.append(f"  ... and {len(found) - shown} more in the JSON report")
+    return lines
+
+
+def _notes(report: Report, verbose: bool) -> list[str]:
+    if not report.notes:
+        return []
+    cut = (lambda note: note) if verbose else (lambda note: evidence_line(note, NOTE_CHARS))
+    return [""] + [f"note: {cut(note)}" for note in report.notes]
+
+
+def _replay(report: Report) -> list[str]:
+    lines = []
+    if report.minimal_reproducer:
+        lines.append(f"minimal reproducer: {report.minimal_reproducer}")
+    if report.reproduce and not report.reproducible:
+        lines.append(f"replay: {report.reproduce}")
+    return [""] + lines if lines else []
 
 
 def _perturbation(p: dict) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from msgspec import structs
 
-from fuzzer.model import Hazard
+from fuzzer.model import Culprit, Hazard
 from fuzzer.trace.declared import DeclaredGraph
 from fuzzer.trace.differences import in_workspace
 from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE
@@ -105,6 +105,23 @@ def _with_edge(hazard: Hazard, reference: BuildTrace, graph: DeclaredGraph, tree
     if hazard.type == MKDIR_RACE:
         steps = sorted({*steps, *_writing_into(reference, needed, graph)})
     return structs.replace(hazard, missing_edge=edge, rule=graph.rule_of(target, tree), steps=steps)
+
+
+def with_rules(culprits: Iterable[Culprit], reference: BuildTrace, graph: DeclaredGraph | None,
+               tree: str) -> tuple[Culprit, ...]:
+    """Each culprit with the line of the rule that ran its step (`Makefile:22`), when make's
+    database says where the recipe of every target the step wrote is and they share one rule;
+    "" otherwise: a line is read from the database, never guessed."""
+    if graph is None:
+        return tuple(culprits)
+    return tuple(c if c.rule else structs.replace(c, rule=_rule_of(c.command, reference, graph, tree))
+                 for c in culprits)
+
+
+def _rule_of(command: str, reference: BuildTrace, graph: DeclaredGraph, tree: str) -> str:
+    step = next((s for s in reference.steps if s.command == command), None)
+    rules = {graph.rule_of(t, tree) for t in graph.targets(step)} if step is not None else set()
+    return rules.pop() if len(rules) == 1 else ""
 
 
 def _writing_into(reference: BuildTrace, directory: str, graph: DeclaredGraph) -> set[str]:

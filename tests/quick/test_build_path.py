@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzer.explain.build_path import NO_BYTES, below_wrapper, random_part, recorded_directory, remedy
+from fuzzer.fix import by_hand
 from fuzzer.fix.build_path import prefix_map
 from fuzzer.model import Culprit, Kind, WriterProcess
 from fuzzer.trace.graph import find_roots
@@ -173,9 +174,10 @@ def test_recorded_directory_needs_two_absolute_directories():
 
 def test_the_fix_stage_says_the_flag_and_who_must_pass_it():
     writer = WriterProcess(command="gcc -g -c speed.c", argv=["gcc"], cwd=A, identity="", wrote=[], replayed=False,
-                           recorded_dir="/tmp/build-via-sdist-XXXXXX", dir_made_by="python3 build_ext.py")
+                           recorded_dir="/tmp/build-via-sdist-XXXXXX", dir_made_by="python3 build_ext.py",
+                           remedy_status="proven: before 3 distinct")
     found = Culprit(command="python3 build_ext.py", argv=[], cwd=".", outputs=[], kind=Kind.BUILD_PATH,
                     writer_process=writer, finding_id="f1")
     fixed = prefix_map(found)
-    assert fixed.patch == "" and fixed.reason
-    assert "-ffile-prefix-map=/tmp/build-via-sdist-XXXXXX=." in fixed.upstream
+    assert fixed.patch == "" and "python3 build_ext.py" in fixed.reason and writer.remedy_status in fixed.reason
+    assert "-ffile-prefix-map=/tmp/build-via-sdist-XXXXXX=." in by_hand.remedy(found)

@@ -152,9 +152,12 @@ def test_markdown_unreproducible_has_tables_and_code_blocks():
     text = markdown.render(unreproducible())
     assert text.startswith("## buildfuzz: ❌ unreproducible\n")
     assert "| Artifact | Variants | Separated by |\n|---|---|---|\n| libops.a | 3 | cpus in {4} → A;" in text
-    assert "1. **intrinsic**: python3 gen.py ops.c (in src)" in text
-    assert "   - stabilised by: PYTHONHASHSEED + ASLR" in text
-    assert "   - chain: libops.a → ops.o → src/ops.c" in text
+    cause = text.split("### Cause 1 of ", 1)[1].split("<details>", 1)[0]
+    assert "intrinsic" in cause and "python3 gen.py ops.c" in cause
+    assert "PYTHONHASHSEED + ASLR" in cause and "libops.a ← ops.o ← src/ops.c" in cause
+    # the answer first: the cause before any table, the verdict and exit code last
+    assert text.index("### Cause 1 of ") < text.index("| Artifact |")
+    assert text.rstrip().splitlines()[-1] == "**verdict: UNREPRODUCIBLE, exit 1**"
     assert "| 5 | jobs=8 cpus=0-3 jitter=0.40/seed=105 | failed | 2 |" in text
     assert "```sh\nbuildfuzz replay --store .buildfuzz/store.db --campaign 3 --run 1\n```" in text
     assert "```sh\ncd src && PYTHONHASHSEED=random python3 gen.py ops.c\n```" in text
@@ -277,3 +280,32 @@ def test_html_many_divergent_artifacts_are_summarised():
     page = _assert_inert(text)
     assert page.count("svg") == html.DETAILED_ARTIFACTS
     assert "<h3>5 more</h3>" in text and "<code>obj/24.o</code>" in text
+
+
+# --- where they go -----------------------------------------------------------------------
+
+
+def test_a_report_given_as_dash_goes_to_stdout_and_the_terminal_report_to_stderr(capsys, tmp_path):
+    from types import SimpleNamespace
+
+    from fuzzer.cli.outputs import finish
+    from fuzzer.config import STDOUT, Outputs
+    from fuzzer.report import json_format, text
+
+    report = unreproducible()
+    with pytest.raises(SystemExit) as exit_:
+        finish(SimpleNamespace(report=report, message="", exit_code=1),
+               Outputs(report_json=STDOUT, markdown=tmp_path / "r.md"))
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 1 and out == json_format.render(report)
+    assert err == text.render(report) + "\n" and (tmp_path / "r.md").is_file()
+    assert not (tmp_path / "-").exists()
+
+
+def test_two_reports_cannot_both_go_to_stdout():
+    from fuzzer.cli.outputs import check_outputs
+    from fuzzer.config import STDOUT, Outputs
+    from fuzzer.errors import UsageError
+
+    with pytest.raises(UsageError):
+        check_outputs(Outputs(report_json=STDOUT, junit=STDOUT))

@@ -128,7 +128,7 @@ def test_the_text_report_prints_no_control_character_and_forges_no_line():
     report = unreproducible()
     evil = [structs.replace(a, path=EVIL_NAME) for a in report.divergent_artifacts]
     lines = render(structs.replace(report, divergent_artifacts=evil)).splitlines()
-    assert [line for line in lines if line.startswith("verdict:")] == [lines[0]]
+    assert [line for line in lines if line.startswith("verdict:")] == [lines[0], lines[-1]]  # opens, and closes
     assert len(lines) == len(render(report).splitlines())
 
 

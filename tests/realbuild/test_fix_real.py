@@ -15,10 +15,17 @@ def _fixed(tmp_path, source, *, runs=6, after=12, options=()):
     tree, store, report = tmp_path / "src", tmp_path / "store", tmp_path / "report.json"
     shutil.copytree(source, tree, ignore=shutil.ignore_patterns("scenario.toml"))
     fuzzed = buildfuzz("run", "--source", tree, "--runs", runs, "--seed", 1, "--store", store, "--quiet",
-                       *options, "--", "make", "-j{jobs}")
+                       "--report-json", tmp_path / "campaign.json", *options, "--", "make", "-j{jobs}")
     assert fuzzed.returncode == 1, fuzzed.stderr
     fixed = buildfuzz("fix", "--store", store, "--report-json", report, "--after", after)
     return json.loads(report.read_text()), fixed
+
+
+def _suggested(tmp_path, section, finding_id):
+    """The campaign's own report on a finding's fix, before `buildfuzz fix` ran: the same
+    patch, not yet proven."""
+    report = json.loads((tmp_path / "campaign.json").read_text())
+    return _entry(report, section, finding_id=finding_id)["remedy"]
 
 
 def _entry(report, section, **match):
@@ -56,6 +63,10 @@ def test_a_mkdir_race_gets_an_order_only_prerequisite_proven_then_applied_once(t
     assert hazard["fix_status"].startswith("proven: "), hazard["fix_status"]
     assert _patch_lines(hazard) == ["-obj/%.o: src/%.c src/ring.h", "+obj/%.o: src/%.c src/ring.h | obj"]
     assert fixed.returncode == 0, fixed.stdout
+    suggested = _suggested(tmp_path, "hazards", hazard["finding_id"])
+    assert (suggested["status"], suggested["proof"]) == ("suggested", None)
+    assert open(suggested["patch"]).read() == open(hazard["fix"]).read()
+    assert (hazard["remedy"]["status"], hazard["remedy"]["proof"]["still"]) == ("proven", 0)
     store, finding = tmp_path / "store", hazard["finding_id"]
     assert buildfuzz("fix", "--store", store, "--apply", finding).returncode == 0
     assert "obj/%.o: src/%.c src/ring.h | obj" in (tmp_path / "src" / "Makefile").read_text()
@@ -86,6 +97,8 @@ def test_seven_compiles_missing_a_directory_a_phony_step_makes_are_one_culprit_w
     assert _patch_lines(hazard) == ["-build/object/%.o: src/%.c src/kv.h", "+build/object/%.o: src/%.c src/kv.h | build/object",
                                     "+", "+build/object:", "+\tmkdir -p $@"]
     assert race["fix"] == hazard["fix"]
+    suggested = _suggested(tmp_path, "culprits", race["finding_id"])
+    assert open(suggested["patch"]).read() == open(hazard["fix"]).read()
 
 
 def test_a_hash_seed_generator_gets_its_stabiliser_for_that_step_only(tmp_path):
@@ -129,3 +142,37 @@ def test_deterministic_headers_do_not_fix_members_in_completion_order(tmp_path):
     assert _patch_lines(culprit) == ["-\tar rcs $@ $$(ls -tr $(OBJS))", "+\tar rcsD $@ $$(ls -tr $(OBJS))"]
     assert culprit["fix_status"].startswith("suggested, not proven: before "), culprit["fix_status"]
     assert "still showed it (libops.a differs)" in culprit["fix_status"]
+
+
+def test_a_tarball_whose_members_carry_mtimes_gets_tars_options_suggested_then_proven(tmp_path):
+    report, fixed = _fixed(tmp_path, SCENARIOS / "tar-gzip-mtimes", runs=4, after=6)
+    culprit = _entry(report, "culprits", outputs=["docs.tar.gz"])
+    assert _suggested(tmp_path, "culprits", culprit["finding_id"])["status"] == "suggested"
+    assert culprit["remedy"]["status"] == "proven", culprit["remedy"]
+    assert _patch_lines(culprit) == [
+        "-\ttar --sort=name --owner=0 --group=0 --numeric-owner -czf docs.tar.gz pages",
+        "+\ttar --mtime=@$${SOURCE_DATE_EPOCH:-0} --clamp-mtime --sort=name --owner=0 --group=0 --numeric-owner "
+        "-czf docs.tar.gz pages"]
+
+
+def test_a_gzip_header_holding_its_inputs_mtime_gets_gzip_n_suggested_then_proven(tmp_path):
+    report, fixed = _fixed(tmp_path, SCENARIOS / "gzip-header-mtime", runs=4, after=6)
+    culprit = _entry(report, "culprits", outputs=["docs.tar.gz"])
+    assert _suggested(tmp_path, "culprits", culprit["finding_id"])["status"] == "suggested"
+    assert culprit["remedy"]["status"] == "proven", culprit["remedy"]
+    assert "gzip -n -9c docs.tar > $@" in _patch_lines(culprit)[1]
+
+
+def test_a_date_written_into_a_file_is_taken_from_source_date_epoch_suggested_then_proven(tmp_path):
+    """`date` ignores SOURCE_DATE_EPOCH: the patch dates it from the variable. Without
+    faketime the clock is never tried, and the fix says so."""
+    report, fixed = _fixed(tmp_path, SCENARIOS / "date-stamp", runs=4, after=6)
+    culprit = _entry(report, "culprits", kind="intrinsic")
+    suggested = _suggested(tmp_path, "culprits", culprit["finding_id"])
+    assert (suggested["status"], suggested["file"]) == ("suggested", "Makefile")
+    assert culprit["remedy"]["status"] == "proven", culprit["remedy"]
+    assert culprit["remedy"]["proof"]["reproduced"] > 0 and culprit["remedy"]["proof"]["still"] == 0
+    assert _patch_lines(culprit)[1] == \
+        "+\techo \"#define BUILD_DATE \\\"$$(date -d @$${SOURCE_DATE_EPOCH:-0} '+%Y-%m-%d %H:%M:%S')\\\"\" > $@"
+    untested = ["clock not tested: faketime is not installed"] if shutil.which("faketime") is None else []
+    assert culprit["remedy"]["untested"] == untested

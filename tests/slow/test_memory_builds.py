@@ -37,11 +37,14 @@ def test_three_nights_on_a_real_build(tmp_path):
 
     first = night(1)
     assert first.returncode == 1, first.stdout + first.stderr
-    assert "new since the last campaign (1):" in first.stdout
+    # a first campaign says so, instead of calling everything new since a campaign it never had
+    assert json.loads((out / "1.json").read_text())["first_in_store"] is True
+    assert "new since the last campaign" not in first.stdout
 
     second = night(2, "--baseline", out / "1.json")
     assert second.returncode == 0, second.stdout + second.stderr
     report = json.loads((out / "2.json").read_text())
+    assert report["first_in_store"] is False
     assert report["verdict"] == "unreproducible" and report["runs"][1]["group"] == "B"
     assert len(report["runs"][1]["perturbation"]["cpus"]) == 1
     assert [(f["what"], f["status"], f["known"]) for f in report["findings"]] == [("out.txt", "still", True)]

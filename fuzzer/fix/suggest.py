@@ -1,0 +1,135 @@
+"""A fix for each culprit and hazard of a report, suggested without rebuilding: a patch to
+the file that declares the step, written where the report says, or the remedy in words
+where no build file the remedies know can be edited. The campaign writes them into its
+report; `buildfuzz fix` (fixes.py) proves the patches by rebuilding.
+
+A race culprit shares the fix of the hazard it is a step of: the hazard names the edge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from msgspec import structs
+
+from fuzzer.execute.workspace import Workspace
+from fuzzer.fix import build_path, by_hand, cmake, ninja
+from fuzzer.fix.archive import archive_flags
+from fuzzer.fix.grouped import grouped_targets
+from fuzzer.fix.patch import Remedy
+from fuzzer.fix.prerequisite import missing_prerequisite, order_only
+from fuzzer.fix.proof import statement
+from fuzzer.fix.stabiliser import intrinsic
+from fuzzer.fix.tree import CMAKE, MAKE, NINJA, NoPatch, Tree
+from fuzzer.model import Culprit, Fix, FixStatus, Hazard, HazardType, Kind
+from fuzzer.report.model import Report
+
+# (build system, hazard type or culprit kind) → the remedy written in that system's files
+REMEDIES = {
+    (MAKE, HazardType.READ_BEFORE_WRITE): missing_prerequisite, (MAKE, HazardType.MKDIR_RACE): order_only,
+    (MAKE, HazardType.DUPLICATE): grouped_targets, (MAKE, Kind.INTRINSIC): intrinsic,
+    (MAKE, Kind.ORDER): archive_flags, (MAKE, Kind.UNKNOWN): archive_flags,  # an archive whose kind was not drawn
+    (NINJA, HazardType.READ_BEFORE_WRITE): ninja.missing_edge, (NINJA, HazardType.MKDIR_RACE): ninja.directory_edge,
+    (CMAKE, HazardType.READ_BEFORE_WRITE): cmake.missing_dependency, (CMAKE, Kind.INTRINSIC): cmake.stabiliser_env,
+}
+SYSTEMS = {MAKE: "a make build", NINJA: "a hand-written build.ninja", CMAKE: "a CMake project"}
+PROVE = "`buildfuzz fix` proves it by rebuilding"
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """One finding's fix: what it is, typed (`fix`), and the patch's text to prove it with."""
+
+    finding_id: str
+    what: str  # the finding in one line: "[kind] command" or "type on file", with what the fix does
+    fix: Fix
+    patch: str = ""
+
+    @property
+    def status(self) -> str:
+        """The fix in words: the report's `fix_status`."""
+        return described(self.fix)
+
+
+def described(fix: Fix) -> str:
+    if fix.status == FixStatus.PROVEN and fix.proof is not None:
+        return f"proven: {statement(fix.proof)}"
+    if fix.status == FixStatus.NONE:
+        return f"no patch: {fix.why}"
+    if not fix.patch:
+        return f"suggested, not proven: by hand: {fix.by_hand} (no patch: {fix.why})"
+    return f"suggested, not proven: {fix.why or PROVE}"
+
+
+@contextlib.contextmanager
+def source_tree(workspace: Workspace, command: str) -> Iterator[Tree]:
+    """The user's build as the remedies read it, from a copy of the source (make's database
+    runs $(shell ...) lines); the copy is removed after."""
+    with tempfile.TemporaryDirectory(prefix="buildfuzz-fix-source-") as scratch:
+        copy = Workspace(workspace.source, Path(scratch) / "tree", exclude=workspace.exclude)
+        yield Tree(copy.prepare(), command, str(workspace.path))
+
+
+def suggest(entries: list[Culprit | Hazard], hazards: list[Hazard], tree: Tree, out: Path) -> list[Fixed]:
+    """A fix for each entry, hazards first (a race culprit takes its hazard's), each patch
+    written in `out` as `<finding-id>.patch`."""
+    done: dict[str, Fixed] = {}
+    for entry in sorted(entries, key=lambda e: isinstance(e, Culprit)):
+        done[entry.finding_id] = _suggest_one(entry, hazards, tree, out, done)
+    return list(done.values())
+
+
+def _suggest_one(entry: Culprit | Hazard, hazards: list[Hazard], tree: Tree, out: Path,
+                 done: dict[str, Fixed]) -> Fixed:
+    what = f"{entry.type} on {entry.file}" if isinstance(entry, Hazard) else f"[{entry.kind}] {entry.command}"
+    if isinstance(entry, Culprit) and entry.kind == Kind.RACE:
+        hazard = next((h for h in hazards if entry.command in (h.reader, h.writer, *h.steps)), None)
+        if hazard is not None and hazard.finding_id in done:
+            return Fixed(entry.finding_id, what, done[hazard.finding_id].fix, done[hazard.finding_id].patch)
+    untested = by_hand.untested(entry)
+    remedy = _remedy(entry, tree)
+    if not remedy.patch:
+        words = by_hand.remedy(entry)
+        status = FixStatus.SUGGESTED if words else FixStatus.NONE
+        return Fixed(entry.finding_id, what, Fix(status, by_hand=words, why=remedy.reason, upstream=remedy.upstream,
+                                                 untested=untested))
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{entry.finding_id}.patch"
+    path.write_text(remedy.patch, encoding="utf-8")
+    fix = Fix(FixStatus.SUGGESTED, remedy.summary, str(path.resolve()), remedy.file, upstream=remedy.upstream,
+              untested=untested)
+    return Fixed(entry.finding_id, f"{what}: {remedy.summary}", fix, remedy.patch)
+
+
+def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
+    kind = entry.type if isinstance(entry, Hazard) else entry.kind
+    if kind == Kind.BUILD_PATH:  # whatever the build system: the flag goes where the directory is made
+        return build_path.prefix_map(entry)  # type: ignore[arg-type]
+    try:
+        if not tree.system:
+            raise NoPatch("the build is not one make or ninja call, nor a CMake project built by cmake: "
+                          "no build file the remedies know how to edit")
+        remedy = REMEDIES.get((tree.system, kind))
+        if remedy is None:
+            what = f"{kind} hazard" if isinstance(entry, Hazard) else f"{kind} culprit"
+            outside = " outside a hazard" if isinstance(entry, Culprit) and kind == Kind.RACE else ""
+            raise NoPatch(f"no remedy is known for a {what}{outside} in {SYSTEMS[tree.system]}")
+        return remedy(entry, tree)
+    except NoPatch as e:
+        return Remedy(entry.finding_id, "", reason=str(e))
+
+
+def with_fixes(report: Report, fixed: list[Fixed]) -> Report:
+    """The report with each fixed culprit's and hazard's `remedy`, `fix` and `fix_status`."""
+    by_id = {f.finding_id: f for f in fixed}
+
+    def updated(entry):
+        f = by_id.get(entry.finding_id)
+        return structs.replace(entry, remedy=f.fix, fix=f.fix.patch, fix_status=f.status) if f else entry
+
+    return structs.replace(report, culprits=[updated(c) for c in report.culprits],
+                           hazards=[updated(h) for h in report.hazards])
