@@ -164,9 +164,11 @@ def _build_path(culprit: Culprit, step: Step, trace: BuildTrace, paths: tuple[st
     evidence = (f"build path: `{command}` ran in {proc.cwd} in the traced reference and in {theirs.process.cwd} in "
                 f"the traced divergent build; {held[0]} holds the first in the reference, {held[1]} the second in the "
                 f"divergent build: it records the directory it ran in, which differs every build; the bytes go "
-                f"{through}{besides}\nremedy: {remedy(writer)}" + (f" ({writer.remedy_status})" if writer.remedy_status else ""))
+                f"{through}{besides}")
+    proof = f" ({writer.remedy_status})" if writer.remedy_status else ""
+    # first: the report's cause block shows one line of evidence, and this is the claim
     return structs.replace(culprit, kind=Kind.BUILD_PATH, writer_process=writer, writer=writer.argv,
-                           evidence=f"{culprit.evidence}\n{evidence}")
+                           evidence=f"{evidence}\n{culprit.evidence}\nremedy: {remedy(writer)}{proof}")
 
 
 def _proven(trace: BuildTrace, proc: Process, wrote: str, read: Bytes) -> str:
