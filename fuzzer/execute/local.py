@@ -245,8 +245,10 @@ class LocalExecutor:
         if request.trace:
             trace_path = str(spec.logs / f"{request.stem}.strace")
             argv = strace.wrap(argv, trace_path)
-            # what the build removes, kept for the replays on the reference's tree (execute/keep.py)
-            if request.kind is RunKind.TRACE_REFERENCE and not keep.problem():
+            # what the build removes, kept for the replays on the reference's tree (execute/keep.py),
+            # and in a divergent one as evidence of what it made (a compile's object in a random
+            # directory its wrapper removed: explain/build_path.py)
+            if request.kind in (RunKind.TRACE_REFERENCE, RunKind.TRACE) and not keep.problem():
                 stash = keep.open_stash(trace_path, launch.env)
                 launch = replace(launch, env=keep.environment(stash, launch.env))
         argv = self._entered(slot, argv, cwd, launch.env)

@@ -25,6 +25,7 @@ from fuzzer.explain import ranking, stabilizers, untraced
 from fuzzer.explain.ablation import any_rebuild, minimal_reproducer
 from fuzzer.explain.audit_run import AuditOutcome, taken_over
 from fuzzer.explain.budget import Budget
+from fuzzer.explain.build_path import traced_bytes
 from fuzzer.explain.builds import Builds
 from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.from_log import Declared, explain_failure, read_log
@@ -52,7 +53,7 @@ from fuzzer.trace.steps import BuildTrace, load_trace, written_by_drivers
 LISTED = 5  # roots left unexplained named in the note; the rest are counted
 # When one step is found twice, the stronger evidence wins: a kind drawn from the traces
 # or from replays beats "unknown".
-STRENGTH = {Kind.RACE: 0, Kind.INTRINSIC: 1, Kind.PARALLELISM_LEVEL: 2, Kind.ORDER: 3, Kind.UNKNOWN: 4}
+STRENGTH = {Kind.RACE: 0, Kind.INTRINSIC: 1, Kind.PARALLELISM_LEVEL: 2, Kind.ORDER: 3, Kind.BUILD_PATH: 4, Kind.UNKNOWN: 5}
 
 
 @dataclass(frozen=True)
@@ -129,9 +130,11 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     ranked = ranking.rank(roots, builds.selection.artifacts, set(noise))
     made = provenance(reference_trace, pair.reference.manifest or Manifest({}), pair.divergent.manifest or Manifest({}),
                       [p for r in roots for p in r.outputs], lambda path, dest: executor.fetch(pair.reference, path, dest))
+    kept = kept_files(pair.reference.trace_path, reference_trace, tree, parent)
+    contents = tuple(traced_bytes(k, lambda path, dest, r=record: executor.fetch(r, path, dest)) for record, k in (
+        (pair.reference, kept), (pair.divergent, kept_files(pair.divergent.trace_path, divergent_trace, tree, parent))))
     targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs, made,
-                            mtimes_of(pair.reference.manifest),
-                            kept_files(pair.reference.trace_path, reference_trace, tree, parent))
+                            mtimes_of(pair.reference.manifest), kept, contents)
     taken, ranked = taken_over(ranked, audited, f"localization found it as a root of the {labels[0]} and the "
                                                 f"{_label(pair.divergent)} too")
     if ranked and not tree_here:

@@ -27,6 +27,7 @@ from typing import Callable
 from msgspec import structs
 
 from fuzzer.compare.listing import file_members
+from fuzzer.explain.build_path import NO_BYTES, Bytes, below_wrapper
 from fuzzer.execute import keep
 from fuzzer.execute.local import build_env
 from fuzzer.execute.step_replay import StepCall
@@ -90,14 +91,17 @@ def mtimes_of(manifest: Manifest | None) -> Mtimes:
 
 def kept_files(trace_path: str | None, trace: BuildTrace, tree: str, parent: bool) -> Kept:
     """What a traced build kept of the files it removed (`fuzzer.execute.keep`), named as its
-    trace names them: only the versions a process read before another removed them, the
-    others deleted now."""
+    trace names them: only the versions a process read before another removed them, and
+    the files some process read that were removed (a compile's object in a random directory,
+    whose bytes say what it recorded: `fuzzer.explain.build_path`), the others deleted now."""
     entries = keep.entries(trace_path) if trace_path else []
     if not entries:
         return NOTHING_KEPT
     into = keep.kept_dir(trace_path)  # type: ignore[arg-type]
     kept = kept_of(entries, PathNames(tree, parent).relative, lambda digest: str(into / digest))
     read = {where for proc in trace.processes for where in restored_inputs(trace, [proc.index], kept).values()}
+    read |= {where for proc in trace.processes for a in proc.accesses if a.kind == "read"
+             for _, where, _ in kept.get(a.path, ())}
     keep.select(trace_path, {Path(where).name for where in read})  # type: ignore[arg-type]
     return {path: left for path, versions in kept.items() if (left := tuple(v for v in versions if v[1] in read))}
 
@@ -141,12 +145,13 @@ class ReplayTargets:
     """One target per root candidate, in the trace of the tree replays run on."""
 
     def __init__(self, reference: BuildTrace, divergent: BuildTrace, jobs: int, made: Provenance = Provenance(),
-                 mtimes: Mtimes = {}, kept: Kept = NOTHING_KEPT):
+                 mtimes: Mtimes = {}, kept: Kept = NOTHING_KEPT, contents: tuple[Bytes, Bytes] = (NO_BYTES, NO_BYTES)):
         """`made`: what the reference trace's archives and plain copies were made from;
         `mtimes`: its files' when it ended (`fuzzer.trace.writers.Mtimes`); `kept`: the bytes
-        of the files it removed, as the traced build kept them (`fuzzer.execute.keep`)."""
+        of the files it removed, as the traced build kept them (`fuzzer.execute.keep`);
+        `contents`: each traced build's bytes of a file (`fuzzer.explain.build_path`)."""
         self.reference, self.divergent, self.jobs, self.made = reference, divergent, jobs, made
-        self.mtimes, self.kept = mtimes, kept
+        self.mtimes, self.kept, self.contents = mtimes, kept, contents
         self._targets: dict[int, ReplayTarget] = {}
         self._absence = {id(t): Absence(t) for t in (reference, divergent)}
 
@@ -223,7 +228,7 @@ class ReplayTargets:
         if back:
             culprit = structs.replace(culprit, evidence=f"{culprit.evidence}\n{_brought_back_line(back)}")
         if writer is None or (writer.is_step and not writer.passed_over):
-            return culprit
+            return below_wrapper(culprit, candidate, (self.reference, self.divergent), self.contents)
         described = WriterProcess(
             command=writer.command, argv=list(writer.process.execs[0] if writer.process.execs else writer.process.argv),
             cwd=writer.process.cwd, identity=writer.identity, wrote=list(writer.wrote),
@@ -233,8 +238,9 @@ class ReplayTargets:
         lines = [line for p in candidate.outputs if candidate.ref is not None and p not in writer.wrote
                  and (line := self.made.line(p))]
         lines.append(_writer_line(writer, target, candidate))
-        return structs.replace(culprit, writer_process=described, writer=culprit.writer or described.argv,
-                               evidence="\n".join([culprit.evidence, *lines]))
+        culprit = structs.replace(culprit, writer_process=described, writer=culprit.writer or described.argv,
+                                  evidence="\n".join([culprit.evidence, *lines]))
+        return below_wrapper(culprit, candidate, (self.reference, self.divergent), self.contents)
 
 
 def _brought_back_line(back: tuple[tuple[str, str], ...]) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 
+from fuzzer.explain import build_path
 from fuzzer.explain.stabilizers import TABLE
 from fuzzer.fix.archive import AR, GZIP, TAR, TAR_SHELL_OPTIONS
 from fuzzer.fix.stabiliser import UPSTREAM
@@ -31,6 +32,8 @@ def remedy(entry: Culprit | Hazard) -> str:
         said = HAZARDS.get(entry.type, "")
         return said.format(file=entry.file, dir=entry.file.rstrip("/"), edge=entry.missing_edge or entry.file)
     line = entry.command
+    if entry.kind == Kind.BUILD_PATH and entry.writer_process is not None and entry.writer_process.recorded_dir:
+        return build_path.remedy(entry.writer_process)
     if entry.kind in (Kind.ORDER, Kind.UNKNOWN) or (entry.kind == Kind.INTRINSIC
                                                     and set(entry.stabilized_by) <= {Stabilizer.CLOCK.value}):
         archived = _archive(line)

@@ -18,7 +18,7 @@ from typing import Any
 from msgspec import structs
 
 from fuzzer.execute.workspace import Workspace
-from fuzzer.fix import by_hand, cmake, ninja
+from fuzzer.fix import build_path, by_hand, cmake, ninja
 from fuzzer.fix.archive import archive_flags
 from fuzzer.fix.grouped import grouped_targets
 from fuzzer.fix.patch import Remedy
@@ -112,6 +112,8 @@ def _suggest_one(entry: Culprit | Hazard, hazards: list[Hazard], tree: Tree, out
 
 def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
     kind = entry.type if isinstance(entry, Hazard) else entry.kind
+    if kind == Kind.BUILD_PATH:  # whatever the build system: the flag goes where the directory is made
+        return build_path.prefix_map(entry)  # type: ignore[arg-type]
     try:
         if not tree.system:
             raise NoPatch("the build is not one make or ninja call, nor a CMake project built by cmake: "

@@ -22,7 +22,8 @@ class Model(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class WriterProcess(Model, frozen=True):
     """The smallest process that wrote a culprit's differing bytes, inside the step the
-    culprit's `command` names (fuzzer/trace/writers.py)."""
+    culprit's `command` names (fuzzer/trace/writers.py); for kind build-path, the process
+    below the wrapper that recorded the directory it ran in (fuzzer/explain/build_path.py)."""
 
     command: str
     argv: list[str]
@@ -31,6 +32,15 @@ class WriterProcess(Model, frozen=True):
     wrote: list[str]  # the files whose bytes it produced (a copy's source, e.g. under /tmp)
     replayed: bool  # the culprit's replays ran this process alone, not the whole step
     not_replayable: str = ""  # why smaller processes could not be replayed alone, when some could not
+    # kind build-path (fuzzer/explain/build_path.py): the directory it ran in and recorded, its
+    # random part as X's (`/tmp/build-via-sdist-XXXXXXXX`); the command that made the
+    # directory; the Python build frontend that command is or runs under (pip, python -m build)
+    recorded_dir: str = ""
+    dir_made_by: str = ""
+    frontend: str = ""
+    # the remedy run by buildfuzz: "proven: ..." (the process run again in fresh directories,
+    # with the flag added), "not proven: why", or "" (not tried: not a C compiler)
+    remedy_status: str = ""
 
 
 class Proof(Model, frozen=True):

@@ -131,6 +131,7 @@ class Kind(StrEnum):
     RACE = "race"  # its inputs or shared state depend on an unordered step
     ORDER = "order"  # follows the order or timing in which its inputs appeared
     PARALLELISM_LEVEL = "parallelism-level"  # follows the CPU set or -j
+    BUILD_PATH = "build-path"  # records the directory it ran in, which differed between the runs
     UNKNOWN = "unknown"  # not enough evidence to name one
 
 

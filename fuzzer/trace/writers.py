@@ -193,9 +193,8 @@ def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...], made_from: 
     that produced the bytes of `paths` (files the step wrote, or files copied from them);
     the step's root when none smaller is. An archive of `made_from` stands for the files its
     differing members were made from, when the step wrote those (its packer did not make them)."""
-    mine, root = set(step.members), step.members[0]
-    found = lambda p: [s for s in [content_source(trace, p, copied)] if s is not None and s.process.index in mine]
-    sources = [s for p in paths for s in ([s for m in made_from.get(p, ()) for s in found(m)] or found(p))]
+    root = step.members[0]
+    sources = byte_sources(trace, step, paths, made_from, copied)
     if not sources:
         return _writer(trace, step, root, (), ())
     unit = _common_ancestor(trace, [s.process.index for s in sources], root)
@@ -209,6 +208,14 @@ def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...], made_from: 
         passed_over.append(f"`{command_of(_argv(proc))}`{where} {reason}")
         unit = trace.processes[unit].parent  # type: ignore[assignment]  # below root: it has a parent
     return _writer(trace, step, unit, tuple(sorted({s.path for s in sources})), tuple(passed_over))
+
+
+def byte_sources(trace: BuildTrace, step: Step, paths: tuple[str, ...], made_from: Mapping[str, tuple[str, ...]] = {},
+                 copied: Copies = {}) -> list[Source]:
+    """Where the bytes of `paths` were produced inside `step` (`writer_of`'s arguments)."""
+    mine = set(step.members)
+    found = lambda p: [s for s in [content_source(trace, p, copied)] if s is not None and s.process.index in mine]
+    return [s for p in paths for s in ([s for m in made_from.get(p, ()) for s in found(m)] or found(p))]
 
 
 def _unopened(trace: BuildTrace, unit: int, paths: set[str]) -> str | None:
@@ -330,9 +337,9 @@ def _lost(trace: BuildTrace, index: _Index, inside: set[int], kind: str, path: s
         return None
     if kind in ("read", "probe", "list") and later:
         other = command_of(_argv(trace.processes[later[0].process]))
-        if kind == "probe" and not found:
-            return f"looked for {path} before `{other}` created it"
         done = "removed" if later[0].kind == "delete" else "rewrote"
+        if kind == "probe" and not found:  # removed: the subtree made it in between (ld its output)
+            return f"looked for {path} before `{other}` {'created' if done == 'rewrote' else done} it"
         return f"read {path}, which `{other}` {done} afterwards"
     if kind == "write":
         for parent in _parents(path):
