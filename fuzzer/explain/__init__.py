@@ -16,6 +16,7 @@ latent hazards.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Callable, Mapping, Sequence
 
 from msgspec import structs
@@ -131,8 +132,9 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     made = provenance(reference_trace, pair.reference.manifest or Manifest({}), pair.divergent.manifest or Manifest({}),
                       [p for r in roots for p in r.outputs], lambda path, dest: executor.fetch(pair.reference, path, dest))
     kept = kept_files(pair.reference.trace_path, reference_trace, tree, parent)
-    contents = tuple(traced_bytes(k, lambda path, dest, r=record: executor.fetch(r, path, dest)) for record, k in (
-        (pair.reference, kept), (pair.divergent, kept_files(pair.divergent.trace_path, divergent_trace, tree, parent))))
+    divergent_kept = kept_files(pair.divergent.trace_path, divergent_trace, tree, parent)
+    contents = (traced_bytes(kept, partial(executor.fetch, pair.reference)),
+                traced_bytes(divergent_kept, partial(executor.fetch, pair.divergent)))
     targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs, made,
                             mtimes_of(pair.reference.manifest), kept, contents)
     taken, ranked = taken_over(ranked, audited, f"localization found it as a root of the {labels[0]} and the "

@@ -56,17 +56,17 @@ def below_wrapper(culprit: Culprit, candidate: RootCandidate, traces: tuple[Buil
     """`culprit` as kind build-path, named by the process below its step that recorded the
     directory it ran in, when both traced builds (`traces`: the reference's, the divergent's;
     `contents`: their bytes) show it; else `culprit` unchanged."""
-    if culprit.kind not in (Kind.INTRINSIC, Kind.UNKNOWN) or None in (candidate.ref, candidate.div):
+    ref, div = candidate.ref, candidate.div
+    if culprit.kind not in (Kind.INTRINSIC, Kind.UNKNOWN) or ref is None or div is None:
         return culprit
     paths = tuple(dict.fromkeys((*candidate.outputs, *candidate.explains)))  # pip copies the hook's wheel out
-    sides = [_units(trace, step, paths) for trace, step in zip(traces, (candidate.ref, candidate.div))]
+    sides = [_units(trace, step, paths) for trace, step in zip(traces, (ref, div))]
     chain = list(sides[0].items())
     for at in reversed(range(len(chain))):  # upstream first: the process that made the bytes
         key, ours = chain[at]
         theirs = sides[1].get(key)
-        held = recorded_directory(ours, theirs, contents, paths) if theirs is not None else None
-        if held is not None:
-            return _build_path(culprit, candidate.ref, traces[0], paths, [u for _, u in chain[:at + 1]], theirs,  # type: ignore
+        if theirs is not None and (held := recorded_directory(ours, theirs, contents, paths)) is not None:
+            return _build_path(culprit, ref, traces[0], paths, [u for _, u in chain[:at + 1]], theirs,
                                held, contents[0])
     return culprit
 
@@ -135,7 +135,8 @@ def remedy(writer: WriterProcess) -> str:
 def _units(trace: BuildTrace, step: Step, paths: tuple[str, ...]) -> dict[tuple[str, str, int], Producer]:
     """The step's producers by what stays the same across runs: command and directory with
     temporary names blanked, and which of those it is."""
-    found, seen = {}, Counter()
+    found: dict[tuple[str, str, int], Producer] = {}
+    seen: Counter[tuple[str, str]] = Counter()
     for unit in producers(trace, step, byte_sources(trace, step, paths)):
         name = (normalised(_command(unit.process)), normalised(unit.process.cwd))
         seen[name] += 1
@@ -189,7 +190,7 @@ def _proven(trace: BuildTrace, proc: Process, wrote: str, read: Bytes) -> str:
     if (BEFORE + AFTER) * seconds > PROOF_S:
         return f"not proven: {BEFORE + AFTER} runs of it would take about {(BEFORE + AFTER) * seconds:.0f} s"
     call = MovedCall(argv, proc.cwd, dict(e.partition("=")[::2] for e in proc.env),
-                     tuple((p[len(inside):], b) for p, b in data.items()), wrote[len(inside):],  # type: ignore[misc]
+                     tuple((p[len(inside):], b) for p, b in data.items() if b is not None), wrote[len(inside):],
                      timeout=max(10.0, 10 * seconds))
     before = run_moved(call, (), BEFORE)
     after = run_moved(call, (f"-ffile-prefix-map={DIR}=.",), AFTER)
@@ -205,7 +206,7 @@ def _proven(trace: BuildTrace, proc: Process, wrote: str, read: Bytes) -> str:
 def _ancestors(trace: BuildTrace, proc: Process) -> list[int]:
     chain = [proc.index]
     while trace.processes[chain[-1]].parent is not None:
-        chain.append(trace.processes[chain[-1]].parent)  # type: ignore[arg-type]
+        chain.append(trace.processes[chain[-1]].parent)  # type: ignore[arg-type]  # the loop's test: not None
     return chain
 
 

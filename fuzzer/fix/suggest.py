@@ -113,7 +113,7 @@ def _suggest_one(entry: Culprit | Hazard, hazards: list[Hazard], tree: Tree, out
 def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
     kind = entry.type if isinstance(entry, Hazard) else entry.kind
     if kind == Kind.BUILD_PATH:  # whatever the build system: the flag goes where the directory is made
-        return build_path.prefix_map(entry)  # type: ignore[arg-type]
+        return build_path.prefix_map(entry)  # type: ignore[arg-type]  # a hazard is never of a culprit's kind
     try:
         if not tree.system:
             raise NoPatch("the build is not one make or ninja call, nor a CMake project built by cmake: "

@@ -51,7 +51,8 @@ def producers(trace: BuildTrace, step: Step, sources: list[Source]) -> tuple[Pro
 def _leaves(trace: BuildTrace, step: Step, sources: list[Source], wrapper: int) -> list[Source]:
     """Every process of `step` whose writes the output's bytes lead back to, through what
     each one read, in the order found (downstream first); not the wrapper's own."""
-    mine, queue, seen, leaves = set(step.members), list(sources), set(), []
+    mine, queue, leaves = set(step.members), list(sources), []
+    seen: set[str] = set()
     while queue and len(seen) < MAX_SOURCES:
         source = queue.pop(0)
         if source.path in seen or source.process.index not in mine:
@@ -84,5 +85,5 @@ def _child_towards(parents: dict[int, int | None], leaf: int, common: int | None
 def _ancestry(parents: dict[int, int | None], i: int) -> list[int]:
     chain = [i]
     while parents.get(chain[-1]) is not None:
-        chain.append(parents[chain[-1]])  # type: ignore[arg-type]
+        chain.append(parents[chain[-1]])  # type: ignore[arg-type]  # the loop's test: not None
     return chain
