@@ -137,6 +137,27 @@ def unreproducible() -> Report:
     )
 
 
+TIMEZONES = ["Etc/GMT+12", "America/St_Johns", "Asia/Kathmandu", "Etc/GMT-14", "UTC"]
+
+
+def many_axes() -> Report:
+    """`unreproducible()` with ten runs that varied the order and environment axes too, with
+    values as long as the axes draw (time zones, shuffle seeds, hash seeds): a wide chart."""
+    report = unreproducible()
+    runs = [_run(0, 1, CPUS, 0.0, "A")]
+    for index in range(1, 10):
+        variations = {"tz": TIMEZONES[index % 5], "hashseed": str(4_000_000 + index),
+                      "umask": ["0002", "0022", "0077"][index % 3]}
+        if index % 3:
+            variations["shuffle"] = str(1_000_000_007 * index % 2_147_483_647)
+        run = _run(index, [2, 4, 16, 64][index % 4], CPUS[:1 + index % 4], 0.8 * (index % 2), "AB"[index % 2])
+        runs.append(structs.replace(run, perturbation={**run.perturbation, "variations": variations}))
+    groups = [VariantSummary(label, f"sha256:{label * 8}", [r.index for r in runs if r.group == label])
+              for label in "AB"]
+    artifact = structs.replace(report.divergent_artifacts[0], variants=2, groups=groups, separated_by=[], axes=[])
+    return structs.replace(report, runs=runs, failed_runs=0, divergent_artifacts=[artifact])
+
+
 def hostile_everywhere(report: Report) -> Report:
     """`report` with every build string replaced by a hostile one (numbers kept)."""
     return _poison(report)

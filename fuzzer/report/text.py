@@ -8,19 +8,15 @@ from __future__ import annotations
 from fuzzer import findings, structs
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
-from fuzzer.execute.step_replay import REPLAYS
-from fuzzer.model import RunStatus
 from fuzzer.plan import Perturbation
 from fuzzer.report.audit_text import audit_lines
-from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.cause_block import CauseBlock, cause_block
 from fuzzer.report.causes import Cause, causes, evidence_line, unattached_hazards
-from fuzzer.report.counts import HEADLINES, closing_line, contrived_headline, count_line
-from fuzzer.report.cut_short import cut_short_line
+from fuzzer.report.counts import closing_line
 from fuzzer.report.folds import artifact_folds, failure_folds, rate_folds
 from fuzzer.report.model import ArtifactFinding, Report
-from fuzzer.report.packages import inside_lines, packages_line, set_aside_line
-from fuzzer.report.scope import scope_line
+from fuzzer.report.opening import headline, opening, runs_line
+from fuzzer.report.packages import inside_lines, packages_line
 
 DIFF_LINES = 20
 SHOWN = 5  # artifacts, findings and rates listed by name in a fold; --verbose and the JSON list them all
@@ -41,19 +37,8 @@ def render(report: Report, verbose: bool = False) -> str:
 
 
 def _opening(report: Report) -> list[str]:
-    counted, cut = count_line(report), cut_short_line(report.cut_short, REPLAYS)
-    aside, kept = set_aside_line(report.packages), bookkeeping_line(report.bookkeeping)
-    scope = [f"scope: {scope_line(report.scope)}"] if report.scope else []
-    return [_verdict(report)] + ([f"builds: {counted}"] if counted else []) + scope + ([cut] if cut else []) \
-        + ([f"packages: {aside}"] if aside else []) + ([f"bookkeeping: {kept}"] if kept else [])
-
-
-def _verdict(report: Report) -> str:
-    headline = HEADLINES.get(report.verdict, report.verdict.upper())
-    only = contrived_headline(report)
-    reason = f", {report.exit_reason}" if report.exit_reason else ""
-    ok = sum(1 for r in report.runs if r.status == RunStatus.OK)
-    return f"verdict: {headline}{' ' + only if only else ''} ({len(report.runs)} runs, {ok} succeeded{reason})"
+    return [f"verdict: {headline(report)} ({runs_line(report)})"] + [f"{name}: {line}" if name else line
+                                                                   for name, line in opening(report)]
 
 
 def _cause(block: CauseBlock, verbose: bool) -> list[str]:

@@ -11,6 +11,10 @@ from msgspec import structs
 from report_samples import HOSTILE_NAME, hostile_everywhere, reproducible, unreproducible
 
 from fuzzer.report import html, junit, markdown
+from fuzzer.report.cause_block import cause_block
+from fuzzer.report.causes import causes
+from fuzzer.report.counts import closing_line
+from fuzzer.report.model import Origin
 
 FORMATS = [junit, markdown, html]
 
@@ -195,7 +199,7 @@ def test_markdown_hostile_everywhere_keeps_structure():
 
 # --- HTML --------------------------------------------------------------------------------
 
-ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "main", "h1", "h2", "h3", "p", "div",
+ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "main", "footer", "h1", "h2", "h3", "p", "div", "br",
                 "b", "code", "pre", "section", "ol", "ul", "li", "dl", "dt", "dd", "span", "table", "tr", "th",
                 "td", "details", "summary", "svg", "g", "text", "rect", "circle"}
 
@@ -254,11 +258,78 @@ def test_html_unreproducible_page():
     assert page.count("svg") == 2  # one chart per divergent artifact
     assert '<text x="' in text and 'class="sep">CPUs ✓</text>' in text and 'class="sep">jitter ✓</text>' in text
     words = page.text()
-    for expected in ("Culprits (most likely first)", "python3 gen.py ops.c", "PYTHONHASHSEED", "libops.a",
+    for expected in ("python3 gen.py ops.c", "PYTHONHASHSEED", "libops.a",
                      "fatal error: config.h", "trace of run 4 was truncated", "+ops_b.o", "Hazards (2)",
                      "buildfuzz replay --store .buildfuzz/store.db --campaign 3 --run 1",
                      "cd src && PYTHONHASHSEED=random python3 gen.py ops.c", "jobs=8 cpus=0-3 jitter=0.40/seed=105"):
         assert expected in words
+
+
+def _outline(text: str) -> list[tuple[str, str]]:
+    """The page's parts in order: (tag, class) of its header, main, footer, sections, folds and lists."""
+    return [(tag, attrs.get("class", "")) for tag, attrs in _Page(text).tags
+            if tag in ("header", "main", "footer", "section", "details", "dl") and attrs.get("class") != "command"]
+
+
+def test_html_opens_with_the_verdict_and_the_causes_folds_the_rest_and_closes_with_the_verdict():
+    report = unreproducible()
+    text = html.render(report)
+    parts = _outline(text)
+    causes = [i for i, part in enumerate(parts) if part == ("section", "cause")]
+    folds = [i for i, part in enumerate(parts) if part[0] == "details" and part[1] == "fold"]
+    assert parts[0] == ("header", "bad") and parts[1] == ("main", "") and parts[2] == ("dl", "opening")
+    assert len(causes) == 2 and causes[0] == 3 and max(causes) < min(folds)  # every cause before any fold
+    assert parts[-1] == ("footer", "bad")
+    closing = text.split('<p class="closing">', 1)[1].split("</p>", 1)[0]
+    assert closing == closing_line(report) and f"exit {int(report.exit_code)}" in closing
+    # every fold but the runs' is closed: what is below the causes is one click away
+    assert '<details open class="fold"' not in text and 'class="fold" open' not in text
+
+
+def test_html_cause_blocks_carry_the_same_facts_as_the_terminal_report():
+    report = unreproducible()
+    found = causes(report)
+    blocks = [cause_block(number, found, report) for number in range(1, len(found) + 1)]
+    page = _Terms(html.render(report))
+    assert page.terms[1:1 + len(blocks)] == [
+        {"step": b.steps[0], **{f.name: f.value for f in b.facts}} for b in blocks]
+
+
+class _Terms(HTMLParser):
+    """Each <dl>'s term → description text."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.terms: list[dict[str, str]] = []
+        self._open: list[str] | None = None
+        self._term = ""
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "dl":
+            self.terms.append({})
+        elif tag in ("dt", "dd"):
+            self._open = []
+
+    def handle_endtag(self, tag):
+        if tag == "dt":
+            self._term = "".join(self._open)
+        elif tag == "dd":
+            self.terms[-1][self._term] = "".join(self._open)
+        if tag in ("dt", "dd"):
+            self._open = None
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self._open.append(data)
+
+
+def test_html_first_campaign_and_origin():
+    report = structs.replace(unreproducible(), first_in_store=True,
+                             origin=Origin("9.9", "builder-7", "2026-12-05T01:00:00+00:00", "2026-12-05T01:40:00+00:00"))
+    text = html.render(report)
+    assert '<details class="fold" id="memory">' in text and "New since" not in text
+    assert "builder-7" in _Page(text).text()
 
 
 def test_html_hostile_file_name_is_text():
