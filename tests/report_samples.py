@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from msgspec import Struct, structs
 
-from fuzzer.report.model import ArtifactFinding, Culprit, Hazard, Report, RunSummary, VariantSummary
+from fuzzer.axes import AXES
+from fuzzer.model import NotTried
+from fuzzer.report.model import ArtifactFinding, AxisScope, Culprit, Hazard, Report, RunSummary, VariantSummary
 
 # A file name that is also an HTML injection: it must always show as text.
 HOSTILE_NAME = "<img src=x onerror=alert(1)>.txt"
@@ -155,7 +157,10 @@ def many_axes() -> Report:
     groups = [VariantSummary(label, f"sha256:{label * 8}", [r.index for r in runs if r.group == label])
               for label in "AB"]
     artifact = structs.replace(report.divergent_artifacts[0], variants=2, groups=groups, separated_by=[], axes=[])
-    return structs.replace(report, runs=runs, failed_runs=0, divergent_artifacts=[artifact])
+    varied = {"jobs": 4, "cpus": 3, "jitter": 2, "shuffle": 6, "tz": 5, "hashseed": 9, "umask": 3}
+    scope = [AxisScope(a.name, a.label, 9 if a.name in varied else 0, varied.get(a.name, 1),
+                       NotTried.TRIED if a.name in varied else NotTried.NOT_ASKED) for a in AXES]
+    return structs.replace(report, runs=runs, failed_runs=0, divergent_artifacts=[artifact], scope=scope)
 
 
 def hostile_everywhere(report: Report) -> Report:
