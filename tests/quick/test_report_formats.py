@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from msgspec import structs
 from report_samples import HOSTILE_NAME, hostile_everywhere, reproducible, unreproducible
 
@@ -122,6 +125,44 @@ def test_junit_hostile_strings_survive_as_text():
     assert names[0].startswith(HOSTILE_NAME + expected)
     hostile = _junit(unreproducible()).findall("testcase/failure")[1].text
     assert "]]> </pre><script>alert(2)</script> & \\x00\\x1b[31m" in hostile
+
+
+NIGHT = Origin("1.0", "builder-7", "2026-12-05T03:00:07+00:00", "2026-12-05T03:41:00+00:00")
+
+
+def test_junit_suite_says_when_and_where_it_ran():
+    suite = _junit(structs.replace(unreproducible(), origin=NIGHT))
+    assert (suite.get("timestamp"), suite.get("hostname")) == ("2026-12-05T03:00:07", "builder-7")
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert (properties["buildfuzz"], properties["ended"]) == ("1.0", NIGHT.ended)
+    bare = _junit(unreproducible())  # stored before buildfuzz recorded its origin
+    assert bare.get("timestamp") is None and bare.get("hostname") is None
+
+
+@settings(max_examples=30)
+@given(st.datetimes(datetime(1970, 1, 2), datetime(2200, 1, 1), timezones=st.timezones()), st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True))
+def test_junit_timestamp_is_the_start_in_utc_and_names_do_not_change_with_the_night(started, host):
+    night = Origin("1.0", host, started.isoformat(), started.isoformat())
+    suite = _junit(structs.replace(unreproducible(), origin=night))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", suite.get("timestamp"))  # as the JUnit schema has it
+    assert datetime.fromisoformat(suite.get("timestamp") + "+00:00") == started.replace(microsecond=0)
+    names = [(c.get("classname"), c.get("name")) for c in suite.findall("testcase")]
+    assert names == [(c.get("classname"), c.get("name")) for c in _junit(unreproducible()).findall("testcase")]
+
+
+def test_junit_cases_name_the_rule_file_and_line_where_known():
+    from test_report_missing_edge import COMPILES, MKDIR, RULE, with_shared_cause
+
+    report = with_shared_cause()
+    cases = [c for c in _junit(report).findall("testcase") if c.find("failure") is not None]
+    placed = {c.find("failure").get("message"): (c.get("file"), c.get("line")) for c in cases}
+    assert placed[f"mkdir-race on {report.hazards[0].file}"] == tuple(RULE.split(":"))
+    assert placed["write-write on out|put.log"] == (None, None)  # no rule known: no place claimed
+    by_step = {c.get("name"): (c.get("file"), c.get("line")) for c in cases if c.get("classname") == "buildfuzz.culprits"}
+    # the compiles' culprit has no rule of its own: its cause's hazard names the rule lacking the edge
+    assert report.culprits[0].steps == COMPILES and report.culprits[0].other_step == MKDIR
+    assert [place for name, place in by_step.items() if MKDIR in name] == [tuple(RULE.split(":"))]  # named by its race
+    assert [place for name, place in by_step.items() if "gen.py" in name] == [(None, None)]
 
 
 # --- Markdown ----------------------------------------------------------------------------
