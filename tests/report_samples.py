@@ -10,7 +10,7 @@ from __future__ import annotations
 from msgspec import Struct, structs
 
 from fuzzer.axes import AXES
-from fuzzer.model import NotTried
+from fuzzer.model import HazardStatus, Kind, NotTried
 from fuzzer.report.model import ArtifactFinding, AxisScope, Culprit, Hazard, Report, RunSummary, VariantSummary
 
 # A file name that is also an HTML injection: it must always show as text.
@@ -137,6 +137,21 @@ def unreproducible() -> Report:
         localized=True,
         minimal_reproducer="cd src && PYTHONHASHSEED=random python3 gen.py ops.c",
     )
+
+
+MKDIR = "mkdir -p build/object"
+COMPILES = [f"cc -c src/{name}.c -o build/object/{name}.o" for name in ("hash", "main", "util")]
+EDGE, RULE = "build/object/hash.o: | build/object", "Makefile:7"
+
+
+def with_shared_cause():
+    """The sample report with a mkdir hazard that lacks an edge, and its one culprit for three compiles."""
+    report = unreproducible()
+    hazard = Hazard("mkdir-race", "build/object/", COMPILES[0], MKDIR, steps=sorted([MKDIR, *COMPILES]),
+                    status=HazardStatus.MANIFEST, missing_edge=EDGE, rule=RULE)
+    culprit = Culprit(COMPILES[0], ["cc"], ".", [f"build/object/{n}.o" for n in ("hash", "main")], Kind.RACE,
+                      other_step=MKDIR, steps=COMPILES, evidence="3 steps share this cause")
+    return structs.replace(report, hazards=[hazard, *report.hazards], culprits=[culprit, *report.culprits])
 
 
 TIMEZONES = ["Etc/GMT+12", "America/St_Johns", "Asia/Kathmandu", "Etc/GMT-14", "UTC"]

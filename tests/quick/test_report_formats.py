@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import structs
-from report_samples import HOSTILE_NAME, hostile_everywhere, reproducible, unreproducible
+from report_samples import COMPILES, HOSTILE_NAME, MKDIR, RULE, hostile_everywhere, reproducible, unreproducible, with_shared_cause
 
 from fuzzer.report import html, junit, markdown
 from fuzzer.report.cause_block import cause_block
@@ -151,8 +151,6 @@ def test_junit_timestamp_is_the_start_in_utc_and_names_do_not_change_with_the_ni
 
 
 def test_junit_cases_name_the_rule_file_and_line_where_known():
-    from test_report_missing_edge import COMPILES, MKDIR, RULE, with_shared_cause
-
     report = with_shared_cause()
     cases = [c for c in _junit(report).findall("testcase") if c.find("failure") is not None]
     placed = {c.find("failure").get("message"): (c.get("file"), c.get("line")) for c in cases}

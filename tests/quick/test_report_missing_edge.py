@@ -8,26 +8,9 @@ import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
-from msgspec import structs
-from report_samples import unreproducible
+from report_samples import COMPILES, EDGE, MKDIR, RULE, with_shared_cause
 
-from fuzzer.model import Culprit, Hazard, HazardStatus, Kind
 from fuzzer.report import html, junit, markdown, text
-
-MKDIR = "mkdir -p build/object"
-COMPILES = [f"cc -c src/{name}.c -o build/object/{name}.o" for name in ("hash", "main", "util")]
-EDGE, RULE = "build/object/hash.o: | build/object", "Makefile:7"
-
-
-def with_shared_cause():
-    """The sample report with a mkdir hazard that lacks an edge, and its one culprit for three compiles."""
-    report = unreproducible()
-    hazard = Hazard("mkdir-race", "build/object/", COMPILES[0], MKDIR, steps=sorted([MKDIR, *COMPILES]),
-                    status=HazardStatus.MANIFEST, missing_edge=EDGE, rule=RULE)
-    culprit = Culprit(COMPILES[0], ["cc"], ".", [f"build/object/{n}.o" for n in ("hash", "main")], Kind.RACE,
-                      other_step=MKDIR, steps=COMPILES, evidence="3 steps share this cause")
-    return structs.replace(report, hazards=[hazard, *report.hazards], culprits=[culprit, *report.culprits])
-
 
 class _Cells(HTMLParser):
     """The page's table rows (cell texts) and definition lists (term → description text)."""
