@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from msgspec import Struct, structs
 
-from fuzzer.model import Culprit, Hazard
-from fuzzer.report.model import ArtifactFinding, Report, RunSummary, VariantSummary
+from fuzzer.axes import AXES
+from fuzzer.model import Culprit, Hazard, HazardStatus, Kind, NotTried
+from fuzzer.report.model import ArtifactFinding, AxisScope, Report, RunSummary, VariantSummary
 
 # A file name that is also an HTML injection: it must always show as text.
 HOSTILE_NAME = "<img src=x onerror=alert(1)>.txt"
@@ -136,6 +137,45 @@ def unreproducible() -> Report:
         localized=True,
         minimal_reproducer="cd src && PYTHONHASHSEED=random python3 gen.py ops.c",
     )
+
+
+MKDIR = "mkdir -p build/object"
+COMPILES = [f"cc -c src/{name}.c -o build/object/{name}.o" for name in ("hash", "main", "util")]
+EDGE, RULE = "build/object/hash.o: | build/object", "Makefile:7"
+
+
+def with_shared_cause():
+    """The sample report with a mkdir hazard that lacks an edge, and its one culprit for three compiles."""
+    report = unreproducible()
+    hazard = Hazard("mkdir-race", "build/object/", COMPILES[0], MKDIR, steps=sorted([MKDIR, *COMPILES]),
+                    status=HazardStatus.MANIFEST, missing_edge=EDGE, rule=RULE)
+    culprit = Culprit(COMPILES[0], ["cc"], ".", [f"build/object/{n}.o" for n in ("hash", "main")], Kind.RACE,
+                      other_step=MKDIR, steps=COMPILES, evidence="3 steps share this cause")
+    return structs.replace(report, hazards=[hazard, *report.hazards], culprits=[culprit, *report.culprits])
+
+
+TIMEZONES = ["Etc/GMT+12", "America/St_Johns", "Asia/Kathmandu", "Etc/GMT-14", "UTC"]
+
+
+def many_axes() -> Report:
+    """`unreproducible()` with ten runs that varied the order and environment axes too, with
+    values as long as the axes draw (time zones, shuffle seeds, hash seeds): a wide chart."""
+    report = unreproducible()
+    runs = [_run(0, 1, CPUS, 0.0, "A")]
+    for index in range(1, 10):
+        variations = {"tz": TIMEZONES[index % 5], "hashseed": str(4_000_000 + index),
+                      "umask": ["0002", "0022", "0077"][index % 3]}
+        if index % 3:
+            variations["shuffle"] = str(1_000_000_007 * index % 2_147_483_647)
+        run = _run(index, [2, 4, 16, 64][index % 4], CPUS[:1 + index % 4], 0.8 * (index % 2), "AB"[index % 2])
+        runs.append(structs.replace(run, perturbation={**run.perturbation, "variations": variations}))
+    groups = [VariantSummary(label, f"sha256:{label * 8}", [r.index for r in runs if r.group == label])
+              for label in "AB"]
+    artifact = structs.replace(report.divergent_artifacts[0], variants=2, groups=groups, separated_by=[], axes=[])
+    varied = {"jobs": 4, "cpus": 3, "jitter": 2, "shuffle": 6, "tz": 5, "hashseed": 9, "umask": 3}
+    scope = [AxisScope(a.name, a.label, 9 if a.name in varied else 0, varied.get(a.name, 1),
+                       NotTried.TRIED if a.name in varied else NotTried.NOT_ASKED) for a in AXES]
+    return structs.replace(report, runs=runs, failed_runs=0, divergent_artifacts=[artifact], scope=scope)
 
 
 def hostile_everywhere(report: Report) -> Report:

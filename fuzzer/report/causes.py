@@ -66,6 +66,12 @@ def causes(report: Report) -> list[Cause]:
     return [Cause(tuple(g), tuple(h for h in report.hazards if _touches(h, g))) for g in groups]
 
 
+def rule_place(rule: str) -> tuple[str, str] | None:
+    """`Makefile:22` (make's database) or `build.ninja:12` → (file, line); None without a line."""
+    path, _, line = rule.rpartition(":")
+    return (path, line) if path and line.isdigit() else None
+
+
 def unattached_hazards(report: Report, found: list[Cause]) -> list[Hazard]:
     """The hazards no cause's steps take part in (latent ones, most often)."""
     attached = {id(h) for cause in found for h in cause.hazards}

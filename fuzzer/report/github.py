@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from fuzzer.model import Culprit, Hazard, Verdict
+from fuzzer.report.causes import rule_place
 from fuzzer.report.model import Report
 
 TITLE = "buildfuzz"
@@ -33,10 +34,10 @@ def _message(item: Culprit | Hazard) -> str:
 
 def _where(rule: str, source: str, workspace: Path) -> dict[str, str]:
     """`Makefile:22` in the source tree → the file relative to the workspace and the line."""
-    path, _, line = rule.rpartition(":")
-    if not path or not line.isdigit():
+    place = rule_place(rule)
+    if place is None:
         return {}
-    return {"file": os.path.relpath(Path(source) / path, workspace), "line": line}
+    return {"file": os.path.relpath(Path(source) / place[0], workspace), "line": place[1]}
 
 
 def _line(level: str, where: dict[str, str], message: str) -> str:

@@ -21,14 +21,22 @@ from fuzzer.rates import described
 from fuzzer.escaping import is_long, program, visible
 from fuzzer.execute.logs import failure_lines
 from fuzzer.plan import Perturbation
-from fuzzer.model import NAMED_KINDS, Culprit, Kind, RunStatus
+from fuzzer.model import NAMED_KINDS, Kind, RunStatus
+from fuzzer.report.audit_text import audit_lines
+from fuzzer.report.cause_block import CauseBlock, cause_block
+from fuzzer.report.causes import causes
+from fuzzer.report.counts import closing_line
+from fuzzer.report.folds import artifact_folds, failure_folds
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
-from fuzzer.report.bookkeeping import bookkeeping_line
-from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
+from fuzzer.report.opening import headline, opening, runs_line
+from fuzzer.report.packages import inside_lines, package_verdict
 
 DETAILED_ARTIFACTS = 20  # a broken generated header can make hundreds diverge; the rest get a row
 PALETTE = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#8c6d1f", "#555555"]  # Okabe-Ito
 ROW, COL, TOP, LEFT, BOTTOM, GAP = 30, 36, 34, 40, 24, 28
+# what a chart label is given: a character of the 12 px font at its widest (DejaVu Sans
+# digits are 0.64 em, 7.6 px), plus room between neighbours; longer values are cut, whole on hover
+CHAR_WIDTH, LABEL_GAP, LABEL_CHARS = 7.8, 10, 12
 CAPTION = ("Each bubble: the runs with that axis value that produced that variant (the number says how many; "
            "hover for run numbers). ✓ marks an axis whose every value gives a single variant.")
 FAVICON = re.compile(r"<link\b[^>]*\brel=[\"']?icon[^>]*>", re.IGNORECASE)
@@ -69,6 +77,7 @@ class Column:
     x: float
     y: int
     label: str
+    full: str  # the whole value where `label` is cut, "" otherwise
     bubbles: list[Bubble]
 
 
@@ -94,25 +103,32 @@ class Chart:
 
 def render(report: Report) -> str:
     runs = {run.index: run for run in report.runs}
+    found = causes(report)
     page = TEMPLATES.get_template("report.html.j2").render(
         report=report,
         csp=CSP,
         caption=CAPTION,
         colour=_colour,
-        headline=_headline(report),
+        folded=folded,
+        headline=headline(report),
+        runs_line=runs_line(report),
+        opening=opening(report),
+        blocks=[_block(cause_block(number, found, report)) for number in range(1, len(found) + 1)],
+        closing=closing_line(report),
         numbers=_numbers(report),
         phases=" · ".join(f"{name} {secs:.1f} s" for name, secs in report.phases.items()),
         memory=findings.sections(report),
+        recorded=[f for f in report.findings if f.status != findings.FIXED] if report.first_in_store else None,
         rates=[(f, described(f)) for f in report.findings if f.status != findings.FIXED and f.rate],
         all_known=findings.all_known(report),
-        culprits=[_culprit(c) for c in report.culprits],
+        artifact_folds=artifact_folds(report),
         artifacts=[_artifact(a, runs) for a in report.divergent_artifacts[:DETAILED_ARTIFACTS]],
         rest=report.divergent_artifacts[DETAILED_ARTIFACTS:],
         hazards=[{"hazard": h, "reader": folded(h.reader), "writer": folded(h.writer)} for h in report.hazards],
+        failures=failure_folds(report),
         runs=[_run(r) for r in report.runs],
+        audit=audit_lines(report.audit)[1:],
         packages=[(p, f"{p.size:,} bytes", package_verdict(p)) for p in report.packages],
-        set_aside=set_aside_line(report.packages),
-        bookkeeping=bookkeeping_line(report.bookkeeping),
     )
     # control characters and lone surrogates (undecodable file names) shown as escapes
     return visible(page)
@@ -125,14 +141,6 @@ def folded(command: str, argv: list[str] | None = None) -> Folded:
     return Folded(command, program(argv[0] if argv else command), size, is_long(command))
 
 
-def _headline(report: Report) -> str:
-    failed = sum(1 for r in report.runs if r.status != RunStatus.OK)
-    facts = [f"{len(report.divergent_artifacts)} of {report.artifacts_checked} artifacts differ between builds"]
-    if failed:
-        facts.append(f"{failed} of {len(report.runs)} builds failed")
-    return f"{report.command} · " + " · ".join(facts)
-
-
 def _numbers(report: Report) -> list[tuple[str, int, bool]]:
     """(label, count, whether a non-zero count is bad news)."""
     ok = sum(1 for r in report.runs if r.status == RunStatus.OK)
@@ -142,15 +150,9 @@ def _numbers(report: Report) -> list[tuple[str, int, bool]]:
             ("culprits", len(report.culprits), True), ("hazards", len(report.hazards), True)]
 
 
-def _culprit(culprit: Culprit) -> dict[str, object]:
-    return {
-        "culprit": culprit,
-        "css": culprit.kind if culprit.kind in NAMED_KINDS else Kind.UNKNOWN,  # a CSS class: never a build string
-        "command": folded(culprit.command),
-        "writer": folded(" ".join(culprit.writer), culprit.writer) if culprit.writer else None,
-        "other": folded(culprit.other_step) if culprit.other_step else None,
-        "steps": [folded(step) for step in culprit.steps],  # one cause, several steps (fuzzer/explain/shared_cause.py)
-    }
+def _block(block: CauseBlock) -> dict:
+    # the kind is a CSS class: a named kind only, never a build string
+    return {"block": block, "css": block.kind if block.kind in NAMED_KINDS else Kind.UNKNOWN}
 
 
 def _artifact(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> dict:
@@ -179,7 +181,9 @@ def _diffoscope_page(artifact: ArtifactFinding) -> str:
 def _chart(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> Chart:
     """Per axis, a grid of axis value × variant with a bubble where runs landed.
 
-    An axis explains the divergence when each of its columns has one bubble only.
+    An axis explains the divergence when each of its columns has one bubble only. Each
+    column is as wide as its label, each panel at least as wide as its title, so that no two
+    labels overlap (tests/slow/test_report_html_browser.py measures them in Chromium).
     """
     points = [(row, index, axes.facets(structs.convert(runs[index].perturbation, Perturbation)))
               for row, group in enumerate(artifact.groups) for index in group.runs if index in runs]
@@ -189,28 +193,37 @@ def _chart(artifact: ArtifactFinding, runs: dict[int, RunSummary]) -> Chart:
     panels, x = [], LEFT
     for axis in axes.AXES:
         facet = axis.facets[0][0]
-        values = sorted({p[2][facet] for p in points}, key=str)
+        values = sorted({p[2][facet] for p in points}, key=_in_order)
         if axis.group != axes.SCHEDULE and len(values) < 2:
             continue  # not varied in this campaign
         panels.append(_panel(facet, axis.label, values, points, x, rows, facet in artifact.axes))
-        x += max(len(values), 2) * COL + GAP
+        x += panels[-1].width + GAP
     return Chart(x, TOP + ROW * rows + BOTTOM, labels, panels)
 
 
 def _panel(axis: str, title: str, values: list, points: list, x: int, rows: int, separates: bool) -> Panel:
-    width = max(len(values), 2) * COL
+    labels = [("on" if value else "off") if axis == "jitter" else str(value) for value in values]
+    shown = [label if len(label) <= LABEL_CHARS else label[:LABEL_CHARS - 1] + "…" for label in labels]
+    col = max(COL, round(max(map(len, shown)) * CHAR_WIDTH + LABEL_GAP))
+    heading = title + (" ✓" if separates else "")
+    width = max(max(len(values), 2) * col, round(len(heading) * CHAR_WIDTH + LABEL_GAP))
+    left = x + (width - len(values) * col) / 2  # the columns centred under a title wider than they are
     columns = []
-    for col, value in enumerate(values):
-        cx = x + COL * col + COL / 2
-        label = ("on" if value else "off") if axis == "jitter" else str(value)
+    for number, (value, label, full) in enumerate(zip(values, shown, labels)):
+        cx = left + col * number + col / 2
         bubbles = []
         for row in range(rows):
             hits = [index for r, index, v in points if r == row and v[axis] == value]
             if hits:
                 radius = min(ROW / 2 - 2, 6 + 2.5 * math.sqrt(len(hits) - 1))
                 bubbles.append(Bubble(cx, TOP + ROW * row + ROW / 2, f"{radius:.1f}", _colour(row), hits))
-        columns.append(Column(cx, TOP + ROW * rows + 16, label, bubbles))
-    return Panel(title, separates, x + width / 2, x, TOP, width, ROW * rows, columns)
+        columns.append(Column(cx, TOP + ROW * rows + 16, label, full if full != label else "", bubbles))
+    return Panel(heading, separates, x + width / 2, x, TOP, width, ROW * rows, columns)
+
+
+def _in_order(value: object) -> tuple:
+    """Numbers by size (jobs 2, 4, 16), anything else by its text."""
+    return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
 
 
 def _colour(row: int) -> str:

@@ -12,6 +12,7 @@ skipped.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
 
 from fuzzer import findings, structs
 from fuzzer.escaping import one_line, quoted_commands_cut, visible
@@ -22,6 +23,7 @@ from fuzzer.rates import described
 from fuzzer.model import Culprit, Finding, Hazard, RunStatus
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.report.bookkeeping import bookkeeping_line
+from fuzzer.report.causes import causes, rule_place
 from fuzzer.report.packages import inside_lines, packages_line, set_aside_line
 
 DIFF_LINES = 40
@@ -39,12 +41,24 @@ def render(report: Report) -> str:
     counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0", "skipped": str(skipped)}
     wall = f"{sum(run.wall_s for run in report.runs):.3f}"
     root = ET.Element("testsuites", {"name": "buildfuzz", **counts, "time": wall})
-    suite = ET.SubElement(root, "testsuite", {"name": "buildfuzz", **counts, "time": wall})
+    suite = ET.SubElement(root, "testsuite", {"name": "buildfuzz", **counts, "time": wall, **_origin(report)})
     suite.append(_properties(report))
     suite.extend(cases)
     ET.SubElement(suite, "system-out").text = visible(_summary(report))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _origin(report: Report) -> dict[str, str]:
+    """When and where the campaign ran, for a dashboard's suite: `timestamp` in UTC, without
+    an offset as the JUnit schema has it; nothing for a report stored before it was recorded."""
+    if report.origin is None:
+        return {}
+    try:
+        started = datetime.fromisoformat(report.origin.started).astimezone(timezone.utc)
+    except (ValueError, OverflowError):  # a report edited by hand: the host is still worth a dashboard's column
+        return {"hostname": visible(report.origin.host)}
+    return {"timestamp": started.replace(tzinfo=None).isoformat(timespec="seconds"), "hostname": visible(report.origin.host)}
 
 
 def _properties(report: Report) -> ET.Element:
@@ -56,6 +70,7 @@ def _properties(report: Report) -> ET.Element:
         "source": report.source,
         "reproduce": report.reproduce,
         "confidence": report.confidence.get("text", ""),
+        **({"buildfuzz": report.origin.buildfuzz, "ended": report.origin.ended} if report.origin else {}),
     }
     props = ET.Element("properties")
     for name, value in values.items():
@@ -113,7 +128,17 @@ def _timed(case: ET.Element, runs: list[RunSummary]) -> ET.Element:
 
 
 def _culprit_cases(report: Report) -> list[ET.Element]:
-    return [_culprit_case(report, c) for c in report.culprits]
+    """Each culprit at its rule's line, or its cause's (the rule its hazards lack an edge in)."""
+    rules = {id(c): cause.rule for cause in causes(report) for c in cause.culprits}
+    return [_placed(_culprit_case(report, c), c.rule or rules.get(id(c), "")) for c in report.culprits]
+
+
+def _placed(case: ET.Element, rule: str) -> ET.Element:
+    """`file` and `line` of the rule that ran the step, where make's database or ninja's graph says."""
+    if place := rule_place(rule):
+        case.set("file", visible(place[0]))
+        case.set("line", place[1])
+    return case
 
 
 def _culprit_case(report: Report, culprit: Culprit) -> ET.Element:
@@ -134,7 +159,7 @@ def _culprit_case(report: Report, culprit: Culprit) -> ET.Element:
 
 
 def _hazard_cases(report: Report) -> list[ET.Element]:
-    return [_hazard_case(report, h) for h in report.hazards]
+    return [_placed(_hazard_case(report, h), h.rule) for h in report.hazards]
 
 
 def _hazard_case(report: Report, hazard: Hazard) -> ET.Element:

@@ -11,17 +11,17 @@ import re
 
 from fuzzer import findings, structs
 from fuzzer.escaping import markdown_inline as _esc
-from fuzzer.escaping import html_text, one_line, quoted_commands_cut, visible
+from fuzzer.escaping import html_text, one_line, visible
 from fuzzer.execute.logs import failure_summary
-from fuzzer.model import AuditResult, RunStatus, Verdict
+from fuzzer.model import AuditResult, RunStatus
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
 from fuzzer.report.audit_text import left_line, summary_line
 from fuzzer.report.model import ArtifactFinding, Report
 from fuzzer.report.bookkeeping import bookkeeping_line
-from fuzzer.report.causes import Cause, causes, evidence_line, fix_command, stabiliser_text
+from fuzzer.report.cause_block import CauseBlock, cause_block
+from fuzzer.report.causes import causes
 from fuzzer.report.counts import closing_line, contrived_headline, count_line
-from fuzzer.report.folds import step_variants
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
 from fuzzer.report.scope import scope_line
 
@@ -39,7 +39,7 @@ def render(report: Report) -> str:
     found = causes(report)
     folded = [_failed_runs(report), _hazards(report), _artifacts(report), _packages(report), _audit(report),
               _bounds(report), _rates(report), _memory(report), _notes(report)]
-    sections = [_headline(report), *(_cause(i, len(found), c, report) for i, c in enumerate(found, 1)),
+    sections = [_headline(report), *(_cause(cause_block(i, found, report)) for i in range(1, len(found) + 1)),
                 _details("The evidence in full: failed runs, hazards, artifacts, statistics, notes",
                          "\n\n".join(s for s in folded if s)) if any(folded) else "",
                 _reproduce(report), f"**{_esc(closing_line(report))}**"]
@@ -150,32 +150,17 @@ def _diff(artifact: ArtifactFinding) -> str:
     return _details(summary, _code(_excerpt(artifact.diff, DIFF_LINES, head=True), "diff"))
 
 
-def _cause(number: int, of: int, cause: Cause, report: Report) -> str:
-    lead, steps = cause.lead, cause.steps
-    axis = f" ({_esc(lead.axis)})" if lead.axis else ""
-    rule = f" of the rule at {_esc(cause.rule)}" if cause.rule else ""
-    lines = [f"### Cause {number} of {of}: {_esc(lead.kind)}{axis}, {len(steps)} step{'s' if len(steps) > 1 else ''}"
-             f"{rule} (in {_esc(lead.cwd)})", "",
-             f"- **step**: {_esc(one_line(steps[0]))}"]
-    if len(steps) > 1:
-        lines.append(f"- and {len(steps) - 1} more alike, differing in: {_esc(', '.join(step_variants(steps)))}")
-    facts = [
-        ("reaches", " ← ".join(cause.chains[0]) if cause.chains else ""),
-        ("raced", one_line(lead.other_step or "")),
-        ("missing prerequisite", next((f"{h.missing_edge} ({h.rule})" if h.rule else h.missing_edge
-                                       for h in cause.hazards if h.missing_edge), "")),
-        ("evidence", evidence_line(quoted_commands_cut(lead.evidence))),
-        ("stabiliser", stabiliser_text(lead)),
-    ]
-    lines += [f"- **{name}**: {_esc(value)}" for name, value in facts if value]
-    fixes = [_esc(f"{path or 'no patch'}" + (f" ({status})" if status else "")) for path, status in cause.fixes]
-    if not fixes and report.verdict == Verdict.UNREPRODUCIBLE:
-        fixes = [_esc(f"none in this report: {fix_command(report)} writes and proves patches")]
-    lines += [f"- **fix**: {fix}" for fix in fixes]
-    if len(steps) > 1:
-        lines += ["", _details(f"all {len(steps)} steps", _code("\n".join(map(one_line, steps)), "sh"))]
-    if lead.evidence:
-        lines += ["", _details("the evidence in full", _code(quoted_commands_cut(lead.evidence), "text"))]
+def _cause(block: CauseBlock) -> str:
+    axis = f" ({_esc(block.axis)})" if block.axis else ""
+    lines = [f"### Cause {block.number} of {block.of}: {_esc(block.kind)}{axis}, {_esc(block.what)} "
+             f"(in {_esc(block.cwd)})", "", f"- **step**: {_esc(block.step_lines[0])}"]
+    if block.alike:
+        lines.append(f"- {_esc(block.alike)}")
+    lines += [f"- **{fact.name}**: {_esc(fact.line)}" for fact in block.facts]
+    if len(block.steps) > 1:
+        lines += ["", _details(f"all {len(block.steps)} steps", _code("\n".join(block.step_lines), "sh"))]
+    if block.evidence:
+        lines += ["", _details("the evidence in full", _code(block.evidence, "text"))]
     return "\n".join(lines).rstrip()
 
 

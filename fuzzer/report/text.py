@@ -8,18 +8,15 @@ from __future__ import annotations
 from fuzzer import findings, structs
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
-from fuzzer.execute.step_replay import REPLAYS
-from fuzzer.model import RunStatus, Verdict
 from fuzzer.plan import Perturbation
 from fuzzer.report.audit_text import audit_lines
-from fuzzer.report.bookkeeping import bookkeeping_line
-from fuzzer.report.causes import Cause, causes, evidence_line, fix_command, stabiliser_text, unattached_hazards
-from fuzzer.report.counts import HEADLINES, closing_line, contrived_headline, count_line
-from fuzzer.report.cut_short import cut_short_line
-from fuzzer.report.folds import artifact_folds, failure_folds, rate_folds, step_variants
+from fuzzer.report.cause_block import CauseBlock, cause_block
+from fuzzer.report.causes import Cause, causes, evidence_line, unattached_hazards
+from fuzzer.report.counts import closing_line
+from fuzzer.report.folds import artifact_folds, failure_folds, rate_folds
 from fuzzer.report.model import ArtifactFinding, Report
-from fuzzer.report.packages import inside_lines, packages_line, set_aside_line
-from fuzzer.report.scope import scope_line
+from fuzzer.report.opening import headline, opening, runs_line
+from fuzzer.report.packages import inside_lines, packages_line
 
 DIFF_LINES = 20
 SHOWN = 5  # artifacts, findings and rates listed by name in a fold; --verbose and the JSON list them all
@@ -30,8 +27,8 @@ NOTE_CHARS = 200
 def render(report: Report, verbose: bool = False) -> str:
     found = causes(report)
     lines = _opening(report)
-    for number, cause in enumerate(found, 1):
-        lines += [""] + _cause(number, len(found), cause, report, verbose)
+    for number in range(1, len(found) + 1):
+        lines += [""] + _cause(cause_block(number, found, report, verbose), verbose)
     lines += _failures(report, verbose) + _hazards(report, found, verbose) + _artifacts(report, verbose) \
         + audit_lines(report.audit) + _statistics(report, verbose) + _memory(report, verbose) \
         + _notes(report, verbose) + _replay(report) + ["", closing_line(report)]
@@ -40,78 +37,24 @@ def render(report: Report, verbose: bool = False) -> str:
 
 
 def _opening(report: Report) -> list[str]:
-    counted, cut = count_line(report), cut_short_line(report.cut_short, REPLAYS)
-    aside, kept = set_aside_line(report.packages), bookkeeping_line(report.bookkeeping)
-    scope = [f"scope: {scope_line(report.scope)}"] if report.scope else []
-    return [_verdict(report)] + ([f"builds: {counted}"] if counted else []) + scope + ([cut] if cut else []) \
-        + ([f"packages: {aside}"] if aside else []) + ([f"bookkeeping: {kept}"] if kept else [])
+    return [f"verdict: {headline(report)} ({runs_line(report)})"] + [f"{name}: {line}" if name else line
+                                                                   for name, line in opening(report)]
 
 
-def _verdict(report: Report) -> str:
-    headline = HEADLINES.get(report.verdict, report.verdict.upper())
-    only = contrived_headline(report)
-    reason = f", {report.exit_reason}" if report.exit_reason else ""
-    ok = sum(1 for r in report.runs if r.status == RunStatus.OK)
-    return f"verdict: {headline}{' ' + only if only else ''} ({len(report.runs)} runs, {ok} succeeded{reason})"
-
-
-def _cause(number: int, of: int, cause: Cause, report: Report, verbose: bool) -> list[str]:
-    lead = cause.lead
-    axis = f" ({lead.axis})" if lead.axis else ""
-    lines = [f"cause {number} of {of}: [{lead.kind}{axis}] {_what(cause)}, in {lead.cwd}"] + _steps(cause.steps, verbose)
-    if lead.writer_process and lead.writer_process.command != lead.command:
-        lines.append(f"  written by: {one_line(lead.writer_process.command)}")
-    lines += _reaches(cause, report)
-    if lead.other_step:
-        lines.append(f"  raced:      {one_line(lead.other_step)}")
-    edges = list(dict.fromkeys(h.missing_edge + (f" (the rule at {h.rule})" if h.rule else "")
-                               for h in cause.hazards if h.missing_edge))
-    lines += [f"  missing:    {edge}" for edge in (edges if verbose else edges[:1])]
-    evidence = quoted_commands_cut(lead.evidence)
+def _cause(block: CauseBlock, verbose: bool) -> list[str]:
+    axis = f" ({block.axis})" if block.axis else ""
+    lines = [f"cause {block.number} of {block.of}: [{block.kind}{axis}] {block.what}, in {block.cwd}",
+             f"  step:       {block.step_lines[0]}"]
     if verbose:
-        lines += ["  evidence:"] + [f"    {line}" for line in evidence.splitlines()]
-    elif evidence:
-        lines.append(f"  evidence:   {evidence_line(evidence)}")
-    if stabiliser := stabiliser_text(lead):
-        lines.append(f"  stabiliser: {stabiliser}")
-    return lines + _fix(cause, report)
-
-
-def _what(cause: Cause) -> str:
-    """How many steps, and whose: the rule's line where make's database says it."""
-    rule = f"the rule at {cause.rule}" if cause.rule else ""
-    if len(cause.steps) == 1:
-        return f"one step of {rule}" if rule else "one step"
-    return f"{len(cause.steps)} steps of {rule or 'one rule or recipe'}"
-
-
-def _steps(steps: list[str], verbose: bool) -> list[str]:
-    """The first step whole; the others by what tells them apart, or whole with --verbose."""
-    lines = [f"  step:       {one_line(steps[0])}"]
-    if verbose:
-        return lines + [f"              {one_line(step)}" for step in steps[1:]]
-    if len(steps) > 1:
-        lines.append(f"              and {len(steps) - 1} more alike, differing in: {', '.join(step_variants(steps))}")
+        lines += [f"              {step}" for step in block.step_lines[1:]]
+    elif block.alike:
+        lines.append(f"              {block.alike}")
+    for fact in block.facts:
+        if fact.name == "evidence" and verbose:
+            lines += ["  evidence:"] + [f"    {line}" for line in block.evidence.splitlines()]
+        else:
+            lines.append(f"  {fact.name + ':':<11} {fact.line}")
     return lines
-
-
-def _reaches(cause: Cause, report: Report) -> list[str]:
-    chains = cause.chains
-    if not chains:
-        return []
-    inside = next((a.inside for a in report.divergent_artifacts if a.path == chains[0][0] and a.inside), None)
-    members = f" (members {', '.join(inside.members[:3])})" if inside and inside.members else ""
-    heads = sorted({c[0] for c in chains[1:]})
-    more = f" (and {len(chains) - 1} more, into {', '.join(heads)})" if heads else ""
-    return [f"  reaches:    {' ← '.join(chains[0])}{members}{more}"]
-
-
-def _fix(cause: Cause, report: Report) -> list[str]:
-    if cause.fixes:
-        return [f"  fix:        {path or 'no patch'}" + (f" ({status})" if status else "") for path, status in cause.fixes]
-    if report.verdict != Verdict.UNREPRODUCIBLE:
-        return []
-    return [f"  fix:        none in this report: {fix_command(report)} writes and proves patches"]
 
 
 def _failures(report: Report, verbose: bool) -> list[str]:

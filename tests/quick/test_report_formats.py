@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from msgspec import structs
-from report_samples import HOSTILE_NAME, hostile_everywhere, reproducible, unreproducible
+from report_samples import COMPILES, HOSTILE_NAME, MKDIR, RULE, hostile_everywhere, reproducible, unreproducible, with_shared_cause
 
 from fuzzer.report import html, junit, markdown
+from fuzzer.report.cause_block import cause_block
+from fuzzer.report.causes import causes
+from fuzzer.report.counts import closing_line
+from fuzzer.report.model import Origin
 
 FORMATS = [junit, markdown, html]
 
@@ -120,6 +127,42 @@ def test_junit_hostile_strings_survive_as_text():
     assert "]]> </pre><script>alert(2)</script> & \\x00\\x1b[31m" in hostile
 
 
+NIGHT = Origin("1.0", "builder-7", "2026-12-05T03:00:07+00:00", "2026-12-05T03:41:00+00:00")
+
+
+def test_junit_suite_says_when_and_where_it_ran():
+    suite = _junit(structs.replace(unreproducible(), origin=NIGHT))
+    assert (suite.get("timestamp"), suite.get("hostname")) == ("2026-12-05T03:00:07", "builder-7")
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert (properties["buildfuzz"], properties["ended"]) == ("1.0", NIGHT.ended)
+    bare = _junit(unreproducible())  # stored before buildfuzz recorded its origin
+    assert bare.get("timestamp") is None and bare.get("hostname") is None
+
+
+@settings(max_examples=30)
+@given(st.datetimes(datetime(1970, 1, 2), datetime(2200, 1, 1), timezones=st.timezones()), st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True))
+def test_junit_timestamp_is_the_start_in_utc_and_names_do_not_change_with_the_night(started, host):
+    night = Origin("1.0", host, started.isoformat(), started.isoformat())
+    suite = _junit(structs.replace(unreproducible(), origin=night))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", suite.get("timestamp"))  # as the JUnit schema has it
+    assert datetime.fromisoformat(suite.get("timestamp") + "+00:00") == started.replace(microsecond=0)
+    names = [(c.get("classname"), c.get("name")) for c in suite.findall("testcase")]
+    assert names == [(c.get("classname"), c.get("name")) for c in _junit(unreproducible()).findall("testcase")]
+
+
+def test_junit_cases_name_the_rule_file_and_line_where_known():
+    report = with_shared_cause()
+    cases = [c for c in _junit(report).findall("testcase") if c.find("failure") is not None]
+    placed = {c.find("failure").get("message"): (c.get("file"), c.get("line")) for c in cases}
+    assert placed[f"mkdir-race on {report.hazards[0].file}"] == tuple(RULE.split(":"))
+    assert placed["write-write on out|put.log"] == (None, None)  # no rule known: no place claimed
+    by_step = {c.get("name"): (c.get("file"), c.get("line")) for c in cases if c.get("classname") == "buildfuzz.culprits"}
+    # the compiles' culprit has no rule of its own: its cause's hazard names the rule lacking the edge
+    assert report.culprits[0].steps == COMPILES and report.culprits[0].other_step == MKDIR
+    assert [place for name, place in by_step.items() if MKDIR in name] == [tuple(RULE.split(":"))]  # named by its race
+    assert [place for name, place in by_step.items() if "gen.py" in name] == [(None, None)]
+
+
 # --- Markdown ----------------------------------------------------------------------------
 
 
@@ -195,7 +238,7 @@ def test_markdown_hostile_everywhere_keeps_structure():
 
 # --- HTML --------------------------------------------------------------------------------
 
-ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "main", "h1", "h2", "h3", "p", "div",
+ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "main", "footer", "h1", "h2", "h3", "p", "div", "br",
                 "b", "code", "pre", "section", "ol", "ul", "li", "dl", "dt", "dd", "span", "table", "tr", "th",
                 "td", "details", "summary", "svg", "g", "text", "rect", "circle"}
 
@@ -254,11 +297,78 @@ def test_html_unreproducible_page():
     assert page.count("svg") == 2  # one chart per divergent artifact
     assert '<text x="' in text and 'class="sep">CPUs ✓</text>' in text and 'class="sep">jitter ✓</text>' in text
     words = page.text()
-    for expected in ("Culprits (most likely first)", "python3 gen.py ops.c", "PYTHONHASHSEED", "libops.a",
+    for expected in ("python3 gen.py ops.c", "PYTHONHASHSEED", "libops.a",
                      "fatal error: config.h", "trace of run 4 was truncated", "+ops_b.o", "Hazards (2)",
                      "buildfuzz replay --store .buildfuzz/store.db --campaign 3 --run 1",
                      "cd src && PYTHONHASHSEED=random python3 gen.py ops.c", "jobs=8 cpus=0-3 jitter=0.40/seed=105"):
         assert expected in words
+
+
+def _outline(text: str) -> list[tuple[str, str]]:
+    """The page's parts in order: (tag, class) of its header, main, footer, sections, folds and lists."""
+    return [(tag, attrs.get("class", "")) for tag, attrs in _Page(text).tags
+            if tag in ("header", "main", "footer", "section", "details", "dl") and attrs.get("class") != "command"]
+
+
+def test_html_opens_with_the_verdict_and_the_causes_folds_the_rest_and_closes_with_the_verdict():
+    report = unreproducible()
+    text = html.render(report)
+    parts = _outline(text)
+    causes = [i for i, part in enumerate(parts) if part == ("section", "cause")]
+    folds = [i for i, part in enumerate(parts) if part[0] == "details" and part[1] == "fold"]
+    assert parts[0] == ("header", "bad") and parts[1] == ("main", "") and parts[2] == ("dl", "opening")
+    assert len(causes) == 2 and causes[0] == 3 and max(causes) < min(folds)  # every cause before any fold
+    assert parts[-1] == ("footer", "bad")
+    closing = text.split('<p class="closing">', 1)[1].split("</p>", 1)[0]
+    assert closing == closing_line(report) and f"exit {int(report.exit_code)}" in closing
+    # every fold but the runs' is closed: what is below the causes is one click away
+    assert '<details open class="fold"' not in text and 'class="fold" open' not in text
+
+
+def test_html_cause_blocks_carry_the_same_facts_as_the_terminal_report():
+    report = unreproducible()
+    found = causes(report)
+    blocks = [cause_block(number, found, report) for number in range(1, len(found) + 1)]
+    page = _Terms(html.render(report))
+    assert page.terms[1:1 + len(blocks)] == [
+        {"step": b.steps[0], **{f.name: f.value for f in b.facts}} for b in blocks]
+
+
+class _Terms(HTMLParser):
+    """Each <dl>'s term → description text."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.terms: list[dict[str, str]] = []
+        self._open: list[str] | None = None
+        self._term = ""
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "dl":
+            self.terms.append({})
+        elif tag in ("dt", "dd"):
+            self._open = []
+
+    def handle_endtag(self, tag):
+        if tag == "dt":
+            self._term = "".join(self._open)
+        elif tag == "dd":
+            self.terms[-1][self._term] = "".join(self._open)
+        if tag in ("dt", "dd"):
+            self._open = None
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self._open.append(data)
+
+
+def test_html_first_campaign_and_origin():
+    report = structs.replace(unreproducible(), first_in_store=True,
+                             origin=Origin("9.9", "builder-7", "2026-12-05T01:00:00+00:00", "2026-12-05T01:40:00+00:00"))
+    text = html.render(report)
+    assert '<details class="fold" id="memory">' in text and "New since" not in text
+    assert "builder-7" in _Page(text).text()
 
 
 def test_html_hostile_file_name_is_text():

@@ -8,26 +8,9 @@ import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
-from msgspec import structs
-from report_samples import unreproducible
+from report_samples import COMPILES, EDGE, MKDIR, RULE, with_shared_cause
 
-from fuzzer.model import Culprit, Hazard, HazardStatus, Kind
 from fuzzer.report import html, junit, markdown, text
-
-MKDIR = "mkdir -p build/object"
-COMPILES = [f"cc -c src/{name}.c -o build/object/{name}.o" for name in ("hash", "main", "util")]
-EDGE, RULE = "build/object/hash.o: | build/object", "Makefile:7"
-
-
-def with_shared_cause():
-    """The sample report with a mkdir hazard that lacks an edge, and its one culprit for three compiles."""
-    report = unreproducible()
-    hazard = Hazard("mkdir-race", "build/object/", COMPILES[0], MKDIR, steps=sorted([MKDIR, *COMPILES]),
-                    status=HazardStatus.MANIFEST, missing_edge=EDGE, rule=RULE)
-    culprit = Culprit(COMPILES[0], ["cc"], ".", [f"build/object/{n}.o" for n in ("hash", "main")], Kind.RACE,
-                      other_step=MKDIR, steps=COMPILES, evidence="3 steps share this cause")
-    return structs.replace(report, hazards=[hazard, *report.hazards], culprits=[culprit, *report.culprits])
-
 
 class _Cells(HTMLParser):
     """The page's table rows (cell texts) and definition lists (term → description text)."""
@@ -40,6 +23,7 @@ class _Cells(HTMLParser):
         self._cell: list[str] | None = None
         self._term = self._item = None
         self._dd: list[str] | None = None
+        self._steps = False  # inside a <ul class="steps">
         self.feed(page)
 
     def handle_starttag(self, tag, attrs):
@@ -55,7 +39,8 @@ class _Cells(HTMLParser):
             self._dd = []
         elif tag == "ul" and ("class", "steps") in attrs:
             self.items.append([])
-        elif tag == "li" and self._dd is not None:
+            self._steps = True
+        elif tag == "li" and self._steps:
             self._item = []
 
     def handle_endtag(self, tag):
@@ -68,6 +53,8 @@ class _Cells(HTMLParser):
         elif tag == "dd" and self._dd is not None:
             self.terms[-1][self._dt] = "".join(self._dd)
             self._dd = None
+        elif tag == "ul":
+            self._steps = False
         elif tag == "li" and self._item is not None:
             self.items[-1].append("".join(self._item))
             self._item = None
@@ -78,16 +65,17 @@ class _Cells(HTMLParser):
                 part.append(data)
 
 
-def test_html_gives_the_edge_and_the_rule_their_own_cells_and_lists_the_steps_of_one_cause():
+def test_html_gives_the_edge_and_the_rule_their_own_cells_and_a_cause_its_steps_once():
     page = _Cells(html.render(with_shared_cause()))
     header = next(r for r in page.rows if r[:2] == ["type", "file"])
     rows = [dict(zip(header, r)) for r in page.rows if len(r) == len(header) and r != header]
     hazards = {r["file"]: r for r in rows if "missing prerequisite" in r}
     assert (hazards["build/object/"]["missing prerequisite"], hazards["build/object/"]["rule"]) == (EDGE, RULE)
     assert (hazards["config.h"]["missing prerequisite"], hazards["config.h"]["rule"]) == ("", "")
-    assert page.items == [COMPILES]
-    shared = next(t for t in page.terms if any(k.startswith("steps sharing its cause") for k in t))
-    assert shared["concurrent step"] == MKDIR
+    assert page.items == [COMPILES]  # the cause's steps, each once
+    cause = next(t for t in page.terms if "step" in t)  # the first cause block's facts
+    assert cause["step"].startswith(COMPILES[0]) and cause["raced"] == MKDIR
+    assert cause["missing"] == f"{EDGE} (the rule at {RULE})"
 
 
 def _failures(report) -> dict[str, dict[str, list[str]]]:

@@ -9,6 +9,8 @@ message from the page, including CSP violations and uncaught exceptions, is prin
 
 from __future__ import annotations
 
+import html as entities
+import json
 import os
 import re
 import shutil
@@ -17,8 +19,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 from msgspec import structs
-from report_samples import hostile_everywhere, unreproducible
+from report_samples import hostile_everywhere, many_axes, unreproducible
 
 from fuzzer.report import html
 
@@ -76,7 +79,7 @@ def test_console_detection_sees_a_deliberate_error(tmp_path):
 
 def test_report_renders_with_file_name_as_text(tmp_path):
     dom, err = _chromium(tmp_path, _page(tmp_path, html.render(unreproducible())), "--dump-dom")
-    assert "UNREPRODUCIBLE" in dom and "Culprits (most likely first)" in dom
+    assert "UNREPRODUCIBLE" in dom and dom.count('<section class="cause"') == 2
     assert HOSTILE_AS_TEXT in dom
     assert "<img" not in dom.lower() and "<script" not in dom.lower()
     assert dom.count("<svg") == 2 and "<circle" in dom
@@ -122,3 +125,75 @@ def test_embedded_diffoscope_page_is_sandboxed_and_quiet(tmp_path):
     # the sandbox forbids scripts: the page's own script is refused, not run; nothing else is logged
     assert not any("diffoscope script ran" in line for line in _console(err))
     assert [line for line in _console(err) if not FRAME_REFUSAL.search(line)] == []
+
+
+# --- seen by eye (issue 31, deliverable 8) ---------------------------------------------------
+
+VIEWPORT = (1280, 800)  # a laptop's browser window
+# run in the page (the test's copy only: the report itself allows no script): where the first
+# cause is as the page opens, then every fold opened, each chart's text boxes; written into
+# the page for --dump-dom to carry out
+MEASURE = """<script>
+const cause = document.querySelector("section.cause");
+const box = cause && cause.getBoundingClientRect();
+const measured = {height: innerHeight, width: innerWidth, cause: box && [box.top, box.bottom]};
+document.querySelectorAll("details").forEach(d => { d.open = true; });
+measured.charts = [...document.querySelectorAll("svg")].map(svg => [...svg.querySelectorAll("text")].map(t => {
+  const r = t.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom, t.textContent]; }));
+const out = document.createElement("pre"); out.id = "measured"; out.textContent = JSON.stringify(measured);
+document.body.append(out);
+</script>"""
+SVG_OVERLAPPING = ('<svg width="300" height="40"><text x="10" y="20">1000000007</text>'
+                   '<text x="40" y="20">1557549115</text></svg>')
+
+
+def _measured(tmp_path: Path, page: str) -> dict:
+    """The page at 1280 px wide, measured by MEASURE (allowed to run in this copy only)."""
+    policy = str(escape(html.CSP))  # as the template writes it
+    scripted = page.replace(policy, policy + "; script-src &#39;unsafe-inline&#39;").replace("</body>", MEASURE + "</body>")
+    assert scripted.count(MEASURE) == 1 and "script-src" in scripted
+    width, height = VIEWPORT
+    dom, err = _chromium(tmp_path, _page(tmp_path, scripted, "measured.html"), "--dump-dom",
+                         f"--window-size={width},{height}")
+    assert _console(err) == []
+    found = re.search(r'<pre id="measured">(.*?)</pre>', dom, re.DOTALL)
+    assert found, "the measuring script did not run"
+    return json.loads(entities.unescape(found.group(1)))
+
+
+def _overlaps(boxes: list[list]) -> list[tuple[str, str]]:
+    """The pairs of text boxes that share any area (empty boxes, unrendered, count as overlapping nothing)."""
+    return [(a[4], b[4]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]]
+
+
+def test_overlap_detection_sees_two_labels_on_each_other(tmp_path):
+    """Canary: the measurement finds overlapping labels where there are some."""
+    page = f'<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="{escape(html.CSP)}"></head>' \
+           f"<body>{SVG_OVERLAPPING}</body></html>"
+    (chart,) = _measured(tmp_path, page)["charts"]
+    assert _overlaps(chart) == [("1000000007", "1557549115")]
+
+
+@pytest.mark.parametrize("make", [unreproducible, many_axes], ids=["two-causes", "many-axes"])
+def test_the_first_cause_shows_without_scrolling_and_no_chart_label_overlaps_another(tmp_path, make):
+    measured = _measured(tmp_path, html.render(make()))
+    # headless Chromium keeps room for a browser's bars: the page gets 657 of the window's 800 px
+    assert measured["width"] == VIEWPORT[0] and measured["height"] > VIEWPORT[1] * 3 / 4
+    top, bottom = measured["cause"]
+    assert 0 < top < bottom <= measured["height"]  # the whole first block, not only its title
+    assert measured["charts"], "no chart was laid out"
+    for chart in measured["charts"]:
+        assert all(right > left for left, _, right, _, _ in chart)  # laid out: the folds were opened
+        assert _overlaps(chart) == []
+
+
+def test_screenshot_of_the_first_screen(tmp_path):
+    """What a reader sees first, as a 1280 px wide image (view it by eye with --basetemp)."""
+    shot = tmp_path / "first-screen.png"
+    width, height = VIEWPORT
+    _, err = _chromium(tmp_path, _page(tmp_path, html.render(many_axes())), f"--window-size={width},{height}",
+                       f"--screenshot={shot}")
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and int.from_bytes(data[16:20], "big") == width
+    assert _console(err) == []

@@ -1,0 +1,96 @@
+"""What one cause's block says, the same in every human format (terminal, Markdown, HTML):
+its title's parts, its steps, and its facts in order, each a name and a value. The formats
+differ only in how they lay a block out and escape it, and in how they shorten a command:
+the terminal and Markdown cut it to one line, the HTML folds it behind its program's name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fuzzer.escaping import one_line, quoted_commands_cut
+from fuzzer.model import Verdict
+from fuzzer.report.causes import Cause, evidence_line, fix_command, stabiliser_text
+from fuzzer.report.folds import step_variants
+from fuzzer.report.model import Report
+
+MEMBERS_SHOWN = 3  # an archive's members named in `reaches`; the artifact's fold lists them all
+
+
+@dataclass(frozen=True)
+class Fact:
+    name: str  # a fixed word: step, written by, reaches, raced, missing, evidence, stabiliser, fix
+    value: str  # one line of prose, or a whole command (`command`)
+    command: bool = False
+
+    @property
+    def line(self) -> str:
+        return one_line(self.value) if self.command else self.value
+
+
+@dataclass(frozen=True)
+class CauseBlock:
+    number: int  # 1-based, of `of`
+    of: int
+    kind: str
+    axis: str  # the axis that separates its variants, "" when none does
+    cwd: str
+    rule: str  # `Makefile:22`, "" unknown
+    steps: list[str]  # every step once, whole, the lead culprit's first
+    evidence: str  # the whole of it, commands cut: behind --verbose and folded in Markdown and HTML
+    facts: list[Fact]  # in the order every format shows them, the empty ones left out
+
+    @property
+    def step_lines(self) -> list[str]:
+        return [one_line(step) for step in self.steps]
+
+    @property
+    def what(self) -> str:
+        """How many steps, and whose: the rule's line where make's database says it."""
+        rule = f"the rule at {self.rule}" if self.rule else ""
+        if len(self.steps) == 1:
+            return f"one step of {rule}" if rule else "one step"
+        return f"{len(self.steps)} steps of {rule or 'one rule or recipe'}"
+
+    @property
+    def alike(self) -> str:
+        """The steps after the first, by what tells them apart ("" for one step)."""
+        if len(self.steps) < 2:
+            return ""
+        return f"and {len(self.steps) - 1} more alike, differing in: {', '.join(step_variants(self.step_lines))}"
+
+
+def cause_block(number: int, found: list[Cause], report: Report, verbose: bool = False) -> CauseBlock:
+    """`verbose`: every missing prerequisite, not the first only."""
+    cause = found[number - 1]
+    lead = cause.lead
+    evidence = quoted_commands_cut(lead.evidence)
+    written = lead.writer_process.command if lead.writer_process and lead.writer_process.command != lead.command else ""
+    edges = list(dict.fromkeys(h.missing_edge + (f" (the rule at {h.rule})" if h.rule else "")
+                               for h in cause.hazards if h.missing_edge))
+    facts = [Fact("written by", written, command=True), Fact("reaches", _reaches(cause, report)),
+             Fact("raced", lead.other_step or "", command=True),
+             *(Fact("missing", edge) for edge in (edges if verbose else edges[:1])),
+             Fact("evidence", evidence_line(evidence) if evidence else ""), Fact("stabiliser", stabiliser_text(lead)),
+             *(Fact("fix", fix) for fix in _fixes(cause, report))]
+    return CauseBlock(number, len(found), lead.kind, lead.axis or "", lead.cwd, cause.rule, cause.steps, evidence,
+                      [fact for fact in facts if fact.value])
+
+
+def _reaches(cause: Cause, report: Report) -> str:
+    """The artifact the lead's output ends up in, through what, and the others reached."""
+    chains = cause.chains
+    if not chains:
+        return ""
+    inside = next((a.inside for a in report.divergent_artifacts if a.path == chains[0][0] and a.inside), None)
+    members = f" (members {', '.join(inside.members[:MEMBERS_SHOWN])})" if inside and inside.members else ""
+    heads = sorted({c[0] for c in chains[1:]})
+    more = f" (and {len(chains) - 1} more, into {', '.join(heads)})" if heads else ""
+    return f"{' ← '.join(chains[0])}{members}{more}"
+
+
+def _fixes(cause: Cause, report: Report) -> list[str]:
+    if cause.fixes:
+        return [f"{path or 'no patch'}" + (f" ({status})" if status else "") for path, status in cause.fixes]
+    if report.verdict != Verdict.UNREPRODUCIBLE:
+        return []
+    return [f"none in this report: {fix_command(report)} writes and proves patches"]
