@@ -224,6 +224,13 @@ ABLATION_ORDER = ("jitter", *(a.name for a in AXES if a.group != SCHEDULE), "cpu
 VALID_VALUE = re.compile(r"[A-Za-z0-9_+\-./:@]{1,64}")
 
 
+def with_all(names: list[str]) -> list[str]:
+    """`all` (as in `--vary all`) stands for every environment axis; those that cannot run
+    here are off, as when named one by one, and the report's scope says why."""
+    environment = [a.name for a in AXES if a.group == ENVIRONMENT]
+    return [n for name in names for n in (environment if name == "all" else [name])]
+
+
 def variation_axes(names: tuple[str, ...]) -> tuple[Axis, ...]:
     """The order/environment axes among `names` that can run here."""
     return tuple(BY_NAME[n] for n in names if BY_NAME[n].group in VARIED and BY_NAME[n].requires() is None)

@@ -32,6 +32,18 @@ class Outputs:
     markdown: Path | None = None
     html: Path | None = None
 
+    @property
+    def paths(self) -> tuple[Path | None, ...]:
+        return self.report_json, self.junit, self.markdown, self.html
+
+    @property
+    def to_stdout(self) -> bool:
+        """One report goes to standard output (`-`); the terminal's report then goes to stderr."""
+        return STDOUT in self.paths
+
+
+STDOUT = Path("-")  # a report path that means standard output, as `--report-json -`
+
 
 @dataclass(frozen=True)
 class FuzzConfig:

@@ -44,7 +44,7 @@ def run_campaign(config: FuzzConfig, events: Events = SILENT, executor_factory: 
         campaign.executor_factory = executor_factory
         campaign.settings = settings or {}
         try:
-            events.started(campaign.id, campaign.seed, campaign.spec.workspace.path, len(campaign.runs))
+            events.started(campaign.id, campaign.seed, store.root, campaign.spec.workspace.path, len(campaign.runs))
             executor = executor_factory(campaign.spec)
             return _phases(campaign, executor, events)
         finally:

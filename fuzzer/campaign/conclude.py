@@ -117,7 +117,7 @@ def _why(campaign: Campaign, report: Report) -> str:
     if report.verdict != Verdict.INCONCLUSIVE:
         return ""
     resume = "`buildfuzz run --resume` with the same options continues this campaign"
-    if campaign.exit_reason == ExitReason.INTERRUPTED:
+    if campaign.exit_reason == ExitReason.INTERRUPTED or campaign.interrupted_in:
         return f"interrupted after {len(campaign.runs)} runs: no verdict; {resume}"
     succeeded = sum(r.ok for r in campaign.runs)
     return (f"no verdict: {succeeded} successful build(s), a verdict needs at least {MIN_SUCCESSFUL} "

@@ -14,7 +14,7 @@ from fuzzer.report.build import Diff
 
 def test_metadata_stabilizer(campaign: Campaign, diffs: dict[str, Diff]) -> artifact_metadata.Tested:
     """On the artifacts the diffs saw differ only in metadata."""
-    if not campaign.config.localize or not campaign.runs:
+    if not campaign.config.localize or not campaign.runs or campaign.interrupted_in:
         return artifact_metadata.Tested()
     return artifact_metadata.test_stabilizer({path: diff.inside for path, diff in diffs.items()}, campaign.runs[0],
                                              campaign.seconds_left(), lambda envs, spacing: _builds(campaign, envs, spacing))

@@ -4,7 +4,11 @@ memory's word on the findings, then one assembly."""
 
 from __future__ import annotations
 
-from fuzzer import memory, rates
+import socket
+import time
+from datetime import datetime, timezone
+
+from fuzzer import __version__, memory, rates
 from fuzzer.campaign.audit_phase import audited_verdict
 from fuzzer.campaign.state import Campaign
 from fuzzer.compare import Comparison
@@ -15,7 +19,7 @@ from fuzzer.model import Verdict
 from fuzzer.observe import Manifest
 from fuzzer.plan import Reason
 from fuzzer.report.build import About, Diff, Label, build_report, parts
-from fuzzer.report.model import PackageFile, Report
+from fuzzer.report.model import Origin, PackageFile, Report
 from fuzzer.report.bookkeeping import bookkeeping_files
 from fuzzer.report.packages import package_files
 
@@ -71,4 +75,16 @@ def _about(campaign: Campaign, verdict: Verdict) -> About:
         notes=tuple(campaign.notes),
         parallel=config.parallel,
         serial_fallback=serial_fallback(config) if config.parallel != 1 else "",
+        origin=_origin(campaign),
+        axes=config.axes,
     )
+
+
+def _origin(campaign: Campaign) -> Origin:
+    row = campaign.store.campaign(campaign.id)
+    return Origin(buildfuzz=__version__, host=socket.gethostname(), started=_utc(row.created if row else time.time()),
+                  ended=_utc(time.time()))
+
+
+def _utc(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")

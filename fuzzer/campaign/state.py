@@ -24,13 +24,13 @@ from fuzzer.store import Store
 
 
 class Events(Protocol):
-    def started(self, campaign: int, seed: int, workspace: Path, resumed: int) -> None: ...
+    def started(self, campaign: int, seed: int, store: Path, workspace: Path, resumed: int) -> None: ...
     def run_finished(self, record: RunRecord, group: str | None, planned: int) -> None: ...
     def phase(self, name: str) -> None: ...
 
 
 class SilentEvents:
-    def started(self, campaign, seed, workspace, resumed):
+    def started(self, campaign, seed, store, workspace, resumed):
         pass
 
     def run_finished(self, record, group, planned):
@@ -51,17 +51,19 @@ class Outcome:
     message: str = ""
 
 
-def verdict(runs: list[RunRecord], comparison: Comparison | None, exit_reason: ExitReason) -> Verdict:
+def verdict(runs: list[RunRecord], comparison: Comparison | None, exit_reason: ExitReason,
+            interrupted_after_builds: bool = False) -> Verdict:
     """A verdict stands on evidence: `reproducible` needs an uninterrupted campaign with at
     least two successful builds that all agree; a difference or a perturbed failure is
-    `unreproducible`; anything less is `inconclusive`."""
+    `unreproducible`, and a Ctrl-C after the builds (in the audit or localization) takes
+    nothing back; anything less is `inconclusive`, and an interrupted campaign is never green."""
     if runs and not runs[0].ok:
         return Verdict.REFERENCE_FAILED
     if comparison is None or exit_reason == ExitReason.INTERRUPTED:
         return Verdict.INCONCLUSIVE
     if not comparison.reproducible:
         return Verdict.UNREPRODUCIBLE
-    if sum(r.ok for r in runs) < MIN_SUCCESSFUL:
+    if interrupted_after_builds or sum(r.ok for r in runs) < MIN_SUCCESSFUL:
         return Verdict.INCONCLUSIVE
     return Verdict.REPRODUCIBLE
 
@@ -78,6 +80,7 @@ class Campaign:
     runs: list[RunRecord] = field(default_factory=list)
     phases: dict[str, float] = field(default_factory=dict)
     exit_reason: ExitReason = ExitReason.UNSET
+    interrupted_in: str = ""  # the phase after the builds that a Ctrl-C ended: no phase runs after it
     groups: dict[str, str] = field(default_factory=dict)  # selected-manifest digest → label
     digests: dict[int, str] = field(default_factory=dict)  # run index → selected-manifest digest
     started: float = field(default_factory=lambda: time.monotonic())
@@ -164,7 +167,7 @@ class Campaign:
         return len(self.groups) > 1 or (bool(self.runs) and self.runs[0].ok and not all(r.ok for r in self.runs))
 
     def verdict(self, comparison: Comparison | None) -> Verdict:
-        return verdict(self.runs, comparison, self.exit_reason)
+        return verdict(self.runs, comparison, self.exit_reason, bool(self.interrupted_in))
 
     def subject(self) -> Subject:
         """Whose memory this campaign reads and writes."""
@@ -186,8 +189,11 @@ class timed:
 
 
 def with_own_executor(campaign: Campaign, phase: str, events: Events, work: Callable[[Executor], object]) -> object:
-    """`work` on an executor of its own, timed as `phase`: None when Ctrl-C ends it (the
-    campaign then stops as interrupted), and the workspace removed whatever happens."""
+    """`work` on an executor of its own, timed as `phase`: None when Ctrl-C ends it or ended
+    an earlier phase (the campaign then concludes with what it has), and the workspace
+    removed whatever happens."""
+    if campaign.interrupted_in:
+        return None
     try:
         with timed(campaign, phase, events):
             executor = campaign.executor_factory(campaign.spec)
@@ -196,7 +202,9 @@ def with_own_executor(campaign: Campaign, phase: str, events: Events, work: Call
             finally:
                 executor.close()
     except KeyboardInterrupt:
-        campaign.exit_reason = ExitReason.INTERRUPTED
+        campaign.interrupted_in = phase
+        campaign.notes.append(f"interrupted during the {phase} phase: what it found before is reported, the rest was "
+                              f"not done; `buildfuzz explain --relocalize` localizes the stored builds again")
         return None
     finally:
         campaign.spec.workspace.remove()

@@ -27,6 +27,7 @@ from fuzzer.cli.cmd_run import run
 from fuzzer.cli.cmd_scenarios import scenarios
 from fuzzer.cli.cmd_stored import accept, baseline, explain, replay
 from fuzzer.cli.options import EXIT_CODES_HELP
+from fuzzer import __version__
 from fuzzer.errors import UsageError
 from fuzzer.escaping import safe_name
 from fuzzer.model import ExitCode
@@ -38,7 +39,7 @@ Example:
   buildfuzz scenarios list                    the bundled example builds
 
 """ + EXIT_CODES_HELP)
-@click.version_option(package_name="buildfuzz")
+@click.version_option(version=__version__, prog_name="buildfuzz")
 def cli() -> None:
     """buildfuzz: rebuild under varied job counts, CPU affinities and timing jitter,
     hash every output, and name the step that makes the build unreproducible."""

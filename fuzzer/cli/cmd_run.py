@@ -53,7 +53,7 @@ builds that differ only in known findings exit 0; a new finding exits 1.
 @click.option("--axes", default=",".join(axis_table.DEFAULT), show_default=True,
               help=f"Axes to vary (comma-separated), of: {', '.join(axis_table.BY_NAME)}.")
 @click.option("--vary", default="", help=f"Also vary these environment axes (comma-separated): "
-              f"{', '.join(axis_table.OPT_IN)}.")
+              f"{', '.join(axis_table.OPT_IN)}; `all`: every one (those that cannot run here are off, and the report says why).")
 @click.option("--jitter/--no-jitter", default=True, help="Perturb timing (on by default).")
 @click.option("--affinity/--no-affinity", default=True, help="Vary the CPU set (on by default).")
 @click.option("--timeout", type=float, help="Kill a build after SECONDS (counts as a failed run). Default: none for "
@@ -81,7 +81,7 @@ builds that differ only in known findings exit 0; a new finding exits 1.
               "builds=1). Needs buildfuzz[dask] here and on every worker.")
 @click.option("--shared-source", is_flag=True, help="With --dask: every worker reads --source at the same path (a "
               "shared file system) instead of receiving it as an archive.")
-@click.option("--report-json", type=PATH, help="Write the JSON report here.")
+@click.option("--report-json", type=PATH, help="Write the JSON report here (- for standard output: the terminal report then goes to stderr).")
 @click.option("--junit", type=PATH, help="Write JUnit XML here.")
 @click.option("--markdown", type=PATH, help="Write a Markdown summary here.")
 @click.option("--html", type=PATH, help="Write a self-contained HTML report here.")
@@ -101,7 +101,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, coun
     from fuzzer.report.progress import ConsoleEvents
 
     switched_off = {axis for axis, on in (("jitter", jitter), ("cpus", affinity)) if not on}
-    named = [a.strip() for a in f"{axes},{vary}".split(",") if a.strip()]
+    named = axis_table.with_all([a.strip() for a in f"{axes},{vary}".split(",") if a.strip()])
     axes_list = tuple(dict.fromkeys(a for a in named if a not in switched_off))
     config = FuzzConfig(
         source=source,
@@ -134,7 +134,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, coun
         known=read_baseline(baseline) if baseline is not None else frozenset(),
     )
     check_outputs(config.outputs)
-    with ConsoleEvents(quiet=quiet, planned=config.runs) as events:
+    with ConsoleEvents(quiet=quiet, planned=config.runs, budget_s=config.budget_s, parallel=config.parallel) as events:
         outcome = run_campaign(config, events, settings=used_settings(ctx))
     finish(outcome, config.outputs)
 

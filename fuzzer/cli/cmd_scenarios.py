@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from fuzzer.cli.options import PATH
-from fuzzer.cli.outputs import check_outputs
-from fuzzer.config import MAX_INT, MAX_RUNS, MIN_SUCCESSFUL, Outputs, check_range, shown
+from fuzzer.cli.outputs import check_writable
+from fuzzer.config import MAX_INT, MAX_RUNS, MIN_SUCCESSFUL, check_range, shown
 from fuzzer.errors import UsageError
 
 @click.group()
@@ -40,7 +40,8 @@ def scenarios_check(dirs, bundled, runs, seed, report_json) -> None:
     if runs is not None:
         check_range("--runs", runs, MIN_SUCCESSFUL, MAX_RUNS)
     check_range("--seed", seed, 0, MAX_INT)
-    check_outputs(Outputs(report_json=report_json))
+    if report_json is not None:
+        check_writable(report_json)
     found = find_scenarios(dirs + ((bundled_scenarios(),) if bundled else ()))
     scores = check_scenarios(found, runs=runs, seed=seed, progress=lambda line: click.echo(line, err=True))
     click.echo(render_table(scores))

@@ -5,6 +5,7 @@ is our one-line usage error, with the words it always had."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import click
 
 from fuzzer.config import MAX_INT, parse_check_steps, parse_duration, parse_stabilizers, shown
 from fuzzer.errors import UsageError
-from fuzzer.model import available_cpus
+from fuzzer.model import available_cpus, cache_dir
 from fuzzer.plan import format_cpus, parse_cpus, parse_jobs_range
 
 
@@ -136,15 +137,23 @@ STABILIZERS = _Parsed(Stabilizers, "names", parse_stabilizers)
 CHECK_STEPS = _Parsed(CheckSteps, "share", parse_check_steps)
 
 
-def _remember_store(ctx: click.Context, param, value: Path) -> Path:
+def default_store(directory: Path) -> Path:
+    """The store of campaigns started in `directory`, kept outside it: a store inside a source
+    tree shows in `git status` and breaks `dpkg-source -b .`."""
+    where = directory.absolute()
+    return cache_dir() / "stores" / f"{where.name or 'root'}-{hashlib.sha256(bytes(where)).hexdigest()[:12]}"
+
+
+def _remember_store(ctx: click.Context, param, value: Path | None) -> Path:
     """An internal error's traceback goes into the store, where the user looks for logs."""
+    store = value if value is not None else default_store(Path.cwd())
     if isinstance(ctx.obj, dict):
-        ctx.obj["store"] = value
-    return value
+        ctx.obj["store"] = store
+    return store
 
 
-store_option = click.option("--store", type=PATH, default=".buildfuzz", show_default=True, envvar="BUILDFUZZ_STORE",
-                            callback=_remember_store, help="Store directory.")
+store_option = click.option("--store", type=PATH, envvar="BUILDFUZZ_STORE", callback=_remember_store,
+                            help="Store directory [default: one per current directory, in ~/.cache/buildfuzz/stores/].")
 campaign_option = click.option("--campaign", type=ID, help="Campaign id (default: the latest).")
 
 EXIT_CODES_HELP = """\b

@@ -27,7 +27,7 @@ from fuzzer.explain.audit_run import AuditOutcome, taken_over
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.builds import Builds
 from fuzzer.explain.classify import Context, classify
-from fuzzer.explain.from_log import explain_failure, read_log
+from fuzzer.explain.from_log import Declared, explain_failure, read_log
 from fuzzer.explain.manifest import mark_manifest
 from fuzzer.execute.logs import error_lines
 from fuzzer.explain.noise import known_noise
@@ -112,7 +112,7 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
         traced = f"{len(pair.attempts)} traced rerun(s)"
         seen = _seen_by_audit(builds, comparison, audited, set(), traced)
         found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, tuple(found), failures, seen,
-                                   lambda hazards: with_missing_edges(hazards, reference_trace, graph, tree))
+                                   Declared(graph, tree))
         return replace(found_in_logs, notes=found_in_logs.notes + outside)
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
     differing = _differing(builds, pair)
@@ -288,20 +288,20 @@ def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> L
 
 
 def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tuple[Hazard, ...],
-               failures: dict[int, str], seen: tuple[list[Culprit], list[str]],
-               with_edges: Callable[[tuple[Hazard, ...]], tuple[Hazard, ...]]) -> Localization:
-    """No traced rerun diverged: read the failed runs' logs against the reference trace;
-    `seen`: the audit's culprits for the files its replays saw vary, and the files left;
-    `with_edges`: a hazard gains the edge the declared graph lacks."""
+               failures: dict[int, str], seen: tuple[list[Culprit], list[str]], declared: Declared) -> Localization:
+    """No traced rerun diverged: read the failed runs' logs against the reference trace and
+    the `declared` graph; `seen`: the audit's culprits for the files its replays saw vary,
+    and the files left."""
     tried, (named, unnamed) = len(pair.attempts), seen
     for index in comparison.failed:
         run = runs[index]
-        finding = explain_failure(read_log(run.log_path), index, reference_trace)
+        finding = explain_failure(read_log(run.log_path), index, reference_trace, declared)
         if finding is not None:
             note = (f"the failure did not reappear in {tried} traced reruns; the culprit comes from run {index}'s "
                     "log read against the traced reference build")
-            found = with_edges(_with_log_hazard(hazards, finding.hazard))
-            return Localization((finding.culprit, *named), mark_manifest(found, comparison, failures, reference=reference_trace),
+            found = _with_log_hazard(hazards, finding.hazard) if finding.hazard is not None else hazards
+            return Localization(tuple(one_per_hazard([finding.culprit, *named], found)),
+                                mark_manifest(found, comparison, failures, reference=reference_trace),
                                 (note,), traced=True)
     why = (f"the divergence did not reappear in {tried} traced reruns"
            + (" and the failed runs' logs name no file the build generates" if comparison.failed else ""))

@@ -5,6 +5,14 @@ parser.h: No such file or directory`. The traced reference build knows every fil
 which step wrote `parser.h`, and which step read it after. The step that read it in the
 reference and found it missing in the failed run ran before its writer there: a race,
 a missing dependency. The evidence is named as what it is: a log line and a trace.
+
+The build's declared graph (`fuzzer.trace.declared`) then decides what it was. Where it
+has no edge from the file to the reader's target, the hazard names the edge it lacks and
+its rule's line, and `buildfuzz fix` adds it. Where it does declare one (`lexer.o:
+parser.h`), the build would have waited for the file: it was missing for another reason
+(a step removing or rewriting it, a recipe not writing what it declares, a sub-make with
+a graph of its own), which the log does not tell. Then the failing step is named, of kind
+unknown, with that said, and no hazard: the two steps were not unordered.
 """
 
 from __future__ import annotations
@@ -13,9 +21,13 @@ import os
 import re
 from dataclasses import dataclass
 
+from msgspec import structs
+
 from fuzzer.execute.logs import failed_targets
 from fuzzer.model import Culprit, Hazard, Kind
+from fuzzer.trace.declared import DeclaredGraph
 from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE
+from fuzzer.trace.prerequisites import with_missing_edges
 from fuzzer.trace.steps import BuildTrace, Step
 
 MISSING = re.compile(r"no such file or directory|not found|cannot find|can't open|cannot open|cannot create|"
@@ -27,19 +39,46 @@ LOG_BYTES = 256 << 10
 @dataclass(frozen=True)
 class LogFinding:
     culprit: Culprit
-    hazard: Hazard
+    hazard: Hazard | None  # None: the declared graph orders the two steps, so it was no missing edge
 
 
-def explain_failure(log_text: str, run: int, reference: BuildTrace) -> LogFinding | None:
-    """The first missing file the log names that the reference build generated."""
+@dataclass(frozen=True)
+class Declared:
+    """The build's declared graph and the tree whose build files it was read from."""
+
+    graph: DeclaredGraph | None
+    tree: str
+
+
+@dataclass(frozen=True)
+class Missed:
+    """What a failed run's log and the reference trace show: `late` ran without `file`,
+    which `first` made before it in the reference."""
+
+    line: str  # the log's line
+    run: int
+    type: str  # the hazard's type, were the two steps unordered
+    file: str
+    late: Step
+    first: Step
+    what: str  # what the reference trace shows
+    unordered: str  # what that means where nothing orders `late` after `first`
+    seen: str  # what the log shows
+
+
+def explain_failure(log_text: str, run: int, reference: BuildTrace, declared: Declared = Declared(None, ".")
+                    ) -> LogFinding | None:
+    """The first missing file the log names that the reference build generated, judged
+    against the `declared` graph where there is one."""
     failed = failed_targets(log_text)
     for line in log_text.splitlines():
         if not MISSING.search(line):
             continue
         for path in _generated_files(line, reference):
-            finding = _finding(line.strip(), path, run, reference, failed)
-            if finding is not None:
-                return finding
+            missed = _missing_input(line.strip(), path, run, reference, failed) or \
+                _missing_directory(line.strip(), path, run, reference)
+            if missed is not None:
+                return _judged(missed, reference, declared)
     return None
 
 
@@ -64,11 +103,7 @@ def _generated_files(line: str, trace: BuildTrace) -> list[str]:
     return sorted(found)
 
 
-def _finding(line: str, path: str, run: int, trace: BuildTrace, failed_targets: set[str]) -> LogFinding | None:
-    return _missing_input(line, path, run, trace, failed_targets) or _missing_directory(line, path, run, trace)
-
-
-def _missing_input(line: str, path: str, run: int, trace: BuildTrace, failed_targets: set[str]) -> LogFinding | None:
+def _missing_input(line: str, path: str, run: int, trace: BuildTrace, failed_targets: set[str]) -> Missed | None:
     """The file one step writes was not there yet when another read it. The reader is the
     one the log names (make's failed target, or a file of it in the error line); with
     several readers and no name, the log is not enough evidence."""
@@ -80,11 +115,12 @@ def _missing_input(line: str, path: str, run: int, trace: BuildTrace, failed_tar
     if reader is None:
         return None
     what = (f"`{writer.command}` wrote {path} before `{reader.command}` read it; in run {run} the reader ran "
-            f"before {path} existed, so nothing orders it after its writer: a missing dependency")
-    return _finding_from(line, run, READ_BEFORE_WRITE, path, reader, writer, what, f"the reader running without {path}")
+            f"before {path} existed")
+    return Missed(line, run, READ_BEFORE_WRITE, path, reader, writer, what,
+                  "so nothing orders it after its writer: a missing dependency", f"the reader running without {path}")
 
 
-def _missing_directory(line: str, path: str, run: int, trace: BuildTrace) -> LogFinding | None:
+def _missing_directory(line: str, path: str, run: int, trace: BuildTrace) -> Missed | None:
     """The step writing the file found its directory missing: another step creates it."""
     directory = os.path.dirname(path)
     writer = trace.writers(path)[0]
@@ -92,24 +128,45 @@ def _missing_directory(line: str, path: str, run: int, trace: BuildTrace) -> Log
     if maker is None:
         return None
     what = (f"`{maker.command}` created {directory}/ before `{writer.command}` wrote {path} into it; in run {run} "
-            "the writer ran before the directory existed, so nothing orders it after the mkdir")
-    return _finding_from(line, run, MKDIR_RACE, directory + "/", writer, maker, what,
-                         f"the writer running without {directory}/")
+            "the writer ran before the directory existed")
+    return Missed(line, run, MKDIR_RACE, directory + "/", writer, maker, what, "so nothing orders it after the mkdir",
+                  f"the writer running without {directory}/")
 
 
-def _finding_from(line: str, run: int, kind: str, file: str, culprit: Step, other: Step, what: str,
-                  seen: str) -> LogFinding:
-    """The culprit (the step that ran too early) and its hazard, saying where the evidence came from."""
-    evidence = (f"from run {run}'s log (the traced reruns did not fail again): \"{line}\". In the traced reference "
-                f"build {what}")
-    return LogFinding(
-        Culprit(command=culprit.command, argv=list(culprit.argv), cwd=culprit.cwd, outputs=sorted(culprit.outputs),
-                kind=Kind.RACE, evidence=evidence, other_step=other.command),
-        Hazard(kind, file, culprit.command, other.command, detail=f"run {run}: {line}",
-               evidence=f"not ordered: the reference trace ran `{other.command}` first, the log of run {run} "
-                        f"shows {seen}",
-               steps=sorted({culprit.command, other.command}), files=[file], runs=["traced reference", f"run {run}"]),
-    )
+def _judged(missed: Missed, trace: BuildTrace, declared: Declared) -> LogFinding:
+    """The culprit (the step that ran too early) and its hazard with the edge the graph
+    lacks; where the graph declares the order, the culprit of kind unknown saying so, and
+    no hazard. The evidence says where it came from."""
+    culprit, other, run = missed.late, missed.first, missed.run
+    told = f"from run {run}'s log (the traced reruns did not fail again): \"{missed.line}\". In the traced reference " \
+           f"build {missed.what}"
+    graph = declared.graph
+    ordered = _declared_order(graph, other, culprit, missed.file.rstrip("/")) if graph is not None else ""
+    named = Culprit(command=culprit.command, argv=list(culprit.argv), cwd=culprit.cwd, outputs=sorted(culprit.outputs),
+                    kind=Kind.RACE, evidence=f"{told}, {missed.unordered}", other_step=other.command)
+    if ordered:
+        said = (f"; but {ordered}, so the build waits for `{other.command}` before it: {missed.file} was not missing "
+                "for a lack of an edge. Something else made it absent (a step removing or rewriting it, a recipe not "
+                "writing what it declares, a sub-make with a graph of its own); the log does not say which")
+        return LogFinding(structs.replace(named, kind=Kind.UNKNOWN, evidence=told + said), None)
+    hazard = Hazard(missed.type, missed.file, culprit.command, other.command, detail=f"run {run}: {missed.line}",
+                    evidence=f"not ordered: the reference trace ran `{other.command}` first, the log of run {run} "
+                             f"shows {missed.seen}",
+                    steps=sorted({culprit.command, other.command}), files=[missed.file],
+                    runs=["traced reference", f"run {run}"])
+    return LogFinding(named, with_missing_edges([hazard], trace, graph, declared.tree)[0])
+
+
+def _declared_order(graph: DeclaredGraph, first: Step, late: Step, needed: str) -> str:
+    """How the graph puts `late` after `first`: a target of `late` needs the file (or
+    directory), or every target of `first`; "" where it does not say so."""
+    targets, before = sorted(graph.targets(late)), sorted(graph.targets(first))
+    needing = next((t for t in targets if needed in graph.upstream(t)), None)
+    if needing is not None:
+        return f"{graph.source} has {needing} needing {needed}"
+    if targets and before and all(b in graph.upstream(t) for b in before for t in targets):
+        return f"{graph.source} orders {', '.join(before)} before {', '.join(targets)}"
+    return ""
 
 
 def _building(targets: set[str], readers: list[Step]) -> Step | None:

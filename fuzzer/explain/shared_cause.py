@@ -4,7 +4,9 @@ or that are lines of one recipe running several times at once.
 Seven compiles that write into `build/object/`, which a phony `dirs` step creates and
 none of them waits for, are seven roots of a failed build, and seven culprits with one
 other party, one missing edge and one fix. They are reported as one culprit listing its
-steps (`Culprit.steps`), in the place of the most likely of them.
+steps (`Culprit.steps`), in the place of the most likely of them. So is one such culprit
+alone (one compile failed, or only a failed run's log names one) when its hazard lists
+the others: the same finding, whichever of them showed.
 
 A recipe that ran twice at once (a generator writing temporaries, `mv` lines putting them
 in place, a compile, an `ar`) gives a race culprit per line whose output differs. They
@@ -41,7 +43,7 @@ def one_per_hazard(culprits: Iterable[Culprit], hazards: Iterable[Hazard]) -> li
         named = culprit if hazard.type == DUPLICATE and len(culprit.chain) > len(kept.chain) else kept
         out[at[key]] = structs.replace(named, steps=sorted({*(kept.steps or [kept.command]), culprit.command}),
                                        outputs=sorted({*kept.outputs, *culprit.outputs}))
-    return [_listed(c, _shared(c, hazards)) if c.steps else c for c in out]
+    return [_listed(c, hazard) if (hazard := _shared(c, hazards)) is not None else c for c in out]
 
 
 def _shared(culprit: Culprit, hazards: list[Hazard]) -> Hazard | None:
@@ -57,14 +59,18 @@ def _shared(culprit: Culprit, hazards: list[Hazard]) -> Hazard | None:
 
 
 def _listed(culprit: Culprit, hazard: Hazard) -> Culprit:
-    """Every step on the culprit's side of the hazard (the traces may show more than failed)."""
+    """Every step on the culprit's side of the hazard (the traces may show more than failed:
+    a duplicated recipe's side is all its lines); the culprit as it is where that side is
+    the culprit alone."""
+    side = hazard.steps if hazard.type == DUPLICATE else [s for s in hazard.steps if s != hazard.writer]
+    steps = sorted({*(culprit.steps or [culprit.command]), *side})
+    if len(steps) < 2:
+        return culprit
     if hazard.type == DUPLICATE:
-        steps = sorted({*culprit.steps, *hazard.steps})
-        said = (f"{len(steps)} lines of one recipe that ran several times at once ({hazard.type}, writing "
-                f"{', '.join(hazard.files)}): one finding, one fix")
-        return structs.replace(culprit, steps=steps, evidence=f"{culprit.evidence}\n{said}")
-    steps = sorted({*culprit.steps, *(s for s in hazard.steps if s != hazard.writer)})
-    edge = f"; the declared graph lacks `{hazard.missing_edge}`" if hazard.missing_edge else ""
-    said = (f"{len(steps)} steps share this cause, each unordered with `{hazard.writer}` ({hazard.type} on "
-            f"{hazard.file}{edge}): one finding, one fix")
+        said = (f"{len(steps)} steps share this cause, a recipe that ran several times at once, its lines and what "
+                f"read its half-written files ({hazard.type}, writing {', '.join(hazard.files)}): one finding, one fix")
+    else:
+        edge = f"; the declared graph lacks `{hazard.missing_edge}`" if hazard.missing_edge else ""
+        said = (f"{len(steps)} steps share this cause, each unordered with `{hazard.writer}` ({hazard.type} on "
+                f"{hazard.file}{edge}): one finding, one fix")
     return structs.replace(culprit, steps=steps, evidence=f"{culprit.evidence}\n{said}")

@@ -7,11 +7,11 @@ of them. `from fuzzer.model import X` is the one way to name each.
 """
 
 from fuzzer.model.found import RATE_SCHEMA, Culprit, Finding, Hazard, Model, Rate, WriterProcess
-from fuzzer.model.host import available_cpus
+from fuzzer.model.host import available_cpus, cache_dir
 from fuzzer.model.vocabulary import (NAMED_KINDS, STABILIZERS, AuditResult, ExitCode, ExitReason, FindingKind,
-                                     FindingStatus, HazardStatus, HazardType, Kind, Reason, RunKind, RunStatus,
+                                     FindingStatus, HazardStatus, HazardType, Kind, NotTried, Reason, RunKind, RunStatus,
                                      Stabilizer, Unfinished, Verdict)
 
 __all__ = ["NAMED_KINDS", "RATE_SCHEMA", "STABILIZERS", "AuditResult", "Culprit", "ExitCode", "ExitReason", "Finding",
-           "FindingKind", "FindingStatus", "Hazard", "HazardStatus", "HazardType", "Kind", "Model", "Rate", "Reason",
-           "RunKind", "RunStatus", "Stabilizer", "Unfinished", "Verdict", "WriterProcess", "available_cpus"]
+           "FindingKind", "FindingStatus", "Hazard", "HazardStatus", "HazardType", "Kind", "Model", "NotTried", "Rate", "Reason",
+           "RunKind", "RunStatus", "Stabilizer", "Unfinished", "Verdict", "WriterProcess", "available_cpus", "cache_dir"]

@@ -87,6 +87,16 @@ class Unfinished(StrEnum):
     METADATA_TRIALS = "metadata-trials"  # stable alone; its inputs' metadata was not moved, so no kind
 
 
+class NotTried(StrEnum):
+    """Why no run varied an axis: the JSON report's scope `not_tried`."""
+
+    TRIED = ""  # some run did
+    NOT_ASKED = "not-asked"  # not in --axes / --vary
+    UNAVAILABLE = "unavailable"  # its tool is missing here (`problem` says which)
+    RUNS_ENDED = "runs-ended"  # asked, but --runs or the budget ended before a run drew it
+    NO_TARGET = "no-target"  # held runs target the traces' hazards: there was none to hold
+
+
 class AuditResult(StrEnum):
     """What the step audit made of one step: the JSON report's audit step `result`."""
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
-from fuzzer.config import Outputs
+from fuzzer.config import STDOUT, Outputs
 from fuzzer.report.model import Report
 
 
@@ -20,7 +21,10 @@ def write_outputs(report: Report, outputs: Outputs) -> None:
         (outputs.html, html.render),
     ]
     for path, render in targets:
-        if path is not None:
+        if path == STDOUT:
+            sys.stdout.write(render(report))
+            sys.stdout.flush()
+        elif path is not None:
             _write_atomically(path, render(report))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:

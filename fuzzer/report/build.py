@@ -16,8 +16,9 @@ from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
 from fuzzer.model import Culprit, ExitReason, Finding, Hazard, Verdict
 from fuzzer.report.cut_short import cut_short
-from fuzzer.report.model import (ArtifactFinding, Bookkeeping, InsideSummary, MetadataStabilizer, PackageFile, Report,
-                                 RunSummary, VariantSummary)
+from fuzzer.report.scope import scope
+from fuzzer.report.model import (ArtifactFinding, Bookkeeping, InsideSummary, MetadataStabilizer, Origin, PackageFile,
+                                 Report, RunSummary, VariantSummary)
 
 if TYPE_CHECKING:
     from fuzzer.explain import Localization
@@ -39,6 +40,8 @@ class About:
     notes: tuple[str, ...]  # what the campaign could not do
     parallel: int  # --parallel
     serial_fallback: str  # why --parallel ran one build at a time ("" when it did not)
+    origin: Origin
+    axes: tuple[str, ...]  # the axes asked for (--axes, --vary)
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,8 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         bookkeeping=bookkeeping,
         findings=findings,
         audit=localization.audit if localization else None,
+        origin=about.origin,
+        scope=scope(about.axes, [r.perturbation for r in records]),
         cut_short=cut_short(found.culprits, localization.audit, localization.unexplained_s, localization.budget_s,
                             max(localization.slots, localization.audit.parallel if localization.audit else 1))
         if localization else None,
@@ -143,6 +148,7 @@ def _summary(record: RunRecord, label: Label, overlapped_with: list[int]) -> Run
         jitter_events=len(record.jitter),
         overlapped_with=overlapped_with,
         reason=record.reason,
+        host=record.host,
     )
 
 

@@ -149,6 +149,7 @@ def _culprit(culprit) -> dict:
         "command": folded(culprit.command),
         "writer": folded(" ".join(culprit.writer), culprit.writer) if culprit.writer else None,
         "other": folded(culprit.other_step) if culprit.other_step else None,
+        "steps": [folded(step) for step in culprit.steps],  # one cause, several steps (fuzzer/explain/shared_cause.py)
     }
 
 

@@ -127,6 +127,8 @@ def _culprit_case(report: Report, culprit: Culprit) -> ET.Element:
         lines.append(f"written by: {one_line(' '.join(culprit.writer))}")
     if culprit.other_step:
         lines.append(f"concurrent step: {one_line(culprit.other_step)}")
+    if culprit.steps:  # one cause, several steps: one case, so a dashboard counts it once
+        lines += [f"steps sharing its cause: {len(culprit.steps)}", *(f"step: {one_line(s)}" for s in culprit.steps)]
     lines += ["", quoted_commands_cut(culprit.evidence)]
     return _finding_case(report, findings.of_culprit(culprit), f"{culprit.kind}{axis}", culprit.kind, lines)
 
@@ -137,7 +139,13 @@ def _hazard_cases(report: Report) -> list[ET.Element]:
 
 def _hazard_case(report: Report, hazard: Hazard) -> ET.Element:
     # a hazard is a latent race: outputs matched this time, but only by luck of the schedule
-    lines = [f"reader: {one_line(hazard.reader)}", f"writer: {one_line(hazard.writer)}"]
+    lines = [f"status: {hazard.status}", f"reader: {one_line(hazard.reader)}", f"writer: {one_line(hazard.writer)}"]
+    if hazard.missing_edge:
+        lines.append(f"missing prerequisite: {hazard.missing_edge}")
+    if hazard.rule:
+        lines.append(f"rule: {hazard.rule}")
+    lines += [text for text in (quoted_commands_cut(hazard.evidence), hazard.reproduce and
+                                f"reproduce: {hazard.reproduce}") if text]
     return _finding_case(report, findings.of_hazard(hazard), f"{hazard.type} on {hazard.file}", hazard.type, lines)
 
 

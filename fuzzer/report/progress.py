@@ -26,12 +26,14 @@ CLEAR_BAR = "\r\033[K\033[?25h"  # a line written over click's bar: the bar goes
 
 class ConsoleEvents:
     def __init__(self, stream: TextIO | None = None, quiet: bool = False, bar: bool | None = None,
-                 planned: int = 0, heartbeat_s: float = HEARTBEAT_S, clock=time.monotonic):
+                 planned: int = 0, heartbeat_s: float = HEARTBEAT_S, clock=time.monotonic,
+                 budget_s: float | None = None, parallel: int = 1):
         self.stream = sys.stderr if stream is None else stream  # the one at the call, not at the import
         self.quiet = quiet
         self.bar = self.stream.isatty() if bar is None else bar
         self.clock = clock
         self.started_at = self.last_line = self.phase_started_at = clock()
+        self.budget_s, self.parallel = budget_s, parallel  # the ETA never runs past the budget
         self.walls: list[float] = []
         self.heartbeat_s = heartbeat_s
         self.phase_name = "starting"
@@ -67,10 +69,11 @@ class ConsoleEvents:
                     self._draw_bar(done)
                 self.last_line = self.clock()
 
-    def started(self, campaign: int, seed: int, workspace: Path, resumed: int) -> None:
+    def started(self, campaign: int, seed: int, store: Path, workspace: Path, resumed: int) -> None:
         self.next_run = self.done = resumed
         again = f", resuming after {resumed} runs" if resumed else ""
-        self._write(f"campaign {campaign} (seed {seed}{again}); builds run in {safe_name(str(workspace))}\n")
+        self._write(f"campaign {campaign} (seed {seed}{again}) in store {safe_name(str(store))}; "
+                    f"builds run in {safe_name(str(workspace))}\n")
 
     def run_finished(self, record: RunRecord, group: str | None, planned: int) -> None:
         self.walls.append(record.wall_s)
@@ -110,7 +113,8 @@ class ConsoleEvents:
 
     def _draw_bar(self, done: int) -> None:
         """click draws the bar (and hides the cursor while it shows); the ETA is ours: the mean
-        build's wall time for each run left, known from the first run on."""
+        build's wall time for each run left (`parallel` at once), known from the first run on,
+        and never past the end of the budget, which ends the campaign first."""
         if self._progress is None:
             self._progress = click.progressbar(length=max(self.planned, 1), file=self.stream, width=30,
                                                fill_char="#", empty_char=".", bar_template="[%(bar)s] %(info)s",
@@ -122,7 +126,10 @@ class ConsoleEvents:
 
     def _eta(self) -> str:
         mean = sum(self.walls) / len(self.walls)
-        return f"ETA {mean * max(self.planned - self.done, 0):5.0f}s"
+        left = mean * max(self.planned - self.done, 0) / self.parallel
+        if self.budget_s is not None:
+            left = min(left, max(self.started_at + self.budget_s - self.clock(), 0.0))
+        return f"ETA {left:5.0f}s"
 
 
 def _duration(seconds: float) -> str:

@@ -35,6 +35,7 @@ class CampaignRow:
     seed: int
     config: dict
     finished: float | None
+    created: float  # seconds since the epoch, when the campaign began
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class Store:
         try:
             if create:
                 self.root.mkdir(parents=True, exist_ok=True)
+                _ignore_in_git(self.root)
             if exclusive:
                 _require_writable(self.root, self.path)
                 self._lock = _take_lock(self.root / LOCK_NAME)
@@ -126,7 +128,7 @@ class Store:
 
     def campaign(self, campaign: int | None = None) -> CampaignRow | None:
         """One campaign, or the latest when `campaign` is None."""
-        query = "SELECT id, source, command, seed, config, finished FROM campaigns"
+        query = "SELECT id, source, command, seed, config, finished, created FROM campaigns"
         row = (
             self.db.execute(query + " WHERE id = ?", (campaign,)).fetchone()
             if campaign is not None
@@ -134,7 +136,7 @@ class Store:
         )
         if row is None:
             return None
-        return CampaignRow(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])
+        return CampaignRow(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6])
 
     def update_config(self, campaign: int, config: dict) -> None:
         self.db.execute("UPDATE campaigns SET config = ? WHERE id = ?", (json.dumps(config), campaign))
@@ -315,6 +317,13 @@ def _record(row: tuple) -> RunRecord:
         stragglers=stragglers,
         reason=reason,
     )
+
+
+def _ignore_in_git(root: Path) -> None:
+    """A store the user put inside a work tree stays out of `git status` and `git add -A`."""
+    ignore = root / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
 
 
 def _require_writable(root: Path, db: Path) -> None:

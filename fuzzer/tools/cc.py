@@ -5,20 +5,15 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import subprocess
 import tempfile
 from pathlib import Path
 
+from fuzzer.model import cache_dir
 from fuzzer.tools import register
 
 CC = register("cc", "gcc", "compiling the step-hold library (targeted schedules hold one step back)")
 COMPILE_TIMEOUT_S = 60
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "buildfuzz"
 
 
 @functools.cache

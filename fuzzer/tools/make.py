@@ -21,7 +21,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzzer.tools import cc, register
+from fuzzer.model import cache_dir
+from fuzzer.tools import register
 
 MAKE = register("make", "make", "prerequisite-order axis (--shuffle needs GNU make 4.4 or later)")
 SHUFFLE_SINCE = (4, 4)
@@ -105,7 +106,7 @@ def path_env(env: dict[str, str]) -> dict[str, str]:
 @functools.cache
 def _link_dir(make: str) -> Path:
     """A directory of the user's buildfuzz cache holding only `make`, a link to `make`."""
-    directory = cc.cache_dir() / f"make-{hashlib.sha256(make.encode()).hexdigest()[:12]}"
+    directory = cache_dir() / f"make-{hashlib.sha256(make.encode()).hexdigest()[:12]}"
     link = directory / "make"
     if not link.is_symlink() or os.readlink(link) != make:
         directory.mkdir(parents=True, exist_ok=True)

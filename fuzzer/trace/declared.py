@@ -9,11 +9,12 @@ The graph comes from make's database (`make -pn` in the built tree, with the bui
 make arguments, `fuzzer.tools.make`): every target, its prerequisites (normal and
 order-only) and whether it has a recipe, in every directory a dry sub-make visited; or
 from ninja's (`ninja -t graph`, `fuzzer.tools.ninja`: explicit, implicit and order-only
-inputs; headers found through depfiles are not in it, so fewer steps are ordered). A
+inputs; headers found through depfiles are not in it, so fewer steps are ordered; the
+line of each target's `build` statement is read from its build file). A
 step builds the targets with a recipe among the files it wrote (or directories it
-created). Without a graph (a build that is not one make or ninja call, the tool
-missing, a recursive build whose sub-makes do not print) nothing is declared, and
-hazards rest on the traces alone.
+created). Without a graph (a build that is not one make or ninja call or `cmake --build`
+of a Ninja build directory, the tool missing, a recursive build whose sub-makes do not
+print) nothing is declared, and hazards rest on the traces alone.
 
 A step that wrote several targets (one recipe for several files, or a generator whose
 side outputs are targets of their own) was launched for one of them, but the trace
@@ -26,7 +27,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fuzzer.tools import make, ninja
@@ -47,6 +48,7 @@ class DeclaredGraph:
     made: frozenset[str]  # targets with a recipe: the ones a step can be building
     source: str  # where the graph came from, for evidence
     recipes: Mapping[str, tuple[str, int]] = field(default_factory=dict)  # target → (makefile, recipe's line)
+    statements: Mapping[str, str] = field(default_factory=dict)  # target → `build.ninja:LINE` of its statement
     _upstream: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     def orders(self, a: Step, b: Step) -> bool:
@@ -61,7 +63,10 @@ class DeclaredGraph:
 
     def rule_of(self, target: str, tree: str) -> str:
         """`Makefile:22`: the rule line of `target`'s recipe in the user's file (make's database
-        says where the recipe is; the rule is the logical line above it), or "" unknown."""
+        says where the recipe is; the rule is the logical line above it); `build.ninja:7`: the
+        line of the `build` statement that writes it; or "" unknown."""
+        if target in self.statements:
+            return self.statements[target]
         at = self.recipes.get(target)
         found = make.located(target, Path(tree) / at[0], at[1] - 1) if at else None
         return f"{at[0]}:{found.rule[0] + 1}" if found else ""
@@ -86,8 +91,8 @@ class DeclaredGraph:
 
 
 def declared_graph(build_command: str, tree: str) -> DeclaredGraph | None:
-    """The declared graph of a build that is one make or ninja call, read in its built
-    tree; None where none can be printed."""
+    """The declared graph of a build that is one make or ninja call (or `cmake --build` of
+    a Ninja build directory), read in its built tree; None where none can be printed."""
     return from_make(build_command, tree) or from_ninja(build_command, tree)
 
 
@@ -177,11 +182,39 @@ def _relative(name: str, directory: str, root: str) -> str | None:
 
 
 def from_ninja(build_command: str, tree: str) -> DeclaredGraph | None:
-    arguments = ninja.graph_arguments(build_command.replace("{jobs}", "1").split())
+    """ninja's graph of a build that is one ninja call, or that builds a CMake project's
+    Ninja build directory with `cmake --build DIR`."""
+    words = build_command.replace("{jobs}", "1").split()
+    arguments = ninja.graph_arguments(words)
+    if arguments is None:
+        arguments = _cmake_build(words, tree)
     if arguments is None:
         return None
     text = ninja.graph(arguments, tree)
-    return parse_graph(text, os.path.join(tree, ninja.directory(arguments)), tree) if text is not None else None
+    graph = parse_graph(text, os.path.join(tree, ninja.directory(arguments)), tree) if text is not None else None
+    return replace(graph, statements=statement_lines(arguments, tree)) if graph is not None else None
+
+
+def _cmake_build(words: list[str], tree: str) -> list[str] | None:
+    """ninja's `-C DIR` for `cmake --build DIR` where DIR holds a build.ninja (CMake's Ninja generator)."""
+    at = next((i for i, w in enumerate(words[1:-1], 1) if w == "--build" and os.path.basename(words[i - 1]) == "cmake"),
+              None)
+    if at is None or not os.path.isfile(os.path.join(tree, words[at + 1], "build.ninja")):
+        return None
+    return ["-C", words[at + 1]]
+
+
+def statement_lines(arguments: list[str], tree: str) -> dict[str, str]:
+    """Each target a `build` statement names literally → `build.ninja:LINE`, both relative
+    to the tree (ninja's own paths are relative to its `-C` directory)."""
+    root = os.path.normpath(os.path.abspath(tree))
+    where = os.path.normpath(os.path.join(root, ninja.directory(arguments)))
+    lines = {}
+    for output, (file, line) in ninja.statement_lines(arguments, tree).items():
+        target, path = _relative(output, where, root), _relative(file, where, root)
+        if target is not None and path is not None:
+            lines[target] = f"{path}:{line}"
+    return lines
 
 
 def parse_graph(text: str, directory: str, tree: str) -> DeclaredGraph | None:
@@ -210,6 +243,8 @@ def parse_graph(text: str, directory: str, tree: str) -> DeclaredGraph | None:
             needed, rule = [source], attributes.partition('label="')[2].strip(' "')
         else:
             continue
+        if target not in names:
+            continue  # a node ninja's graph tool never labels (a CMake phony edge's second output)
         output = _relative(names[target], directory, root)
         if output is None:
             continue

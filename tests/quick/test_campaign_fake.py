@@ -121,6 +121,22 @@ def test_an_interrupted_campaign_resumes_where_it_stopped(tmp_path):
     assert [r.index for r in second.report.runs] == list(range(8)) and second.exit_code == 0
 
 
+@pytest.mark.parametrize("outcome, verdict, code", [(one_cpu_differs, "unreproducible", 1),
+                                                     (lambda p: {"a": "1"}, "inconclusive", 4)])
+def test_a_ctrl_c_after_the_builds_keeps_what_they_showed_and_is_never_green(tmp_path, outcome, verdict, code):
+    made = []
+
+    def factory(spec):  # the builds' executor, then Ctrl-C as the next phase starts
+        if made:
+            raise KeyboardInterrupt
+        made.append(FakeExecutor(outcome))
+        return made[-1]
+
+    report = run_campaign(config(tmp_path, localize=True), executor_factory=factory).report
+    assert (report.verdict, report.exit_code, report.exit_reason) == (verdict, code, "all runs done")
+    assert len(report.runs) == 8 and len(made) == 1  # no phase ran after the interrupted one
+
+
 def test_shrinking_keeps_only_the_axis_that_matters(tmp_path):
     factory, _ = fake()
     report = run_campaign(config(tmp_path), executor_factory=factory).report
@@ -164,3 +180,12 @@ def test_a_step_that_varies_alone_is_intrinsic(digests, kind, monkeypatch):
 
 def run_record(p: Perturbation):
     return FakeExecutor(lambda _: {"out.c": "x"}).run(RunRequest(0, p, RunKind.TRACE))
+
+
+def test_a_report_says_which_buildfuzz_made_it_where_and_when(tmp_path):
+    import fuzzer
+
+    factory, _ = fake()
+    origin = run_campaign(config(tmp_path), executor_factory=factory).report.origin
+    assert origin.buildfuzz == fuzzer.__version__ and origin.host
+    assert origin.started <= origin.ended and origin.ended.endswith("+00:00")

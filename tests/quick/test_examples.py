@@ -51,7 +51,10 @@ def shell(tmp_path, monkeypatch):
     def run_script(script: str, env: dict[str, str]) -> subprocess.CompletedProcess:
         environment = {"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "HOME": str(tmp_path),
                        "STUB_CALLS": str(tmp_path / "calls"), **env}
-        return subprocess.run(["bash", "-c", script], cwd=tmp_path / "work", env=environment,
+        # as both runners run a bash step: GitHub's `shell: bash` is `bash --noprofile --norc -eo
+        # pipefail {0}`, and GitLab's runner opens its bash scripts with `set -eo pipefail`
+        return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                              cwd=tmp_path / "work", env=environment,
                               capture_output=True, text=True, timeout=60)
 
     run_script.calls = lambda: [(tmp_path / "calls" / name).read_text().split("\0")[:-1]
@@ -168,6 +171,15 @@ def test_the_action_resumes_and_reports_the_verdict(shell, tmp_path):
     assert shell(action_step("Fuzz the build")["run"], env).returncode == 0  # the store is saved before failing
     assert parsed(shell.calls()[0]).params["resume"]
     assert outputs(out) == {"exit-code": "1", "verdict": "unreproducible"}
+
+
+@pytest.mark.parametrize("code, verdict", [("0", "reproducible"), ("1", "unreproducible"), ("3", "reference-failed")])
+def test_the_fuzz_step_records_every_exit_code_under_bash_e(shell, tmp_path, code, verdict):
+    inputs = inputs_of(example_step())
+    out = tmp_path / "github-output"
+    env = step_env(action_step("Fuzz the build"), inputs, GITHUB_OUTPUT=str(out), STUB_EXIT=code, STUB_VERDICT=verdict)
+    assert shell(action_step("Fuzz the build")["run"], env).returncode == 0
+    assert outputs(out) == {"exit-code": code, "verdict": verdict}
 
 
 @pytest.mark.parametrize("code, fail_on_unreproducible, job_code", [

@@ -60,7 +60,7 @@ def test_a_later_phase_says_how_long_it_has_been_working_itself():
 def test_a_resumed_campaign_counts_from_its_next_run():
     out, clock = io.StringIO(), Clock()
     events = ConsoleEvents(out, bar=False, planned=40, clock=clock)
-    events.started(3, 7, "/ws", 12)
+    events.started(3, 7, "/store", "/ws", 12)
     events.phase("explore")
     clock.now += 90
     events.heartbeat()

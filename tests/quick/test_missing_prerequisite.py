@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+from msgspec import structs
+
+from fuzzer.explain.from_log import Declared, explain_failure
 from fuzzer.explain.shared_cause import one_per_hazard
 from fuzzer.findings import of_culprit
 from fuzzer.fix.patch import apply
 from fuzzer.fix.prerequisite import order_only
 from fuzzer.fix.tree import Tree
 from fuzzer.model import Culprit, Hazard, Kind
-from fuzzer.trace.declared import from_make
+from fuzzer.trace.declared import declared_graph, from_make
 from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE, find_hazards
 from fuzzer.trace.prerequisites import declared_hazards
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
@@ -90,6 +94,10 @@ def test_seven_compiles_missing_one_directory_are_one_culprit_listing_them_with_
     assert set(grouped[0].steps) == set(map(compile_of, NAMES))
     other_first = one_per_hazard([*reversed(culprits)], [hazard])  # another campaign, another compile failing first
     assert of_culprit(other_first[0]).id == of_culprit(grouped[0]).id
+    [alone] = one_per_hazard([culprits[2]], [hazard])  # one compile failed (or one failed run's log named it)
+    assert (set(alone.steps), of_culprit(alone).id) == (set(map(compile_of, NAMES)), of_culprit(grouped[0]).id)
+    two = structs.replace(hazard, steps=[MKDIR, compile_of("hash")])
+    assert one_per_hazard([culprits[2]], [two]) == [culprits[2]]  # its hazard names no other step: one step
 
 
 PHONY_DIRS = """
@@ -136,3 +144,86 @@ def test_a_mkdir_hazard_lists_every_step_the_graph_leaves_unordered_with_the_dir
     [found] = declared_hazards([raced], graph, reference, "reference", [], str(tmp_path))
     assert (found.missing_edge, found.steps) == ("build/object/main.o: | build/object", sorted([MKDIR, main, util]))
     assert found.rule.startswith("Makefile:")
+
+
+NINJA_RULES = """\
+rule gen
+  command = cp $in $out
+rule cc
+  command = cat $in gen/f.h > $out
+"""
+NINJA_BUILD = """\
+include rules.ninja
+builddir = out
+
+build gen/f.h: gen ../f.conf
+# main.c includes gen/f.h, and its statement does not say so
+build main.o: cc ../main.c
+build $builddir/x.o: cc ../main.c
+"""
+GEN, MAIN = "cp ../f.conf gen/f.h", "cat ../main.c gen/f.h > main.o"
+
+
+@pytest.mark.needs("ninja")
+def test_a_ninja_hazard_names_the_line_of_the_build_statement_that_lacks_the_edge(tmp_path):
+    """ninja -C build: the edge and the statement's line are the tree's paths; a statement
+    in an included file or with a variable in its output gets no line it cannot be sure of."""
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "rules.ninja").write_text(NINJA_RULES)
+    (tmp_path / "build" / "build.ninja").write_text(NINJA_BUILD + "subninja sub.ninja\n")
+    (tmp_path / "build" / "sub.ninja").write_text("build util.o: cc ../main.c\n")
+    graph = declared_graph("ninja -C build -j{jobs}", str(tmp_path))
+    reference = synthetic_trace([
+        FakeStep(GEN, 0, 1, reads={"f.conf": 0.5}, writes={"build/gen/f.h": 0.9}),
+        FakeStep(MAIN, 1, 2, reads={"main.c": 1.5, "build/gen/f.h": 1.6}, writes={"build/main.o": 1.9}),
+    ])
+    raced = Hazard(READ_BEFORE_WRITE, "build/gen/f.h", MAIN, GEN, steps=sorted([GEN, MAIN]))
+    [found] = declared_hazards([raced], graph, reference, "reference", [], str(tmp_path))
+    line = NINJA_BUILD.splitlines().index("build main.o: cc ../main.c") + 1
+    assert (found.missing_edge, found.rule) == ("build/main.o: build/gen/f.h", f"build/build.ninja:{line}")
+    assert graph.rule_of("build/util.o", str(tmp_path)) == "build/sub.ninja:1"
+    assert graph.rule_of("build/out/x.o", str(tmp_path)) == ""  # `$builddir/x.o`: not expanded, not guessed
+
+
+@pytest.mark.needs("ninja")
+def test_a_ninja_statement_that_declares_the_edge_gets_none(tmp_path):
+    (tmp_path / "build.ninja").write_text(NINJA_RULES + "build gen/f.h: gen f.conf\nbuild main.o: cc main.c | gen/f.h\n")
+    graph = declared_graph("ninja", str(tmp_path))
+    reference = synthetic_trace([
+        FakeStep("cp f.conf gen/f.h", 0, 1, reads={"f.conf": 0.5}, writes={"gen/f.h": 0.9}),
+        FakeStep("cat main.c gen/f.h > main.o", 1, 2, reads={"main.c": 1.5, "gen/f.h": 1.6}, writes={"main.o": 1.9}),
+    ])
+    raced = Hazard(READ_BEFORE_WRITE, "gen/f.h", "cat main.c gen/f.h > main.o", "cp f.conf gen/f.h")
+    [found] = declared_hazards([raced], graph, reference, "reference", [], str(tmp_path))
+    assert (found.missing_edge, found.rule) == ("", "")
+
+
+SHUFFLED_LOG = """cat bpf.c config.h > bpf.o
+cat: config.h: No such file or directory
+make: *** [Makefile:10: bpf.o] Error 1
+"""
+
+
+def test_a_failed_runs_log_gets_the_edge_the_graph_lacks_and_its_rule(tmp_path):
+    make_project(tmp_path, SHUFFLED, {"config.in": "x\n", "probe.c": "p\n", "bpf.c": "b\n"})
+    declared = Declared(from_make("make -j{jobs}", str(tmp_path)), str(tmp_path))
+    finding = explain_failure(SHUFFLED_LOG, 4, serial_reference(), declared)
+    rule = next(i for i, line in enumerate((tmp_path / "Makefile").read_text().splitlines(), 1)
+                if line.startswith("bpf.o:"))
+    assert (finding.culprit.command, finding.culprit.kind, finding.culprit.other_step) == (BPF, Kind.RACE, GENERATE)
+    hazard = finding.hazard
+    assert (hazard.type, hazard.file, hazard.missing_edge, hazard.rule) == (
+        READ_BEFORE_WRITE, "config.h", "bpf.o: config.h", f"Makefile:{rule}")
+    without_graph = explain_failure(SHUFFLED_LOG, 4, serial_reference())
+    assert (without_graph.hazard.missing_edge, without_graph.hazard.rule) == ("", "")
+
+
+def test_a_failed_runs_log_on_an_edge_the_graph_declares_is_no_missing_edge_and_no_hazard(tmp_path):
+    """make would have waited for config.h: it was missing for another reason, which the
+    log does not tell, so the failing step is named with no kind and no hazard is made."""
+    make_project(tmp_path, SHUFFLED.replace("bpf.o: bpf.c", "bpf.o: bpf.c config.h"),
+                 {"config.in": "x\n", "probe.c": "p\n", "bpf.c": "b\n"})
+    declared = Declared(from_make("make -j{jobs}", str(tmp_path)), str(tmp_path))
+    finding = explain_failure(SHUFFLED_LOG, 4, serial_reference(), declared)
+    assert finding.hazard is None
+    assert (finding.culprit.command, finding.culprit.kind, finding.culprit.other_step) == (BPF, Kind.UNKNOWN, GENERATE)

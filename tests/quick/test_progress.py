@@ -1,4 +1,5 @@
 import io
+import re
 
 from fuzzer.execute.run import RunRecord
 from fuzzer.model import RunStatus
@@ -35,10 +36,23 @@ def test_terminal_bar_with_eta():
     assert "ETA     8s" in out.getvalue()  # 5 runs left at the mean 1.5 s
 
 
+def test_the_eta_ends_with_the_budget_and_counts_parallel_builds():
+    now = [0.0]
+    budgeted, parallel = Terminal(), Terminal()
+    events = [ConsoleEvents(budgeted, bar=True, budget_s=40, clock=lambda: now[0]),
+              ConsoleEvents(parallel, bar=True, parallel=5, clock=lambda: now[0])]
+    now[0] = 36.0
+    for index in range(5):  # 5 runs left at the mean 1.5 s: 7.5 s of builds
+        for e in events:
+            e.run_finished(record(index), "B", 10)
+    assert re.findall(r"ETA +(\d+)s", budgeted.getvalue())[-1] == "4"  # the budget ends first
+    assert float(re.findall(r"ETA +(\d+)s", parallel.getvalue())[-1]) == round(7.5 / 5)
+
+
 def test_quiet_prints_nothing():
     out = io.StringIO()
     events = ConsoleEvents(out, quiet=True)
-    events.started(1, 2, "/ws", 0)
+    events.started(1, 2, "/store", "/ws", 0)
     events.run_finished(record(0), "A", 3)
     events.phase("explore")
     assert out.getvalue() == ""

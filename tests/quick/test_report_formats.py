@@ -277,3 +277,32 @@ def test_html_many_divergent_artifacts_are_summarised():
     page = _assert_inert(text)
     assert page.count("svg") == html.DETAILED_ARTIFACTS
     assert "<h3>5 more</h3>" in text and "<code>obj/24.o</code>" in text
+
+
+# --- where they go -----------------------------------------------------------------------
+
+
+def test_a_report_given_as_dash_goes_to_stdout_and_the_terminal_report_to_stderr(capsys, tmp_path):
+    from types import SimpleNamespace
+
+    from fuzzer.cli.outputs import finish
+    from fuzzer.config import STDOUT, Outputs
+    from fuzzer.report import json_format, text
+
+    report = unreproducible()
+    with pytest.raises(SystemExit) as exit_:
+        finish(SimpleNamespace(report=report, message="", exit_code=1),
+               Outputs(report_json=STDOUT, markdown=tmp_path / "r.md"))
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 1 and out == json_format.render(report)
+    assert err == text.render(report) + "\n" and (tmp_path / "r.md").is_file()
+    assert not (tmp_path / "-").exists()
+
+
+def test_two_reports_cannot_both_go_to_stdout():
+    from fuzzer.cli.outputs import check_outputs
+    from fuzzer.config import STDOUT, Outputs
+    from fuzzer.errors import UsageError
+
+    with pytest.raises(UsageError):
+        check_outputs(Outputs(report_json=STDOUT, junit=STDOUT))

@@ -260,3 +260,19 @@ def test_replay_trace_without_strace_names_the_package(tmp_path, source):
     r = buildfuzz("replay", "--store", root, "--run", "1", "--trace", env={"PATH": str(empty_bin)})
     assert_refused(r, "strace not found", "Debian package 'strace'")
     assert not (root / "workspace").exists()
+
+
+def test_a_store_put_inside_a_work_tree_stays_out_of_git(tmp_path):
+    git = lambda *args: subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True, text=True)
+    git("init", "-q")
+    Store(tmp_path / ".buildfuzz", create=True).close()
+    assert git("status", "--porcelain", "--untracked-files=all").stdout == ""
+
+
+def test_the_default_store_is_one_per_directory_outside_it(tmp_path, monkeypatch):
+    from fuzzer.cli.options import default_store
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    one, other = default_store(tmp_path / "pkg"), default_store(tmp_path / "other" / "pkg")
+    assert one != other and one == default_store(tmp_path / "pkg")
+    assert one.parent == other.parent == tmp_path / "cache" / "buildfuzz" / "stores"

@@ -154,3 +154,21 @@ def test_real_ninja_graph(tmp_path):
         (tmp_path / name).write_text(name)
     graph = declared_graph("ninja -j{jobs}", str(tmp_path))
     assert graph is not None and graph.made == {"g.h", "m.o"} and "g.h" in graph.upstream("m.o")
+
+
+def test_ninja_graph_skips_an_output_its_graph_tool_never_labels():
+    """CMake's phony edges can have a second output `ninja -t graph` prints no label for."""
+    graph = parse_graph(GRAPH.replace('"0x9" -> "0x8"\n', '"0x9" -> "0x8"\n"0x9" -> "0xa"\n'), "/ws/build", "/ws")
+    assert graph.made == {"build/gen/f.h", "build/main.o", "build/app"}
+
+
+@pytest.mark.needs("ninja")
+def test_a_cmake_build_of_a_ninja_directory_reads_its_graph_and_statement_lines(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "build.ninja").write_text(
+        "rule cp\n  command = cp $in $out\nbuild g.h: cp ../g.in\nbuild m.o | ${workdir}/elsewhere/m.o: cp ../m.c\n")
+    command = "cmake -S . -B out -G Ninja >/dev/null && cmake --build out -j {jobs}"
+    graph = declared_graph(command, str(tmp_path))
+    assert graph is not None and graph.made == {"out/g.h", "out/m.o"} and "out/g.h" not in graph.upstream("out/m.o")
+    assert graph.rule_of("out/m.o", str(tmp_path)) == "out/build.ninja:4"
+    assert declared_graph(command.replace("out", "elsewhere"), str(tmp_path)) is None  # no build.ninja there

@@ -1,6 +1,7 @@
 """The command line contract: exit codes, one-line errors, the JSON report's keys."""
 
 import json
+import subprocess
 
 import pytest
 
@@ -124,12 +125,21 @@ def test_all_formats_and_step_summary_are_written(tmp_path, clean_project):
 
 
 @pytest.mark.needs("2 cpus")
-def test_default_relative_store_with_localization(tmp_path, nproc_project):
-    """The README's way: no --store, so .buildfuzz in the current directory."""
-    r = buildfuzz("run", "--source", nproc_project, "--runs", "3", "--seed", "1", "--report-json", "r.json", "--",
-                  "make", cwd=tmp_path)
+def test_default_store_with_localization_leaves_the_tree_as_it_was(tmp_path, nproc_project):
+    """The README's way: no --store, run in the source tree (a git work tree, as a package's
+    is). The store goes to the cache, so `git status` (and `dpkg-source -b .`) see nothing new."""
+    git = lambda *args: subprocess.run(["git", *args], cwd=nproc_project, check=True, capture_output=True, text=True)
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tree")
+    before = sorted(nproc_project.rglob("*"))
+    r = buildfuzz("run", "--runs", "3", "--seed", "1", "--report-json", tmp_path / "r.json", "--", "make",
+                  cwd=nproc_project, env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr
     culprit = json.loads((tmp_path / "r.json").read_text())["culprits"][0]
     assert (culprit["kind"], culprit["axis"]) == ("parallelism-level", "cpus")
-    assert not list(nproc_project.rglob("*.strace")), "a trace was written into the source tree"
+    [store] = (tmp_path / "cache" / "buildfuzz" / "stores").iterdir()
+    assert (store / "buildfuzz.sqlite").is_file() and str(store) in r.stderr  # said at the start
+    assert sorted(nproc_project.rglob("*")) == before
+    assert git("status", "--porcelain", "--ignored").stdout == ""
