@@ -38,7 +38,7 @@ from fuzzer.trace.absent import Absence
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace, Step
 from fuzzer.trace.paths import PathNames
-from fuzzer.trace.restore import NOTHING_KEPT, Kept, kept_of
+from fuzzer.trace.restore import NOTHING_KEPT, Kept, handed_down, kept_of
 from fuzzer.trace.writers import Mtimes, Writer, content_source, copies, created_after_missed, restored_inputs, writer_of
 
 MEMBERS_SHOWN = 3
@@ -197,6 +197,7 @@ class ReplayTargets:
             created=self._absence[id(trace)].created([trace.processes[i] for i in members],
                                                      step.start, writes) + hidden,  # type: ignore[union-attr]
             brought_back=self._brought_back(trace, members),
+            made_dirs=handed_down(trace.processes, members[0], members) if members else (),
         )
 
     def _process_call(self, writer: Writer, trace: BuildTrace) -> StepCall:
@@ -218,6 +219,7 @@ class ReplayTargets:
                                                      {a.path for p in writer.members for a in p.accesses
                                                       if a.kind == "write"}) + hidden,
             brought_back=self._brought_back(trace, [p.index for p in writer.members]),
+            made_dirs=handed_down(trace.processes, proc.index, [p.index for p in writer.members]),
         )
 
     def _brought_back(self, trace: BuildTrace, members) -> tuple[tuple[str, str], ...]:
