@@ -16,7 +16,7 @@ from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.step_replay import SPREAD_S
 from fuzzer.explain.traced import TRACE_SLOWDOWN
-from fuzzer.model import ExitReason, available_cpus
+from fuzzer.model import ExitReason, Reason, available_cpus
 from fuzzer.plan import Planned, Space, explore_plan
 from fuzzer.tools import strace
 from fuzzer.trace.steps import load_trace
@@ -62,8 +62,11 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
         while not stop and len(pending) < executor.slots:
             index = next(upcoming, None)
             stop = _stop_before(campaign, index) or confidence.stop_before(campaign, index)
-            if not stop:
-                request = _request(plan, index, campaign.timeout_after_reference())
+            if not stop and index is not None:  # _stop_before ends the plan at None
+                # a held run is traced: the order it made is evidence for hazards even where its
+                # output cannot show it (a lock file gone by the end, a build differing anyway)
+                request = _request(plan, index, campaign.timeout_after_reference(),
+                                   trace=plan[index].reason is Reason.TARGET)
                 pending[executor.submit(request)] = request
         if not pending:
             break

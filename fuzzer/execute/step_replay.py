@@ -119,6 +119,9 @@ class StepCall:
     # inputs another process removed before the build ended: (path, the file their kept
     # bytes are in), put back before each replay and removed after the last (execute/keep.py)
     brought_back: tuple[tuple[str, str], ...] = ()
+    # directories a process it descends from made and removed (its TMPDIR): made, empty,
+    # before each replay and removed after the last (fuzzer.trace.restore.handed_down)
+    made_dirs: tuple[str, ...] = ()
 
 
 class StepReplayer:
@@ -138,6 +141,7 @@ class StepReplayer:
         self._runs = 0
         # directories a replay may create (its output's, under /tmp): removed again at close
         self._placed = self._placeable()
+        self._made_dirs = [d for d in call.made_dirs if self._may_place(self.tree / d)]
         self._absent_dirs = sorted({str(d) for rel in (*call.restored, *self._placed) for d in (self.tree / rel).parents
                                     if not d.exists()}, key=len, reverse=True)
         for rel in call.restored:
@@ -161,6 +165,8 @@ class StepReplayer:
                 self._restore()
                 for rel in self._placed:
                     (self.tree / rel).unlink(missing_ok=True)
+                for directory in self._made_dirs:
+                    shutil.rmtree(self.tree / directory, ignore_errors=True)
                 for directory in self._absent_dirs:  # deepest first; only if the replays left it empty
                     with contextlib.suppress(OSError):
                         os.rmdir(directory)
@@ -171,22 +177,23 @@ class StepReplayer:
         """The removed inputs this replayer may put back: never over a file that is there (a
         user's, or another replay's); outside the tree only where the parent is gone too,
         or is the build's temporary directory."""
-        tmp = os.path.realpath(self.call.env.get("TMPDIR") or tempfile.gettempdir())
-        placeable = {}
-        for rel, kept in self.call.brought_back:
-            live = self.tree / rel
-            if os.path.lexists(live) or not os.path.isfile(kept):
-                continue
-            if rel.startswith("/") and live.parent.exists() and os.path.realpath(live.parent) != tmp:
-                continue
-            placeable[rel] = kept
-        return placeable
+        return {rel: kept for rel, kept in self.call.brought_back if os.path.isfile(kept)
+                and self._may_place(self.tree / rel)}
+
+    def _may_place(self, live: Path) -> bool:
+        """Nothing is there (a user's, or another replay's), and outside the tree its parent
+        is gone too or is a temporary directory: the build's, or this one's."""
+        temporary = {os.path.realpath(d) for d in (self.call.env.get("TMPDIR"), tempfile.gettempdir()) if d}
+        return not os.path.lexists(live) and (live.is_relative_to(self.tree) or not live.parent.exists()
+                                              or os.path.realpath(live.parent) in temporary)
 
     def _unplaced(self) -> str:
         left = [rel for rel, _ in self.call.brought_back if rel not in self._placed]
         return f" (not put back, a file was there or its parent is not the build's: {', '.join(left)})" if left else ""
 
     def _put_back(self) -> None:
+        for directory in self._made_dirs:
+            (self.tree / directory).mkdir(parents=True, exist_ok=True)
         for rel, kept in self._placed.items():
             live = self.tree / rel
             live.parent.mkdir(parents=True, exist_ok=True)

@@ -36,7 +36,7 @@ from fuzzer.explain.noise import known_noise
 from fuzzer.explain.shared_cause import one_per_hazard
 from fuzzer.execute.replay_slots import in_slots, replay_slots
 from fuzzer.execute.step_replay import REPLAYS, StepReplayer
-from fuzzer.explain.traced import TracedPair, trace_pair, trace_reference
+from fuzzer.explain.traced import TracedPair, campaign_traced, trace_pair, trace_reference
 from fuzzer.explain.untraced import differing_from, runs_text
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of, provenance
 from fuzzer.model import Culprit, Hazard, Kind, RunKind
@@ -103,7 +103,7 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     tree, parent = builds.tree, builds.parent_outputs
     reference_trace = load_trace(pair.reference.trace_path, tree, parent)
     outside = outside_note(reference_trace, builds.compared_places)
-    attempts = [(a, load_trace(a.trace_path, tree, parent)) for a in pair.attempts]
+    attempts = [(a, load_trace(a.trace_path, tree, parent)) for a in (*pair.attempts, *campaign_traced(builds))]
     reference_label = "step audit's traced reference" if borrowed else "traced reference"
     labels = trace_hazards.distinct_labels([reference_label, *(_label(a) for a, _ in attempts)])
     graph = declared.declared_graph(builds.command, tree)
@@ -394,5 +394,6 @@ def _seen_by_audit(builds: Builds, comparison, audited: Mapping[str, Culprit], t
 
 
 def _label(record) -> str:
-    return f"traced rerun ({record.perturbation.describe()})"
+    kind = "traced rerun" if record.kind is not RunKind.EXPLORE else f"run {record.index}"
+    return f"{kind} ({record.perturbation.describe()})"
 

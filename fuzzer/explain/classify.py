@@ -135,16 +135,22 @@ def _failure_evidence(candidate: RootCandidate) -> str:
 def _shared_state(candidate: RootCandidate, hazards: tuple[Hazard, ...]) -> Hazard | None:
     """An unordered conflict that touches what the step depended on: a file it read that
     another step writes, a file it read and rewrote that another step rewrites (a counter,
-    a cache), or a directory it wrote into that another step creates."""
+    a cache), a directory it wrote into that another step creates, or a file it wrote
+    while another run of its own recipe wrote it too."""
     step = candidate.ref or candidate.div
     steps = [s for s in (candidate.ref, candidate.div) if s is not None]
     read = {p for s in steps for p in s.inputs}
+    wrote = {p for s in steps for p in s.writes}
     wrote_into = {os.path.dirname(p) + "/" for s in steps
                   for p in (*s.writes, *(q for q, probe in s.probes.items() if not probe.found))}
     for hazard in hazards:
+        if hazard.type == DUPLICATE and candidate.ref is None and (read | wrote).intersection(hazard.files):
+            return hazard  # an extra run, which the reference did not make, of a line touching its files
         if step.command not in hazard.steps:
             continue
         if hazard.type in (WRITE_WRITE, DUPLICATE) and read.intersection(hazard.files or [hazard.file]):
+            return hazard
+        if hazard.type == DUPLICATE and wrote.intersection(hazard.files or [hazard.file]):
             return hazard
         victim = step.command != hazard.writer
         if victim and hazard.file in (wrote_into if hazard.type == MKDIR_RACE else read):
@@ -156,7 +162,9 @@ def _other(hazard: Hazard, command: str) -> str | None:
     """The step whose output `command` missed or raced with: the hazard's writer (the step
     that creates the directory, writes the file), or its reader when `command` is the
     writer; never merely another step the hazard names (a sibling writing into the same
-    directory)."""
+    directory). A recipe running several times at once raced another run of itself."""
+    if hazard.type == DUPLICATE:
+        return command
     return hazard.writer if command != hazard.writer else hazard.reader
 
 

@@ -9,6 +9,7 @@ step audit's traced reference serves instead when no step is replayed here.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from fuzzer.execute.executor import Executor
@@ -53,6 +54,12 @@ def trace_pair(builds: Builds, comparison, executor: Executor, reference: RunRec
             divergent = record
             break
     return TracedPair(reference or trace_reference(builds, executor), divergent, tuple(attempts))
+
+
+def campaign_traced(builds: Builds) -> tuple[RunRecord, ...]:
+    """The campaign's own traced runs whose traces are still at hand (the guided run after
+    the reference, the held targets): evidence for hazards like any traced rerun."""
+    return tuple(r for r in builds.runs[1:] if r.trace_path and os.path.exists(r.trace_path))
 
 
 def trace_reference(builds: Builds, executor: Executor) -> RunRecord:

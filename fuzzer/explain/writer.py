@@ -18,6 +18,7 @@ culprit is that file's writer, not the `dpkg-deb` that packed it (`Provenance`).
 from __future__ import annotations
 
 import posixpath
+import shlex
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -36,9 +37,9 @@ from fuzzer.observe import EMPTY_DIGESTS, Manifest
 from fuzzer.report.packages import is_package
 from fuzzer.trace.absent import Absence
 from fuzzer.trace.graph import RootCandidate
-from fuzzer.trace.steps import BuildTrace
+from fuzzer.trace.steps import BuildTrace, Step
 from fuzzer.trace.paths import PathNames
-from fuzzer.trace.restore import NOTHING_KEPT, Kept, kept_of
+from fuzzer.trace.restore import NOTHING_KEPT, Kept, handed_down, kept_of
 from fuzzer.trace.writers import Mtimes, Writer, content_source, copies, created_after_missed, restored_inputs, writer_of
 
 MEMBERS_SHOWN = 3
@@ -135,6 +136,7 @@ class ReplayTarget:
     call: StepCall
     duration: float  # what one replay costs: the traced run time of what is replayed
     writer: Writer | None  # None: the trace names no process inside the step
+    then: tuple[str, ...] = ()  # the commands replays run after the step: those that rewrote its output
 
     @property
     def replays_process(self) -> bool:
@@ -169,29 +171,38 @@ class ReplayTargets:
         made_from = {p: made.sources(p) for p in paths if made.sources(p)}
         mtimes = self.mtimes if trace is self.reference else {}
         kept = self.kept if trace is self.reference else NOTHING_KEPT
+        then = _rewriters(candidate, trace is self.reference)
+        if then:  # its bytes are what the lines after it left: replayed together, as one step
+            return ReplayTarget(self._step_call(candidate, trace, then), candidate.duration, None,
+                                tuple(s.command for s in then))
         writer = writer_of(trace, step, paths, made_from, made.copied, mtimes, kept) if step.members else None  # type: ignore[union-attr]
         if writer is None or writer.is_step:
             return ReplayTarget(self._step_call(candidate, trace), candidate.duration, writer)
         return ReplayTarget(self._process_call(writer, trace), writer.duration, writer)
 
-    def _step_call(self, candidate: RootCandidate, trace: BuildTrace) -> StepCall:
+    def _step_call(self, candidate: RootCandidate, trace: BuildTrace, then: tuple[Step, ...] = ()) -> StepCall:
+        """The step, and `then` after it in one shell (the lines that rewrote its output)."""
         step = candidate.ref or candidate.div
+        steps = (step, *then)
         # outside the tree too (a wheel under /tmp): what replays write there is removed again
-        touched = {p for s in (candidate.ref, candidate.div) if s is not None for p in (*s.writes, *s.deletes)}
-        hidden = created_after_missed(trace, step.members)  # type: ignore[union-attr]
+        touched = {p for s in (candidate.ref, candidate.div, *then) if s is not None for p in (*s.writes, *s.deletes)}
+        members = [i for s in steps for i in s.members]  # type: ignore[union-attr]
+        hidden = created_after_missed(trace, members)
+        writes = {p: t for s in steps for p, t in s.writes.items()}  # type: ignore[union-attr]
         return StepCall(
-            argv=step.argv,  # type: ignore[union-attr]
+            argv=in_sequence(steps) if then else step.argv,  # type: ignore[union-attr]
             cwd=step.cwd,  # type: ignore[union-attr]
             env=environment(step.env, self.jobs),  # type: ignore[union-attr]
             exit_code=step.exit_code,  # type: ignore[union-attr]
             restored=tuple(sorted(touched.union(hidden))),
             compared=tuple(candidate.outputs) or tuple(sorted(step.outputs)),  # type: ignore[union-attr]
-            looked_at=tuple(sorted({*step.reads,  # type: ignore[union-attr]
-                                    *(p for p, probe in step.probes.items() if probe.found)})),  # type: ignore[union-attr]
-            listed=tuple(sorted(step.lists)),  # type: ignore[union-attr]
-            created=self._absence[id(trace)].created([trace.processes[i] for i in step.members],  # type: ignore[union-attr]
-                                                     step.start, step.writes) + hidden,  # type: ignore[union-attr]
-            brought_back=self._brought_back(trace, step.members),  # type: ignore[union-attr]
+            looked_at=tuple(sorted({p for s in steps for p in s.reads}  # type: ignore[union-attr]
+                                   | {p for s in steps for p, probe in s.probes.items() if probe.found})),  # type: ignore[union-attr]
+            listed=tuple(sorted({p for s in steps for p in s.lists})),  # type: ignore[union-attr]
+            created=self._absence[id(trace)].created([trace.processes[i] for i in members],
+                                                     step.start, writes) + hidden,  # type: ignore[union-attr]
+            brought_back=self._brought_back(trace, members),
+            made_dirs=handed_down(trace.processes, members[0], members) if members else (),
         )
 
     def _process_call(self, writer: Writer, trace: BuildTrace) -> StepCall:
@@ -213,6 +224,7 @@ class ReplayTargets:
                                                      {a.path for p in writer.members for a in p.accesses
                                                       if a.kind == "write"}) + hidden,
             brought_back=self._brought_back(trace, [p.index for p in writer.members]),
+            made_dirs=handed_down(trace.processes, proc.index, [p.index for p in writer.members]),
         )
 
     def _brought_back(self, trace: BuildTrace, members) -> tuple[tuple[str, str], ...]:
@@ -227,6 +239,10 @@ class ReplayTargets:
         back = target.call.brought_back
         if back:
             culprit = structs.replace(culprit, evidence=f"{culprit.evidence}\n{_brought_back_line(back)}")
+        if target.then:
+            culprit = structs.replace(culprit, evidence=(
+                f"{culprit.evidence}\nreplayed with {', '.join(f'`{c}`' for c in target.then)} after it: in both builds "
+                "those steps rewrote its output after it, so its bytes are what they left"))
         if writer is None or (writer.is_step and not writer.passed_over):
             return below_wrapper(culprit, candidate, (self.reference, self.divergent), self.contents)
         described = WriterProcess(
@@ -241,6 +257,21 @@ class ReplayTargets:
         culprit = structs.replace(culprit, writer_process=described, writer=culprit.writer or described.argv,
                                   evidence="\n".join([culprit.evidence, *lines]))
         return below_wrapper(culprit, candidate, (self.reference, self.divergent), self.contents)
+
+
+def _rewriters(candidate: RootCandidate, in_reference: bool) -> tuple[Step, ...]:
+    """The steps a replay runs after the candidate: those that rewrote its output after it in
+    both builds, in its directory (lines of its recipe: `ranlib` after `ar`), when it succeeded
+    and the tree is the reference's, whose steps they are."""
+    step = candidate.ref
+    if not in_reference or step is None or step.exit_code != 0:
+        return ()
+    return tuple(s for s in candidate.rewriters if s.cwd == step.cwd)
+
+
+def in_sequence(steps) -> tuple[str, ...]:
+    """One shell running the steps' argvs one after another, stopping at the first that fails."""
+    return ("/bin/sh", "-c", " && ".join(shlex.join(s.argv) for s in steps))
 
 
 def _brought_back_line(back: tuple[tuple[str, str], ...]) -> str:

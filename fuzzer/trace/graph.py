@@ -48,6 +48,9 @@ class RootCandidate:
     input_differences: tuple[InputDifference, ...]
     chain: tuple[str, ...]  # artifact → ... → this step's output
     failed: bool  # failed in the divergent run, not in the reference
+    # later steps that read its differing output and rewrote it, after it in both runs (ranlib
+    # after `ar`, strip after the link), as the reference ran them: replays run them after it
+    rewriters: tuple[Step, ...] = ()
 
     @property
     def step(self) -> Step:
@@ -62,7 +65,7 @@ class RootCandidate:
         """About what one replay of it costs: the traced run time of the step replayed (the
         reference's, whose tree replays run in)."""
         step = self.ref or self.div
-        return max(step.end - step.start, 0.0)  # type: ignore[union-attr]  # one of the two steps is there
+        return max(step.end - step.start, 0.0) + sum(max(s.end - s.start, 0.0) for s in self.rewriters)  # type: ignore[union-attr]  # one of the two steps is there
 
 
 # --- roots ----------------------------------------------------------------------------
@@ -177,22 +180,36 @@ def _chain(ways: dict[str, Ways], key: StepKey, artifact: str) -> tuple[str, ...
 
 
 def _writer_pairs(ref: BuildTrace, div: BuildTrace, path: str) -> list[tuple[Step | None, Step | None]]:
-    """The file's writers as (ref step, div step); from ref when nothing wrote it in div."""
+    """The file's writers as (ref step, div step); from ref when nothing wrote it in div. A
+    step that only rewrote what an earlier one wrote (`rewrites`) carries its difference on:
+    the earlier one stands for it."""
+    later = rewrites(ref, path) & rewrites(div, path)
     if div.writers(path):
-        return [(ref.step(d.key), d) for d in div.writers(path)]
+        return [(ref.step(d.key), d) for d in div.writers(path) if d.key not in later]
     if ref.writers(path):
-        return [(r, div.step(r.key)) for r in ref.writers(path)]
+        return [(r, div.step(r.key)) for r in ref.writers(path) if r.key not in later]
     # written by no step: a driver copied it from a step's file (pip's wheel from /tmp)
     source = delivered_from(div, path)
     return [(ref.step(d.key), d) for d in div.writers(source)] if source else []
 
 
+def rewrites(trace: BuildTrace, path: str) -> frozenset[StepKey]:
+    """The steps that rewrote a file an earlier step wrote, in sequence: each started after
+    every earlier writer of it had ended, read the file first and succeeded (`ranlib` after
+    `ar`, a line of the same recipe). Seen so in both runs, they are no race."""
+    writers = sorted(trace.writers(path), key=lambda s: s.start)
+    return frozenset(w.key for i, w in enumerate(writers)
+                     if i and not w.failed and path in w.inputs and all(e.end <= w.start for e in writers[:i]))
+
+
 def _add_co_writers(ref: BuildTrace, div: BuildTrace, differing: set[str], found: dict[StepKey, _Candidate]) -> None:
     """Two steps writing one differing file: both are candidates, each naming the other
-    (as seen in the divergent run, or else in the reference run)."""
+    (as seen in the divergent run, or else in the reference run). A step rewriting, in both
+    runs, what an earlier one wrote is no other writer: it followed it."""
     for path in sorted(differing):
+        later = rewrites(ref, path) & rewrites(div, path)
         trace, run = (div, "divergent") if len(div.writers(path)) > 1 else (ref, "reference")
-        writers = trace.writers(path)
+        writers = [w for w in trace.writers(path) if w.key not in later]
         for step in writers if len(writers) > 1 else ():
             r, d = (ref.step(step.key), step) if trace is div else (step, div.step(step.key))
             candidate = found.setdefault(step.key, _Candidate(r, d))
@@ -234,15 +251,27 @@ def _outer_ids(trace: BuildTrace, step: Step) -> list[int]:
 def _finish(ref: BuildTrace, div: BuildTrace, differing: set[str], c: _Candidate) -> RootCandidate:
     written = {p for s in (c.ref, c.div) if s is not None for p in s.writes}
     differences = input_differences(ref, div, c.ref, c.div) if c.ref and c.div else []
+    outputs = written & differing
     return RootCandidate(
         ref=c.ref,
         div=c.div,
-        outputs=tuple(sorted(written & differing)),
+        outputs=tuple(sorted(outputs)),
         explains=tuple(sorted(c.explains)),
         input_differences=tuple(c.co_writers + differences),
         chain=c.chain,
         failed=c.failed,
+        rewriters=_rewriters_of(ref, div, c, outputs),
     )
+
+
+def _rewriters_of(ref: BuildTrace, div: BuildTrace, c: _Candidate, outputs: set[str]) -> tuple[Step, ...]:
+    """The reference's steps that rewrote the candidate's differing outputs after it, in both
+    runs, in the order they started."""
+    if c.ref is None or c.div is None:
+        return ()
+    keys = {k for p in outputs for k in rewrites(ref, p) & rewrites(div, p)}
+    return tuple(sorted((s for k in keys if (s := ref.step(k)) is not None and s.start >= c.ref.end),
+                        key=lambda s: s.start))
 
 
 def _rank(root: RootCandidate, ref: BuildTrace, div: BuildTrace) -> tuple:

@@ -40,6 +40,7 @@ from msgspec import structs
 
 from fuzzer.model import Hazard, HazardType
 from fuzzer.trace.differences import in_workspace
+from fuzzer.trace.recipes import recipe_lines
 from fuzzer.trace.steps import BuildTrace, Step, StepKey
 
 READ_BEFORE_WRITE, WRITE_WRITE, DUPLICATE, MKDIR_RACE, LISTING_RACE = HazardType
@@ -98,7 +99,7 @@ def find_hazards(traces: list[BuildTrace], labels: list[str] | None = None,
             if declared is None or not declared.orders(conflict.first, conflict.second):
                 seen.setdefault(conflict.key, []).append(_Sighting(run, label, conflict))
     unordered = [(s, why) for s in seen.values() if any(x.conflict.used for x in s) and (why := _unordered(s))]
-    return _by_recipe(_grouped(unordered), functools.partial(_written_by, traces))
+    return _by_recipe(_grouped(unordered), functools.partial(_recipe_of, traces))
 
 
 def distinct_labels(labels: list[str]) -> list[str]:
@@ -183,42 +184,57 @@ def _specificity(conflict: _Conflict) -> float:
     return PRIORITY.index(conflict.type)
 
 
+@dataclass(frozen=True)
+class Recipe:
+    """A recipe that ran several times at once, over every trace (`fuzzer.trace.recipes`)."""
+
+    first: tuple[str, str]  # its first line (command, cwd): the recipe's name
+    lines: frozenset[str]  # the commands of its lines
+    files: frozenset[str]  # the workspace files any of its lines wrote
+
+
 def _by_recipe(hazards: list[tuple[Hazard, tuple[str, str] | None]],
-               written_by: Callable[[tuple[str, str]], set[str]]) -> list[Hazard]:
+               recipe_of: Callable[[tuple[str, str]], Recipe]) -> list[Hazard]:
     """A recipe running several times at once is one cause: every hazard on a file it
-    writes that names it (its duplicates, a compile reading its half-written output, a
-    file the last run never got to rewrite in a build that failed) becomes one hazard,
-    listing every file the recipe writes (`written_by`: over every trace)."""
-    recipes: dict[tuple[str, str], Hazard] = {}  # recipe → its first duplicate, the one shown
-    for hazard, recipe in hazards:
-        if recipe is not None:
-            recipes.setdefault(recipe, hazard)
-    files = {recipe: written_by(recipe) for recipe in recipes}
+    writes that names one of its lines (its duplicates, a compile reading its half-written
+    output, a file the last run never got to rewrite in a build that failed) becomes one
+    hazard, listing every file the recipe's lines write and every line: a generator's
+    temporaries, the `mv` of them into place, the `ar` after are one recipe."""
+    recipes: dict[tuple[str, str], Recipe] = {}
+    shown: dict[tuple[str, str], Hazard] = {}  # recipe → its first duplicate, the one shown
+    for hazard, line in hazards:
+        if line is not None:
+            recipe = recipe_of(line)
+            recipes.setdefault(recipe.first, recipe)
+            shown.setdefault(recipe.first, structs.replace(hazard, steps=sorted({*hazard.steps, *recipe.lines})))
     out: list[Hazard] = []
     merged: dict[tuple[str, str], int] = {}  # recipe → its hazard's place in `out`
-    for hazard, recipe in hazards:
-        recipe = recipe or next((r for r in recipes if hazard.file in files[r] and r[0] in hazard.steps), None)
-        if recipe is None:
+    for hazard, _ in hazards:
+        key = next((r.first for r in recipes.values() if hazard.file in r.files and r.lines.intersection(hazard.steps)),
+                   None)
+        if key is None:
             out.append(hazard)
-        elif recipe not in merged:
-            merged[recipe] = len(out)
-            out.append(recipes[recipe])
-        if recipe is not None:
-            kept = out[merged[recipe]]
-            out[merged[recipe]] = structs.replace(
-                kept, files=list(dict.fromkeys((*kept.files, *hazard.files))), steps=sorted({*kept.steps, *hazard.steps}),
-                traced=list(dict.fromkeys((*kept.traced, *hazard.traced))))
-    for recipe, at in merged.items():  # the files in conflict first (`file` is the first), then the rest it wrote
-        everything = [*out[at].files, *sorted(files[recipe] - set(out[at].files))]
+            continue
+        if key not in merged:
+            merged[key] = len(out)
+            out.append(shown[key])
+        kept = out[merged[key]]
+        out[merged[key]] = structs.replace(
+            kept, files=list(dict.fromkeys((*kept.files, *hazard.files))), steps=sorted({*kept.steps, *hazard.steps}),
+            runs=list(dict.fromkeys((*kept.runs, *hazard.runs))),
+            traced=list(dict.fromkeys((*kept.traced, *hazard.traced))))
+    for key, at in merged.items():  # the files in conflict first (`file` is the first), then the rest it wrote
+        everything = [*out[at].files, *sorted(recipes[key].files - set(out[at].files))]
         out[at] = structs.replace(out[at], files=everything,
                                   detail=f"{out[at].detail}, each run writing {', '.join(everything)}")
     return out
 
 
-def _written_by(traces: list[BuildTrace], recipe: tuple[str, str]) -> set[str]:
-    """The workspace files any run of one recipe (command, cwd) wrote, in any trace."""
-    return {path for trace in traces for step in trace.steps if (step.command, step.cwd) == recipe
-            for path in step.writes if in_workspace(path)}
+def _recipe_of(traces: list[BuildTrace], line: tuple[str, str]) -> Recipe:
+    runs = recipe_lines(traces, *line)
+    steps = [step for run in runs for step in run]
+    return Recipe((runs[0][0].command, runs[0][0].cwd) if runs else line, frozenset(s.command for s in steps),
+                  frozenset(p for s in steps for p in s.writes if in_workspace(p)))
 
 
 # --- conflicts in one trace ---------------------------------------------------------------

@@ -84,3 +84,19 @@ def brought_back(events: Mapping[str, Sequence[_Event]], accesses: Iterable[tupl
 def _removal(event: _Event) -> bool:
     """A delete, or a rename or link over the file (its old bytes were kept then)."""
     return event.kind == "delete" or (event.kind == "write" and event.origin is not None)
+
+
+def handed_down(processes: Sequence, unit: int, subtree: Iterable[int]) -> tuple[str, ...]:
+    """Directories the subtree of `unit` found that a process it descends from made before
+    it started and removed after it ended (autoreconf's TMPDIR, `/tmp/arXXXXXX`, which every
+    autoconf and autom4te below it looks into): a replay of the subtree makes them, empty,
+    first. What the subtree put in them is its own; what is not is its ancestor's, which a
+    replay of the subtree does not see (the writer then stays the larger unit)."""
+    proc, ancestors = processes[unit], []
+    while (parent := processes[proc.parent] if proc.parent is not None else None) is not None:
+        ancestors.append(parent)
+        proc = parent
+    made = {a.path for p in ancestors for a in p.accesses if a.kind == "mkdir" and a.time <= processes[unit].start}
+    gone = {a.path for p in ancestors for a in p.accesses if a.kind == "delete" and a.time >= processes[unit].end}
+    looked = {a.path for i in subtree for a in processes[i].accesses if a.kind in ("probe", "read", "list") and a.found}
+    return tuple(sorted(made & gone & looked))

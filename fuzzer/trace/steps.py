@@ -1,7 +1,7 @@
 """Steps: the commands a build driver launched, with everything their subtree touched.
 
-A driver is the build's root process or any make/ninja/scons/`cmake --build`/`meson
-compile` (test, benchmark) process. `meson setup`, like `cmake -S` or `./configure`, is a
+A driver is the build's root process or any make/ninja/scons/dune/`cmake --build`/`meson
+compile` (test, benchmark) process, also when a wrapper of that name execs it (a shim). `meson setup`, like `cmake -S` or `./configure`, is a
 step: it writes its own files (meson-private/coredata.dat, meson-logs/), and its compiler
 checks are its processes. A step is the process subtree rooted at a child of a driver, minus deeper
 drivers' subtrees: under `make` → `$(MAKE) -C sub`, the sub-make's children are the
@@ -25,7 +25,7 @@ from fuzzer.trace.joiner import joined_calls
 from fuzzer.trace.processes import Access, Process, track_calls
 from fuzzer.trace.tempnames import identity
 
-DRIVERS = frozenset({"make", "gmake", "bmake", "ninja", "samu", "scons"})
+DRIVERS = frozenset({"make", "gmake", "bmake", "ninja", "samu", "scons", "dune"})  # dune runs its compiles itself
 MESON_DRIVING = frozenset({"compile", "test", "benchmark"})  # meson subcommands that run ninja or the tests
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
 
@@ -169,6 +169,8 @@ def match_steps(a: BuildTrace, b: BuildTrace) -> list[tuple[Step, Step]]:
 def is_driver(proc: Process) -> bool:
     if not proc.execs:  # a fork that never exec'd is still its parent's helper
         return False
+    if any(os.path.basename(argv[0]) in DRIVERS for argv in proc.execs[:-1] if argv):
+        return True  # run by a driver's name, through a wrapper that execs the program (a shim)
     argv = proc.execs[-1]
     name = os.path.basename(argv[0]) if argv else ""
     return name in DRIVERS or (name == "cmake" and "--build" in argv) \

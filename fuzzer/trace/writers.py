@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from fuzzer.observe import EMPTY_DIGESTS
 from fuzzer.trace.process_model import Access, Process
-from fuzzer.trace.restore import NOTHING_KEPT, Kept, brought_back
+from fuzzer.trace.restore import NOTHING_KEPT, Kept, brought_back, handed_down
 from fuzzer.trace.steps import BuildTrace, Step, command_of
 from fuzzer.trace.tempnames import normalised
 
@@ -273,15 +273,15 @@ def _why_not_replayable(trace: BuildTrace, unit: int, mtimes: Mtimes = {}, kept:
         return "read its standard input from a pipe another process fed"
     subtree = _subtree(trace, unit)
     members = [trace.processes[i] for i in subtree]
-    online = next((p for p in members if p.network), None)
-    if online is not None:
+    if (online := next((p for p in members if p.network), None)) is not None:
         return f"used the network ({online.network})"
     index, inside = _index(trace), set(subtree)
-    hidden = set(created_after_missed(trace, subtree)) | set(restored_inputs(trace, subtree, kept))
+    handed = handed_down(trace.processes, unit, subtree)  # made again by a replay, empty: what is in it is its own
+    hidden = {*created_after_missed(trace, subtree), *restored_inputs(trace, subtree, kept), *handed}
     own = made_after_missing(trace, subtree)
     for member in members:
         for a in member.accesses:
-            if a.path in hidden or (a.path in own and a.kind != "write"):
+            if a.path in hidden or (a.path in own and a.kind != "write") or a.path.startswith(tuple(f"{d}/" for d in handed)):
                 continue
             reason = _lost(trace, index, inside, a.kind, a.path, a.time, a.found, mtimes)
             if reason:

@@ -135,6 +135,34 @@ def test_two_writers_of_a_differing_file_name_each_other():
         assert all(d.other != root.command for d in root.input_differences)
 
 
+def archive_recipe(t0: float, ranlib_reads: bool = True, ranlib_start: float = 1.1) -> list[FakeStep]:
+    """`ar rU lib.a a.o` then `ranlib lib.a`, lines of one recipe."""
+    return [
+        FakeStep("ar rU lib.a a.o", t0, t0 + 1, reads={"a.o": t0 + 0.1}, writes={"lib.a": t0 + 0.5}),
+        FakeStep("ranlib lib.a", t0 + ranlib_start, t0 + ranlib_start + 0.5,
+                 reads={"lib.a": t0 + ranlib_start + 0.1} if ranlib_reads else {},
+                 writes={"lib.a": t0 + ranlib_start + 0.2}),
+    ]
+
+
+@FAST
+@given(st.floats(0, 5), st.floats(0, 5))
+def test_a_line_rewriting_the_archive_after_it_follows_its_writer(t_ref, t_div):
+    """ranlib after ar in both runs: one root, the archiver, replayed with ranlib after it."""
+    (root,) = find_roots(synthetic_trace(archive_recipe(t_ref)), synthetic_trace(archive_recipe(t_div)), {"lib.a"})
+    assert root.command == "ar rU lib.a a.o" and root.input_differences == ()
+    assert [s.command for s in root.rewriters] == ["ranlib lib.a"]
+
+
+@pytest.mark.parametrize("ranlib_reads, ranlib_start", [(False, 1.1), (True, 0.5)])
+def test_a_writer_that_did_not_read_first_or_overlapped_is_still_a_co_writer(ranlib_reads, ranlib_start):
+    """In one of the runs the second writer did not read the file first, or ran at once."""
+    steps = archive_recipe(0, ranlib_reads, ranlib_start)
+    roots = find_roots(synthetic_trace(steps), synthetic_trace(archive_recipe(0)), {"lib.a"})
+    assert {r.command for r in roots} == {"ar rU lib.a a.o", "ranlib lib.a"}
+    assert all(r.rewriters == () and CO_WRITER in {d.how for d in r.input_differences} for r in roots)
+
+
 def nested_build(cc_exit: int, wrapper_reads_at: float):
     """make → `cd lib && make` (a step) → make → `cc -c x.c` (writes lib/x.o)."""
 

@@ -4,14 +4,17 @@ may put them, and that a link into the keep's stash is no access of the build's.
 
 from __future__ import annotations
 
+import os
 import subprocess
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from hypothesis import given, strategies as st
 
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.trace.paths import KEPT, PathNames
-from fuzzer.trace.restore import CLOCK_SLACK_S, kept_of
+from fuzzer.trace.restore import CLOCK_SLACK_S, handed_down, kept_of
 from fuzzer.trace.writers import restored_inputs, step_not_replayable, writer_of
 from test_trace_writers import PIP, WS, trace
 
@@ -117,6 +120,47 @@ def test_what_a_process_of_the_same_step_wrote_is_never_put_back():
     writer = writer_of(t, t.steps[0], ("t.o",), kept=kept)
     assert writer.is_step and writer.passed_over == ("`as -o t.o /tmp/ccAb12Cd.s` read /tmp/ccAb12Cd.s, which "
                                                      "`gcc -c t.c` removed afterwards",)
+
+
+# autoreconf's shape: it makes its TMPDIR, every autoconf below it looks into it (autom4te
+# makes its own scratch there), and it removes the directory at its end
+AUTORECONF = """
+    1 1.0 execve("/usr/bin/make", ["make"], 0x1 /* 1 vars */) = 0
+    1 1.1 clone(child_stack=NULL) = 2
+    2 1.2 execve("/usr/bin/autoreconf", ["autoreconf", "-fi"], 0x1 /* 1 vars */) = 0
+    2 1.3 mkdir("/tmp/arNzpeXg", 0700) = 0
+    2 1.4 clone(child_stack=NULL) = 3
+    3 1.5 execve("/usr/bin/autoconf", ["autoconf", "--trace=AC_INIT", "configure.ac"], 0x1 /* 1 vars */) = 0
+    3 1.55 newfstatat(AT_FDCWD</ws>, "/tmp/arNzpeXg", {st_mode=S_IFDIR|0700, st_size=4096, ...}, 0) = 0
+    3 1.6 mkdir("/tmp/arNzpeXg/am4tXy", 0700) = 0
+    3 1.65 openat(AT_FDCWD</ws>, "/tmp/arNzpeXg/am4tXy/traces.m4", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</tmp/arNzpeXg/am4tXy/traces.m4>
+    3 1.7 openat(AT_FDCWD</ws>, "autom4te.cache/requests", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</ws/autom4te.cache/requests>
+    3 1.75 unlinkat(AT_FDCWD</ws>, "/tmp/arNzpeXg/am4tXy/traces.m4", 0) = 0
+    3 1.8 +++ exited with 0 +++
+    2 1.9 unlinkat(AT_FDCWD</ws>, "/tmp/arNzpeXg", AT_REMOVEDIR) = 0
+    2 2.0 +++ exited with 0 +++
+    1 2.1 +++ exited with 0 +++
+"""
+
+
+def test_a_temporary_directory_an_ancestor_made_and_removed_is_made_again_for_the_replay():
+    t = trace(AUTORECONF)
+    autoconf = next(p.index for p in t.processes if p.argv[0] == "autoconf")
+    assert handed_down(t.processes, autoconf, [autoconf]) == ("/tmp/arNzpeXg",)
+    writer = writer_of(t, t.steps[0], ("autom4te.cache/requests",))
+    assert not writer.is_step and writer.process.argv[0] == "autoconf"
+
+
+def test_a_replay_makes_the_handed_down_directory_and_removes_it_after(tmp_path):
+    made = Path(tempfile.gettempdir()) / f"ar{os.getpid()}x"  # in the temporary directory, as autoreconf's is
+    out = tmp_path / "tree" / "out"
+    out.parent.mkdir()
+    call = StepCall(argv=("sh", "-c", f"test -d {made} && echo ok > out"), cwd=".", env={"PATH": "/usr/bin:/bin", "TMPDIR": str(made)},
+                    exit_code=0, restored=("out",), compared=("out",), created=("out",), made_dirs=(str(made),))
+    with StepReplayer(_Guard(), tmp_path / "tree", call, (0,), tmp_path / "logs") as replayer:
+        outcome = replayer.replay(times=1)
+        assert not outcome.failed and out.read_text() == "ok\n"
+    assert not made.exists() and not out.exists()  # as the traced build left them
 
 
 @given(st.lists(st.tuples(st.floats(0.0, 4.0, allow_nan=False), st.floats(0.0, 4.0, allow_nan=False)), max_size=6))

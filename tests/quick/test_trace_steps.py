@@ -334,3 +334,32 @@ def test_files_a_driver_wrote_itself_are_named_with_the_driver():
         1 1.7 +++ exited with 0 +++
     """)
     assert written_by_drivers(t, [".ninja_log", "ops.o", "absent"]) == {".ninja_log": "ninja"}
+
+
+@pytest.mark.parametrize("dune", [
+    '2 1.2 execve("/usr/bin/dune", ["dune", "build"], 0x1 /* 1 vars */) = 0',
+    # a wrapper by dune's name that execs the program (a shim, a stand-in script)
+    '2 1.2 execve("./tools/dune", ["./tools/dune", "build"], 0x1 /* 1 vars */) = 0\n'
+    '        2 1.25 execve("/usr/bin/python3", ["python3", "tools/driver.py", "build"], 0x1 /* 1 vars */) = 0',
+])
+def test_dune_under_make_is_a_driver_whose_compiles_are_steps(dune):
+    """An opam package's Makefile runs dune, which runs every compile itself: as one step
+    of make, two compiles racing on an interface were one step, with no hazard."""
+    t = trace(f"""
+        1 1.0 execve("/bin/sh", ["sh", "-c", "dune build"], 0x1 /* 1 vars */) = 0
+        1 1.1 vfork( <unfinished ...>
+        {dune}
+        2 1.3 vfork( <unfinished ...>
+        3 1.4 execve("/usr/bin/ocamlc", ["ocamlc", "-c", "lexer.ml"], 0x1 /* 1 vars */) = 0
+        3 1.5 openat(AT_FDCWD</ws>, "lexer.cmi", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</ws/lexer.cmi>
+        3 1.6 +++ exited with 0 +++
+        2 1.7 <... vfork resumed>) = 3
+        2 1.8 vfork( <unfinished ...>
+        4 1.9 execve("/usr/bin/ocamlc", ["ocamlc", "-c", "parser.ml"], 0x1 /* 1 vars */) = 0
+        4 2.0 +++ exited with 0 +++
+        2 2.1 <... vfork resumed>) = 4
+        2 2.2 +++ exited with 0 +++
+        1 2.3 <... vfork resumed>) = 2
+        1 2.4 +++ exited with 0 +++
+    """)
+    assert [s.argv for s in t.steps] == [("ocamlc", "-c", "lexer.ml"), ("ocamlc", "-c", "parser.ml")]

@@ -1,0 +1,2 @@
+let token s = String.length s
+let next_char s i = s.[i]

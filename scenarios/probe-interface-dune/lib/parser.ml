@@ -1,0 +1,2 @@
+let parse s = Lexer.token s + 1
+let peek s = Lexer.next_char s 0
