@@ -29,7 +29,6 @@ namespaces there is one slot, the tree itself, at the campaign's path, and
 
 from __future__ import annotations
 
-import queue
 import shutil
 import threading
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -39,6 +38,7 @@ from typing import Callable, Sequence, TypeVar
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.guard import Guard, GuardError
 from fuzzer.execute.local import LocalExecutor
+from fuzzer.execute.replay_spread import FreeSlots, SpreadReplayer
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import Workspace, parent_output_names
@@ -61,24 +61,26 @@ def replays_at_once(config) -> int:
 
 
 def in_slots(items: Sequence[Item], slots: Sequence[Slot], work: Callable[[Item, Slot], Result],
-             interrupt: Callable[[], None] = lambda: None) -> list[Result]:
+             replaying: "Slots | None" = None) -> list[Result]:
     """`work(item, slot)` for every item in order, each in the first free slot, as many at
-    once as there are slots; the results in the items' order. One slot: in this thread,
-    so Ctrl-C reaches the replay's wait. Several: on the first error (or Ctrl-C), no item
-    starts any more, `interrupt()` ends those running (`Slots.interrupt`), and the error
-    is raised once they have."""
-    if len(slots) <= 1:
-        return [work(item, slots[0]) for item in items]
-    free: queue.SimpleQueue = queue.SimpleQueue()
-    for slot in slots:
-        free.put(slot)
+    once as there are slots; the results in the items' order. `replaying`: the replay slots
+    `slots[k]` replays in (slot k): an item takes slot k from their free ones, from which
+    a step's replays borrow those no item waits for (`replay_spread`). One slot: in this
+    thread, so Ctrl-C reaches the replay's wait. Several: on the first error (or Ctrl-C), no
+    item starts any more, `replaying.interrupt()` ends those running, and the error is
+    raised once they have."""
+    free = replaying.free if replaying else FreeSlots(range(len(slots)))
+    interrupt = replaying.interrupt if replaying else lambda: None
 
     def in_a_free_slot(item: Item) -> Result:
-        slot = free.get()
+        k = free.take()
         try:
-            return work(item, slot)
+            return work(item, slots[k])
         finally:
-            free.put(slot)
+            free.give(k)
+
+    if len(slots) <= 1:
+        return [in_a_free_slot(item) for item in items]
 
     with ThreadPoolExecutor(len(slots), thread_name_prefix="buildfuzz-replay") as pool:
         futures = [pool.submit(in_a_free_slot, item) for item in items]
@@ -117,9 +119,11 @@ class SessionSlots:
         self.session = session
         self.count, self.serial_reason = session.count, session.serial_reason
         self.at_once = self.count
+        self.free = FreeSlots(range(self.count))
 
-    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
-        return self.session.replayer(call, cpus, slot)
+    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> SpreadReplayer:
+        return SpreadReplayer(self.session.replayer(call, cpus, slot), lambda k: self.session.replayer(call, cpus, k),
+                              self.free, self.at_once)
 
     def interrupt(self) -> None:
         """Nothing to do here: a replay on a worker ends when its actor is let go."""
@@ -144,9 +148,15 @@ class ReplaySlots:
         self._trees: list[Path | None] = [None] * self.count
         self._guards: list[Guard | None] = [None] * self.count
         self._lock, self._interrupted = threading.Lock(), False
+        self.free = FreeSlots(range(self.count))  # `in_slots` takes from it, a step's replays borrow
 
-    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
-        """A replayer in `slot`, which one thread at a time uses (`in_slots` sees to it)."""
+    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> SpreadReplayer:
+        """A replayer in `slot` whose replays also run in the slots free when it replays."""
+        return SpreadReplayer(self._replayer(slot, call, cpus), lambda k: self._replayer(k, call, cpus), self.free,
+                              self.at_once)
+
+    def _replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
+        """A replayer in `slot`, which one thread at a time uses (`in_slots` and `FreeSlots` see to it)."""
         logs = self.logs / f"slot-{slot}"
         if self._guards[slot] is None:
             self._trees[slot] = self._copy(slot) if self.isolation else self.tree
