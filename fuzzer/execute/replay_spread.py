@@ -13,10 +13,11 @@ replaying in turns would.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from fuzzer.execute.step_replay import REPLAYS, ReplayOutcome, StepReplayer, Variation, joined
 
@@ -62,6 +63,26 @@ class FreeSlots:
         return taken
 
 
+class Lender:
+    """Replay slots whose free ones a step's replays borrow, only while `in_slots` hands them
+    out (`lending`): a caller that gives slots out another way gets no borrowing, so no two
+    replays ever share a slot."""
+
+    free: FreeSlots | None = None
+    at_once = 1
+
+    @contextlib.contextmanager
+    def lending(self, free: FreeSlots) -> Iterator[None]:
+        self.free = free
+        try:
+            yield
+        finally:
+            self.free = None
+
+    def spread(self, own: StepReplayer, other: Callable[[int], StepReplayer]) -> "StepReplayer | SpreadReplayer":
+        return SpreadReplayer(own, other, self.free, self.at_once) if self.free else own
+
+
 class SpreadReplayer:
     """A step's replayer in its own slot that runs each call's replays in the free slots too.
     `other(slot)`: a replayer of the same call in another slot; `at_once`: how many replays
@@ -69,7 +90,6 @@ class SpreadReplayer:
 
     def __init__(self, own: StepReplayer, other: Callable[[int], StepReplayer], free: FreeSlots, at_once: int):
         self.own, self.other, self.free, self.at_once = own, other, free, at_once
-        self.call = own.call
 
     def __enter__(self) -> "SpreadReplayer":
         return self

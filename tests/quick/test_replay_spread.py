@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzer.execute.guard import Guard
-from fuzzer.execute.replay_spread import FreeSlots, SpreadReplayer, shares
+from fuzzer.execute.replay_spread import FreeSlots, Lender, SpreadReplayer, shares
 from fuzzer.execute.step_replay import ReplayOutcome, StepCall, StepReplayer, Variation, decided, joined
 
 
@@ -76,7 +76,7 @@ class Counting:
     """A fake replayer in one slot: the same bytes every time, each replay logged by slot."""
 
     def __init__(self, slot: int, log: list[int]):
-        self.slot, self.log, self.call = slot, log, None
+        self.slot, self.log = slot, log
 
     def __enter__(self):
         return self
@@ -111,3 +111,13 @@ def test_a_step_borrows_no_slot_a_waiting_step_needs():
     spread.replay(Variation("plain"), 4)
     free.give(other)
     assert log == [own] * 4
+
+
+def test_slots_lend_their_free_ones_only_while_in_slots_hands_them_out():
+    """A caller that gives slots out itself (a bench's own loop) gets plain replayers: no
+    borrowed slot can be one it is using."""
+    lender, own = Lender(), Counting(0, [])
+    assert lender.spread(own, lambda k: Counting(k, [])) is own
+    with lender.lending(FreeSlots(range(2))):
+        assert isinstance(lender.spread(own, lambda k: Counting(k, [])), SpreadReplayer)
+    assert lender.spread(own, lambda k: Counting(k, [])) is own
