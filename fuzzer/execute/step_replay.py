@@ -19,7 +19,8 @@ judged on (as if it found its work done), is no evidence of anything but itself:
 says so, with the first lines of its log. Replays are spread over more than a second, so
 a step that embeds the time in seconds does vary. A variation may move its inputs'
 metadata (mtimes, modes) for its replays: they are put back after each one, so the tree
-other replays see is the traced one.
+other replays see is the traced one. Given what was seen before, replays are a screen:
+they stop once two outputs differ (or one fails), since more cannot change the answer.
 """
 
 from __future__ import annotations

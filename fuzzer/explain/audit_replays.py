@@ -2,9 +2,10 @@
 
 A first pass gives every planned step one replay alone, in plan order (deliverables first,
 then the cheapest), compared with what the traced build left: a step whose replay differs
-is a root and is classified at once, kind and stabilisers. A second pass tops the steps
-that matched up to REPLAYS replays, cheapest first, while the budget lasts, less what the
-localization that follows needs. On a PyTorch-sized build the long stable steps are most of
+is a root and is classified at once, kind and stabilisers, classify's plain replays opening
+with the audit's (the same conditions: counted once). A second pass tops the steps that
+matched up to REPLAYS replays, cheapest first, while the budget lasts, less what the
+localization that follows needs; a top-up stops at the first replay that differs. On a PyTorch-sized build the long stable steps are most of
 the time and the varying generators a few seconds each: replaying every long step REPLAYS
 times would spend the night on the steps least likely to matter. k replays identical to the
 traced build bound the variation left below 1 - 0.05^(1/k) of replays at 95% (about 3/k);
