@@ -7,6 +7,7 @@ libnnpack.a), fuzzed by `buildfuzz run --check-steps all` (issue 30, item 8).
     python bench/bench_nnpack.py --fetch           # clone them from GitHub first (network)
     python bench/bench_nnpack.py --sources DIR --budget 45m   # the overnight run
     python bench/bench_nnpack.py --smoke           # a stand-in, offline (CI; ~1 min)
+    python bench/bench_nnpack.py --smoke --against main   # and buildfuzz as of main on the same tree
 
 Offline once the sources are here: NNPACK's CMake is pointed at each checkout through its
 *_SOURCE_DIR variables, so it downloads nothing. PeachPy needs `six` and `Opcodes`: the bench
@@ -21,8 +22,11 @@ was named for it, its kind, stabilisers and what the budget left unfinished, and
 (replays alone, and for a stable one the bound k identical replays give: 1 - 0.05^(1/k) at
 95%); then the cost: builds, the audit's and localization's time in builds' time (the
 untraced reference's wall time), and against the limit: the replays the claims need (5 for a
-step called stable, 5 more plus a stabiliser search for one that varies) × each step's
-measured time ÷ the replay slots. `--smoke` builds a tiny stand-in instead: a CMake + Ninja
+step called stable; for one that varies, the two different outputs that show it plus a
+stabiliser search) × each step's measured time ÷ the replay slots. `--against REV` runs
+buildfuzz as of git revision REV too (its files from `git archive`, in the temporary
+directory), on the same tree, first, and prints its table before this checkout's and the
+two costs side by side. `--smoke` builds a tiny stand-in instead: a CMake + Ninja
 project with one stable and one PeachPy-like generator (the audit-generator-chain scenario's
 gen.py, varying unless both ASLR and the hash seed are fixed) and prints the same table.
 """
@@ -57,6 +61,7 @@ KERNELS = [f"src/x86_64-fma/{k}.py" for k in (
     "2d-fourier-8x8", "2d-fourier-16x16", "2d-winograd-8x8-3x3", "blas/s8gemm", "blas/c8gemm", "blas/s4c6gemm",
     "blas/conv1x1", "blas/sgemm", "max-pooling", "relu", "softmax", "blas/sdotxf", "blas/shdotxf")]
 SMOKE_MODES, SMOKE_SECONDS = ["stable", "joint"], [0.05, 0.1]
+DECIDING = 2  # replays that show a step varies: two different outputs
 
 
 def fetch(into: Path) -> Path:
@@ -112,12 +117,24 @@ def stand_in(work: Path) -> tuple[Path, str]:
     return tree, "cmake -S . -B build -G Ninja >/dev/null && cmake --build build -j {jobs}"
 
 
-def fuzz(tree: Path, command: str, store: Path, report: Path, runs: int, budget: str | None) -> float:
+def exported(rev: str, into: Path) -> Path:
+    """buildfuzz's files as of git revision `rev`, in `into`."""
+    into.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=False)
+    if archive.returncode:
+        sys.exit(f"bench_nnpack: no git revision {rev}: {archive.stderr.decode()[:200]}")
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
+def fuzz(tree: Path, command: str, store: Path, report: Path, runs: int, budget: str | None,
+         root: Path = ROOT) -> float:
+    """`root`: the buildfuzz to run (this checkout's, or a revision's exported)."""
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "fuzzer", "run", "--source", str(tree), "--store", str(store),
                            "--runs", str(runs), "--seed", "1", "--check-steps", "all", "--report-json", str(report),
                            "--quiet", *(["--budget", budget] if budget else []), "--", command],
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True)
+                          cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True)
     if done.returncode not in (0, 1) or not report.exists():
         sys.exit(f"bench_nnpack: buildfuzz run failed (exit {done.returncode}): {done.stderr[-2000:]}")
     return time.monotonic() - started
@@ -161,23 +178,33 @@ def limit_s(report: dict) -> tuple[float, int]:
         if row["result"] == "not-replayable" or not row.get("step_s"):
             unmeasured += row["result"] != "not-replayable"
             continue
-        need = REPLAYS + (REPLAYS + search if row["command"] in varying or row["result"] == "varies" else 0)
+        need = DECIDING + search if row["command"] in varying or row["result"] == "varies" else REPLAYS
         total += need * row["step_s"]
     return total / max(audit.get("parallel", 1), 1), unmeasured
+
+
+def cost(report: dict, wall: float) -> tuple[float, float, float, float, float]:
+    """Audit + localization in builds' time, the limit in builds, limit / spent, the whole run
+    in builds, and audit + localization in seconds (what two runs on one tree compare best:
+    each limit follows its own traced build's step times, which the load moves)."""
+    build_s, phases = report["runs"][0]["wall_s"], report["phases"]
+    spent = phases.get("audit", 0.0) + phases.get("localize", 0.0)
+    limit = limit_s(report)[0]
+    return spent / build_s, limit / build_s, limit / spent if spent else 0.0, wall / build_s, spent
 
 
 def show(report: dict, kernels: list[str], wall: float, load: tuple, load_after: tuple, budget: str | None) -> None:
     phases, audit = report["phases"], report["audit"] or {}
     build_s = report["runs"][0]["wall_s"]
-    spent = phases.get("audit", 0.0) + phases.get("localize", 0.0)
-    limit, unmeasured = limit_s(report)
+    spent_builds, limit_builds, ratio, whole, _ = cost(report, wall)
+    unmeasured = limit_s(report)[1]
     print(f"nnpack bench: {len(kernels)} kernels, --check-steps all, {len(report['runs'])} builds, "
           f"budget {budget or 'default'}; load average {load[0]:.2f} before, {load_after[0]:.2f} after")
     print(f"verdict {report['verdict']}; one build (untraced reference) {build_s:.1f} s; audit "
-          f"{phases.get('audit', 0):.0f} s + localization {phases.get('localize', 0):.0f} s = {spent:.0f} s = "
-          f"{spent / build_s:.2f} builds' time; whole run {wall:.0f} s = {wall / build_s:.1f} builds")
-    print(f"limit (replays the claims need x each step's time / {audit.get('parallel', 1)} slots): {limit:.0f} s = "
-          f"{limit / build_s:.2f} builds; limit / spent = {limit / spent if spent else 0:.2f}"
+          f"{phases.get('audit', 0):.0f} s + localization {phases.get('localize', 0):.0f} s = "
+          f"{spent_builds * build_s:.0f} s = {spent_builds:.2f} builds' time; whole run {wall:.0f} s = {whole:.1f} builds")
+    print(f"limit (replays the claims need x each step's time / {audit.get('parallel', 1)} slots): "
+          f"{limit_builds * build_s:.0f} s = {limit_builds:.2f} builds; limit / spent = {ratio:.2f}"
           + (f" ({unmeasured} step(s) with no traced time, not in the limit)" if unmeasured else ""))
     print(f"audit: {audit.get('audited', 0)} of {audit.get('reaching', 0)} steps, {audit.get('roots', 0)} roots, "
           f"{audit.get('short', 0)} short of {REPLAYS} replays, {audit.get('left', 0)} left")
@@ -203,6 +230,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--work", type=Path, help="keep the venv, PeachPy and FP16 here between runs")
     parser.add_argument("--report-json", type=Path, help="keep buildfuzz's report here")
+    parser.add_argument("--against", metavar="REV", help="also run buildfuzz as of git revision REV (e.g. main)")
     args = parser.parse_args()
     if not (args.sources or args.fetch or args.smoke):
         parser.error("give --sources DIR, --fetch or --smoke")
@@ -214,12 +242,21 @@ def main() -> int:
         else:
             sources = fetch(work / "sources") if args.fetch else args.sources.resolve()
             (tree, command), kernels = prepare(sources, work), KERNELS
-        load = os.getloadavg()
-        wall = fuzz(tree, command, run_dir / "store", run_dir / "report.json", args.runs, args.budget)
-        report = json.loads((run_dir / "report.json").read_text())
+        costs = {}
+        for label, root in ([(args.against, exported(args.against, Path(tmp) / "against"))] if args.against
+                            else []) + [("this checkout", ROOT)]:
+            load, store = os.getloadavg(), Path(tempfile.mkdtemp(prefix="store-", dir=tmp))
+            wall = fuzz(tree, command, store, store / "report.json", args.runs, args.budget, root)
+            report = json.loads((store / "report.json").read_text())
+            if args.against:
+                print(f"== buildfuzz as of {label}")
+            show(report, kernels, wall, load, os.getloadavg(), args.budget)
+            costs[label] = cost(report, wall)
         if args.report_json:
-            shutil.copy(run_dir / "report.json", args.report_json)
-        show(report, kernels, wall, load, os.getloadavg(), args.budget)
+            shutil.copy(store / "report.json", args.report_json)
+        for label, (spent, limit, ratio, whole, seconds) in costs.items() if args.against else ():
+            print(f"side by side: {label:>14}: audit + localization {seconds:.0f} s = {spent:.2f} builds' time, "
+                  f"limit {limit:.2f} builds, limit / spent {ratio:.2f}, whole run {whole:.1f} builds")
         if args.work:
             shutil.rmtree(work / "nnpack", ignore_errors=True)
     return 0

@@ -352,12 +352,14 @@ class RemoteStepReplayer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def replay(self, variation: Variation = Variation("plain"), times: int = REPLAYS) -> ReplayOutcome:
-        return self.replay_each([variation], times)[variation.name]
+    def replay(self, variation: Variation = Variation("plain"), times: int = REPLAYS,
+               seen: tuple[str, ...] | None = None) -> ReplayOutcome:
+        return self.replay_each([variation], times, seen)[variation.name]
 
-    def replay_each(self, variations: list[Variation], times: int) -> dict[str, ReplayOutcome]:
+    def replay_each(self, variations: list[Variation], times: int,
+                    seen: tuple[str, ...] | None = None) -> dict[str, ReplayOutcome]:
         with self._client.as_current():  # an actor's proxy finds its client as the current one
-            return self._actor.replay_each(variations, times).result()
+            return self._actor.replay_each(variations, times, seen).result()
 
     def close(self) -> None:
         if self._actor is not None:

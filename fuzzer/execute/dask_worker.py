@@ -322,9 +322,10 @@ class StepActor:
             self._replayer = StepReplayer(self._guard, tree, call, cpus, scratch / "logs",
                                           seen_at=Path(site.path) if isolation else None)
 
-    def replay_each(self, variations: list[Variation], times: int) -> dict[str, ReplayOutcome]:
+    def replay_each(self, variations: list[Variation], times: int,
+                    seen: tuple[str, ...] | None = None) -> dict[str, ReplayOutcome]:
         with self._at_path(), Watch(self._wanted, self._guard):
-            return self._replayer.replay_each(variations, times)
+            return self._replayer.replay_each(variations, times, seen)
 
     def close(self) -> None:
         try:

@@ -22,14 +22,16 @@ however the slots' work ended.
 There are SLOTS_PER_REPLAY slots per replay wanted at once, and as many CPU turns as
 replays wanted: a replay holds a turn only while its process runs. A step's replays are
 spread over at least SPREAD_S (second-resolution clocks must tick), so a short step's
-slot mostly waits; that wait is another slot's turn, not an idle CPU. Without mount
+slot mostly waits; that wait is another slot's turn, not an idle CPU. A step's replays also
+run in the slots free at the time, none a waiting step needs (`replay_spread`), so one
+step left replaying does not leave the other CPUs idle. Without mount
 namespaces there is one slot, the tree itself, at the campaign's path, and
 `serial_reason` says why.
 """
 
 from __future__ import annotations
 
-import queue
+import contextlib
 import shutil
 import threading
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -39,6 +41,7 @@ from typing import Callable, Sequence, TypeVar
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.guard import Guard, GuardError
 from fuzzer.execute.local import LocalExecutor
+from fuzzer.execute.replay_spread import FreeSlots, Lender, SpreadReplayer
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import Workspace, parent_output_names
@@ -61,24 +64,30 @@ def replays_at_once(config) -> int:
 
 
 def in_slots(items: Sequence[Item], slots: Sequence[Slot], work: Callable[[Item, Slot], Result],
-             interrupt: Callable[[], None] = lambda: None) -> list[Result]:
+             replaying: "Slots | None" = None) -> list[Result]:
     """`work(item, slot)` for every item in order, each in the first free slot, as many at
-    once as there are slots; the results in the items' order. One slot: in this thread,
-    so Ctrl-C reaches the replay's wait. Several: on the first error (or Ctrl-C), no item
-    starts any more, `interrupt()` ends those running (`Slots.interrupt`), and the error
-    is raised once they have."""
-    if len(slots) <= 1:
-        return [work(item, slots[0]) for item in items]
-    free: queue.SimpleQueue = queue.SimpleQueue()
-    for slot in slots:
-        free.put(slot)
+    once as there are slots; the results in the items' order. `replaying`: the replay slots
+    `slots[k]` replays in (slot k), lent for the call: a step's replays also borrow the
+    slots no item holds or waits for (`replay_spread`). One slot: in this
+    thread, so Ctrl-C reaches the replay's wait. Several: on the first error (or Ctrl-C), no
+    item starts any more, `replaying.interrupt()` ends those running, and the error is
+    raised once they have."""
+    free = FreeSlots(range(len(slots)))
+    with replaying.lending(free) if replaying else contextlib.nullcontext():
+        return _in_free_slots(items, slots, work, free, replaying.interrupt if replaying else lambda: None)
 
+
+def _in_free_slots(items: Sequence[Item], slots: Sequence[Slot], work: Callable[[Item, Slot], Result],
+                   free: FreeSlots, interrupt: Callable[[], None]) -> list[Result]:
     def in_a_free_slot(item: Item) -> Result:
-        slot = free.get()
+        k = free.take()
         try:
-            return work(item, slot)
+            return work(item, slots[k])
         finally:
-            free.put(slot)
+            free.give(k)
+
+    if len(slots) <= 1:
+        return [in_a_free_slot(item) for item in items]
 
     with ThreadPoolExecutor(len(slots), thread_name_prefix="buildfuzz-replay") as pool:
         futures = [pool.submit(in_a_free_slot, item) for item in items]
@@ -109,7 +118,7 @@ def replay_slots(executor: Executor, record: RunRecord, wanted: int, logs: Path)
     return SessionSlots(executor.step_session(record))
 
 
-class SessionSlots:
+class SessionSlots(Lender):
     """The executor's own step session's slots (a Dask cluster's: each replay on a worker,
     sent the files its step looked at)."""
 
@@ -118,8 +127,8 @@ class SessionSlots:
         self.count, self.serial_reason = session.count, session.serial_reason
         self.at_once = self.count
 
-    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
-        return self.session.replayer(call, cpus, slot)
+    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]):
+        return self.spread(self.session.replayer(call, cpus, slot), lambda k: self.session.replayer(call, cpus, k))
 
     def interrupt(self) -> None:
         """Nothing to do here: a replay on a worker ends when its actor is let go."""
@@ -131,7 +140,7 @@ class SessionSlots:
         pass
 
 
-class ReplaySlots:
+class ReplaySlots(Lender):
     def __init__(self, tree: Path, wanted: int, logs: Path, parent_outputs: bool = False):
         """`parent_outputs`: the tree's parent is buildfuzz's, and each slot has its own (above)."""
         self.tree, self.logs, self.parent_outputs = tree, logs, parent_outputs
@@ -145,8 +154,13 @@ class ReplaySlots:
         self._guards: list[Guard | None] = [None] * self.count
         self._lock, self._interrupted = threading.Lock(), False
 
-    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
-        """A replayer in `slot`, which one thread at a time uses (`in_slots` sees to it)."""
+    def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer | SpreadReplayer:
+        """A replayer in `slot`; while `in_slots` lends the slots, its replays also run in
+        those free when it replays."""
+        return self.spread(self._replayer(slot, call, cpus), lambda k: self._replayer(k, call, cpus))
+
+    def _replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:
+        """A replayer in `slot`, which one thread at a time uses (`in_slots` and `FreeSlots` see to it)."""
         logs = self.logs / f"slot-{slot}"
         guard = self._guards[slot]
         if guard is None:

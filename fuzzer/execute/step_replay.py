@@ -19,7 +19,8 @@ judged on (as if it found its work done), is no evidence of anything but itself:
 says so, with the first lines of its log. Replays are spread over more than a second, so
 a step that embeds the time in seconds does vary. A variation may move its inputs'
 metadata (mtimes, modes) for its replays: they are put back after each one, so the tree
-other replays see is the traced one.
+other replays see is the traced one. Given what was seen before, replays are a screen:
+they stop once two outputs differ (or one fails), since more cannot change the answer.
 """
 
 from __future__ import annotations
@@ -204,12 +205,16 @@ class StepReplayer:
         """Where the backup of a file is: outside-the-tree files under their own prefix."""
         return self._backup / OUTSIDE / rel.lstrip("/") if rel.startswith("/") else self._backup / BACKED_UP / rel
 
-    def replay(self, variation: Variation = Variation("plain"), times: int = REPLAYS) -> ReplayOutcome:
-        return self.replay_each([variation], times)[variation.name]
+    def replay(self, variation: Variation = Variation("plain"), times: int = REPLAYS,
+               seen: tuple[str, ...] | None = None) -> ReplayOutcome:
+        return self.replay_each([variation], times, seen)[variation.name]
 
-    def replay_each(self, variations: list[Variation], times: int) -> dict[str, ReplayOutcome]:
+    def replay_each(self, variations: list[Variation], times: int,
+                    seen: tuple[str, ...] | None = None) -> dict[str, ReplayOutcome]:
         """Replay every variation `times` times, round-robin, the rounds spread over
-        SPREAD_S: one pass over the clock serves every variation."""
+        SPREAD_S: one pass over the clock serves every variation. `seen`: a screen, which
+        stops replaying a variation once it is decided (`decided`: two outputs differ,
+        counting these digests seen before under the same conditions, or a replay failed)."""
         digests: dict[str, list[str]] = {v.name: [] for v in variations}
         contents: dict[str, list[dict[str, str | None]]] = {v.name: [] for v in variations}
         codes: dict[str, list[int | None]] = {v.name: [] for v in variations}
@@ -220,7 +225,11 @@ class StepReplayer:
             wait = started + SPREAD_S * i / max(times - 1, 1) - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
-            for variation in variations:
+            undecided = [v for v in variations
+                         if seen is None or not decided(seen + tuple(digests[v.name]), v.name in failures)]
+            if not undecided:
+                break
+            for variation in undecided:
                 code, log, wrote = self._run_once(variation)
                 codes[variation.name].append(code)
                 files = self._contents()
@@ -289,6 +298,20 @@ class StepReplayer:
 
     def _contents(self) -> dict[str, str | None]:
         return {rel: hash_file(str(p)) if (p := self.tree / rel).is_file() else None for rel in self.call.compared}
+
+
+def decided(digests: tuple[str, ...], failed: bool = False) -> bool:
+    """A screen's answer is known: two outputs differ (the step varies), or a replay did
+    not run as the traced step did (no evidence either way); more replays change neither."""
+    return failed or len(set(digests)) > 1
+
+
+def joined(outcomes: list[ReplayOutcome]) -> ReplayOutcome:
+    """Replays made in turns (or in several slots) under the same conditions, as one outcome."""
+    first = outcomes[0]
+    return ReplayOutcome(tuple(d for o in outcomes for d in o.digests), tuple(c for o in outcomes for c in o.exit_codes),
+                         first.expected_exit, next((o.failure for o in outcomes if o.failure), ""),
+                         tuple(i for o in outcomes for i in o.idle), tuple(c for o in outcomes for c in o.contents))
 
 
 def outputs_digest(compared, digest_of: Callable[[str], str | None]) -> str:

@@ -34,7 +34,7 @@ from fuzzer.explain.manifest import mark_manifest
 from fuzzer.execute.logs import error_lines
 from fuzzer.explain.noise import known_noise
 from fuzzer.explain.shared_cause import one_per_hazard
-from fuzzer.execute.replay_slots import in_slots, replay_slots
+from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots
 from fuzzer.execute.step_replay import REPLAYS, StepReplayer
 from fuzzer.explain.traced import TracedPair, campaign_traced, trace_pair, trace_reference
 from fuzzer.explain.untraced import differing_from, runs_text
@@ -148,7 +148,7 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
                               builds.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
             contexts = [replace(context, replayer_for=_replayer_factory(slots, k, pair, targets))
                         for k in range(slots.count)]
-            explained, left = _explain_in_budget(ranked, context, targets, contexts, taken, slots.interrupt)
+            explained, left = _explain_in_budget(ranked, context, targets, contexts, taken, slots)
     else:  # every root was the audit's: no replay slot is set up
         explained, left = _explain_in_budget([], None, taken=taken)
     seen, unnamed = _seen_by_audit(builds, comparison, audited, differing, _label(pair.divergent), pair.divergent.ok)
@@ -212,11 +212,11 @@ def _of_all(reached: int, varying: int) -> str:
 
 def _explain_in_budget(ranked: list[ranking.Ranked], context: Context | None, targets: ReplayTargets | None = None,
                        contexts: list[Context] | None = None, taken: Sequence[tuple[ranking.Ranked, Culprit]] = (),
-                       interrupt: Callable[[], None] = lambda: None) -> tuple[list[Culprit], list[ranking.Ranked]]:
+                       slots: Slots | None = None) -> tuple[list[Culprit], list[ranking.Ranked]]:
     """Classify in rank order while the budget lasts, as many at once as there are replay
     slots (`contexts`, one per slot); the culprits in report order (each with the process
     that wrote its bytes, given the traces' `targets`), with those `taken` over from the step
-    audit, and the roots left unexplained. On an error or Ctrl-C, `interrupt` ends the running replays."""
+    audit, and the roots left unexplained. On an error or Ctrl-C, `slots` end the running replays."""
     done: list[tuple[ranking.Ranked, Culprit]] = list(taken)
     left: list[ranking.Ranked] = []
 
@@ -228,7 +228,7 @@ def _explain_in_budget(ranked: list[ranking.Ranked], context: Context | None, ta
             done.append((root, targets.annotate(culprit, root.root) if targets else culprit))
 
     if ranked:
-        in_slots(ranked, contexts or [context], explain, interrupt)
+        in_slots(ranked, contexts or [context], explain, slots)
     done.sort(key=lambda pair: ranking.report_key(pair[0]))
     left.sort(key=ranked.index)
     return [culprit for _, culprit in done], left

@@ -2,9 +2,10 @@
 
 A first pass gives every planned step one replay alone, in plan order (deliverables first,
 then the cheapest), compared with what the traced build left: a step whose replay differs
-is a root and is classified at once, kind and stabilisers. A second pass tops the steps
-that matched up to REPLAYS replays, cheapest first, while the budget lasts, less what the
-localization that follows needs. On a PyTorch-sized build the long stable steps are most of
+is a root and is classified at once, kind and stabilisers, classify's plain replays opening
+with the audit's (the same conditions: counted once). A second pass tops the steps that
+matched up to REPLAYS replays, cheapest first, while the budget lasts, less what the
+localization that follows needs; a top-up stops at the first replay that differs. On a PyTorch-sized build the long stable steps are most of
 the time and the varying generators a few seconds each: replaying every long step REPLAYS
 times would spend the night on the steps least likely to matter. k replays identical to the
 traced build bound the variation left below 1 - 0.05^(1/k) of replays at 95% (about 3/k);
@@ -16,17 +17,17 @@ from __future__ import annotations
 import shlex
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from msgspec import structs
 
 from fuzzer.execute.run import RunRecord
-from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, Variation, outputs_digest
+from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, ReplayOutcome, Variation, joined, outputs_digest
 from fuzzer.explain import audit
 from fuzzer.explain.budget import Budget
-from fuzzer.explain.classify import Context, classify
+from fuzzer.explain.classify import Context, Earlier, classify
 from fuzzer.explain.writer import ReplayTargets
 from fuzzer.model import AuditResult, Culprit
 from fuzzer.observe import Manifest
@@ -46,6 +47,7 @@ class _State:
     audited: str = ""  # when its last replay ended
     digests: set[str] = field(default_factory=set)
     contents: dict[str, set[str | None]] = field(default_factory=dict)  # output → the digests its replays gave
+    plain: ReplayOutcome | None = None  # its replays so far, one outcome: classify's first plain replays
 
 
 class Steps:
@@ -130,8 +132,11 @@ class Steps:
         traced_files, unknown = traced_or_why
         traced = outputs_digest(traced_files, traced_files.get) if traced_files is not None else None
         started = time.monotonic()
+        # a screen: a replay that differs from the traced build or an earlier one decides it
+        seen = tuple(state.plain.digests if state.plain else ()) + ((traced,) if traced else ())
         with context.replayer_for(item.candidate) as replayer:
-            outcome = replayer.replay(Variation("plain"), times)
+            outcome = replayer.replay(Variation("plain"), times, seen)
+        state.plain = joined([state.plain, outcome]) if state.plain else outcome
         state.replays += len(outcome.digests)
         state.digests |= set(outcome.digests)
         for files in outcome.contents:
@@ -161,7 +166,8 @@ class Steps:
 
     def _classify(self, item: audit.Audited, context: Context, state: _State, varied: list[str]) -> None:
         started = time.monotonic()
-        culprit = structs.replace(classify(item.candidate, context), outputs=varied)
+        earlier = Earlier(state.plain, state.seconds / max(state.replays, 1))
+        culprit = structs.replace(classify(item.candidate, replace(context, earlier=earlier)), outputs=varied)
         evidence = (f"step audit: {state.detail} (replays of the audit's traced build at "
                     f"{self.record.perturbation.describe()}, their logs under {self.logs}), with no second build; "
                     f"{culprit.evidence}")

@@ -73,9 +73,8 @@ def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audit
                             budget=budget, stabilizers=builds.stabilizers,
                             replay_seconds=lambda c: targets.of(c).duration) for k in range(slots.count)]
         steps = Steps(plan.chosen, targets, record, logs, budget, reserve_builds * record.wall_s)
-        in_slots(plan.chosen, contexts, steps.first, slots.interrupt)
-        in_slots(sorted(steps.topped_up(), key=lambda a: targets.of(a.candidate).duration), contexts, steps.more,
-                 slots.interrupt)
+        in_slots(plan.chosen, contexts, steps.first, slots)
+        in_slots(sorted(steps.topped_up(), key=lambda a: targets.of(a.candidate).duration), contexts, steps.more, slots)
         wall_s = time.monotonic() - started
     rows = [steps.row(a) for a in plan.chosen]
     why_left = steps.why_left

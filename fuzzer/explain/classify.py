@@ -30,7 +30,7 @@ from fuzzer.execute.run import RunRecord
 from fuzzer.explain import metadata, stabilizers
 from fuzzer.explain.budget import UNLIMITED, Budget
 from fuzzer.explain.noise import Noise
-from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, StepReplayer, Variation
+from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, ReplayOutcome, StepReplayer, Variation, joined
 from fuzzer.model import Culprit, Hazard, Kind, Unfinished
 from fuzzer.parallelism import parallel_env
 from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
@@ -40,6 +40,16 @@ from fuzzer.trace.steps import StepKey
 
 AXIS_REPLAYS = 2
 AXIS_TRIALS = 2  # at most: the CPU set, then the job count
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """Plain replays the step audit already made of the candidate, in the same conditions as
+    classify's (its traced argv, cwd and environment, alone, on the same tree): the same
+    evidence, so they open classify's plain replays and are counted once."""
+
+    outcome: ReplayOutcome
+    per_replay_s: float
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,7 @@ class Context:
     # what one replay of the candidate costs: the writer process's run time when that is what
     # replays run (fuzzer.explain.writer), else the step's
     replay_seconds: Callable[[RootCandidate], float] | None = None
+    earlier: Earlier | None = None  # the step audit's plain replays of this candidate (one candidate's context)
 
 
 def classify(candidate: RootCandidate, context: Context) -> Culprit:
@@ -75,7 +86,7 @@ def classify(candidate: RootCandidate, context: Context) -> Culprit:
         # no evidence of a race, and replaying a failing step tells nothing: say so
         return _culprit(candidate, Kind.UNKNOWN, evidence=_failure_evidence(candidate))
     noise = context.noise.get(step.key)
-    first_replays_s = REPLAYS * _replay_seconds(candidate, context) + SPREAD_S
+    first_replays_s = _plain_wanted(context) * _replay_seconds(candidate, context) + SPREAD_S
     if not context.budget.affords_replays(first_replays_s):
         culprit = _from_traces(candidate, noise, _too_costly(first_replays_s, context.budget))
         return culprit if noise is not None else _unfinished(culprit, Unfinished.REPLAYS, first_replays_s)
@@ -87,10 +98,22 @@ def _replay_seconds(candidate: RootCandidate, context: Context) -> float:
     return context.replay_seconds(candidate) if context.replay_seconds else candidate.duration
 
 
+def _plain_wanted(context: Context) -> int:
+    """The plain replays still to make: REPLAYS less the audit's, none once those vary."""
+    earlier = context.earlier.outcome if context.earlier else None
+    if earlier is None:
+        return REPLAYS
+    return 0 if earlier.varies else max(REPLAYS - len(earlier.digests), 0)
+
+
 def _by_replay(candidate: RootCandidate, replayer: StepReplayer, context: Context, noise: Noise | None) -> Culprit:
+    """The plain replays are a screen: two different outputs decide "it varies", so they
+    stop there (`step_replay.decided`); only a step that matches gets all REPLAYS."""
+    earlier = context.earlier
     started = time.monotonic()
-    plain = replayer.replay(Variation("plain"), REPLAYS)
-    per_replay_s = (time.monotonic() - started) / REPLAYS
+    new = replayer.replay(Variation("plain"), _plain_wanted(context), seen=earlier.outcome.digests if earlier else ())
+    per_replay_s = (time.monotonic() - started) / len(new.digests) if new.digests else earlier.per_replay_s
+    plain = joined([earlier.outcome, new]) if earlier else new
     if plain.failed:
         return _culprit(candidate, Kind.UNKNOWN, evidence=(
             f"replay failed: replayed alone with its traced argv, cwd and environment it {plain.failure}; "
@@ -192,15 +215,18 @@ def _replayed_noise(plain) -> str:
     the builds left differ only in those names (a CMake configure replayed over its own cache
     skips the checks that draw them)."""
     if plain.varies:
-        return f"replayed alone it gave {plain.distinct} distinct outputs in {REPLAYS}"
-    return (f"replayed alone it gave one output in {REPLAYS} replays; the builds' own variants are what differ "
+        return f"replayed alone it gave {plain.distinct} distinct outputs in {len(plain.digests)}"
+    return (f"replayed alone it gave one output in {len(plain.digests)} replays; the builds' own variants are what differ "
             "only in those names")
 
 
 def _intrinsic(candidate, replayer: StepReplayer, plain, context: Context, per_replay_s: float) -> Culprit:
     search = stabilizers.search(replayer, context.stabilizers, context.budget, per_replay_s)
-    evidence = (f"its inputs are identical in both builds; replayed alone {REPLAYS} times with its traced argv, "
-                f"cwd and environment it gave {plain.distinct} distinct outputs; {search.describe()}")
+    shared = (f" ({len(context.earlier.outcome.digests)} of them the step audit's, made in the same conditions and "
+              "counted once)" if context.earlier else "")
+    evidence = (f"its inputs are identical in both builds; replayed alone {len(plain.digests)} times{shared} with its "
+                f"traced argv, cwd and environment it gave {plain.distinct} distinct outputs (the replays stop at the "
+                f"first two that differ); {search.describe()}")
     culprit = _culprit(candidate, Kind.INTRINSIC, evidence=evidence, stabilized_by=list(search.stabilizers),
                        alternatives=[list(a) for a in search.alternatives])
     if search.left_replays:

@@ -15,7 +15,8 @@ very set, which bound the variation it leaves (reported with the set). The chanc
 the search calls any set stable that leaves much variation stays below CHANCE over the
 whole search: CHANCE is split evenly over at most MAX_TESTS tests (Bonferroni), screens
 included, because any test of a set can be the one that is later confirmed. "Unstable"
-needs no statistics: two different outputs prove it, so a test stops there. No test
+needs no statistics: two different outputs prove it, so a test stops at the first replay
+that differs (`step_replay.decided`), in whichever slot it ran. No test
 starts that the localization budget cannot finish; a search cut short claims nothing it
 has not confirmed ("not enough evidence").
 """
@@ -27,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from fuzzer import stats
-from fuzzer.execute.step_replay import SPREAD_S, ReplayOutcome, StepReplayer, Variation, umask_wrapper
+from fuzzer.execute.step_replay import ReplayOutcome, StepReplayer, Variation, umask_wrapper
 from fuzzer.explain.budget import UNLIMITED, Budget
 from fuzzer.model import STABILIZERS
 from fuzzer.model import Stabilizer as S
@@ -41,7 +42,6 @@ SCREEN_REPLAYS = 3  # identical replays that make a set a candidate while narrow
 CONFIRM_REPLAYS, MAX_CONFIRM_REPLAYS = 10, 30  # identical replays a claimed set needs, more when affordable
 CONFIRM_SHARE = 0.25  # going above CONFIRM_REPLAYS may spend this share of the budget left
 MAX_ALTERNATIVES = 3
-FIRST_LOOK = 2  # replays of a slow step before the rest: two different outputs already say "unstable"
 
 # The candidate table, most common causes first (ties in minimal sets go to them); the
 # report prints each name, and `--stabilizers` picks among them (in model.Stabilizer's order). A candidate whose tool is
@@ -208,11 +208,9 @@ class _Tester:
         digests = self.digests.get(key, ())
         if not self.budget.affords((total - len(digests)) * self.per_replay_s):
             raise OutOfBudget("the localization budget ran out")
-        variation, failure = combine(variations), ""
-        while len(digests) < total and len(set(digests)) <= 1 and not failure:
-            # a slow step goes FIRST_LOOK replays at a time: two different outputs end the test
-            chunk = FIRST_LOOK if self.per_replay_s >= SPREAD_S else total - len(digests)
-            outcome = self._timed(variation, min(chunk, total - len(digests)))
+        failure = ""
+        if len(set(digests)) <= 1:  # a screen: it stops at the first replay that differs from the rest
+            outcome = self._timed(combine(variations), total - len(digests), digests)
             digests, failure = digests + outcome.digests, outcome.failure or ("failed" if outcome.failed else "")
         self.digests[key] = digests
         self.tried.append((" + ".join(key), len(set(digests)), len(digests)))
@@ -220,10 +218,11 @@ class _Tester:
             self.failure = f"with {' + '.join(key)} fixed {failure}"
         self.known[key] = not failure and len(set(digests)) == 1
 
-    def _timed(self, variation: Variation, times: int) -> ReplayOutcome:
+    def _timed(self, variation: Variation, times: int, seen: tuple[str, ...]) -> ReplayOutcome:
         started = time.monotonic()
-        outcome = self.replayer.replay(variation, times)
-        self.per_replay_s = max(self.per_replay_s, (time.monotonic() - started) / times)
+        outcome = self.replayer.replay(variation, times, seen)
+        if outcome.digests:
+            self.per_replay_s = max(self.per_replay_s, (time.monotonic() - started) / len(outcome.digests))
         return outcome
 
     def result(self, found: list[tuple[Variation, ...]], stopped: str = "") -> StabilizerSearch:

@@ -4,6 +4,7 @@ taking over of the roots it classified (audit_run.taken_over), with fake replaye
 from __future__ import annotations
 
 import time
+from importlib import import_module
 from types import SimpleNamespace
 
 from test_audit_plan import chain
@@ -13,6 +14,8 @@ from fuzzer.execute.step_replay import REPLAYS, ReplayOutcome, outputs_digest
 from fuzzer.explain import audit, audit_replays
 from fuzzer.explain.audit_run import taken_over
 from fuzzer.explain.budget import UNLIMITED, Budget
+from fuzzer.explain import stabilizers
+from fuzzer.explain.classify import Context, Earlier
 from fuzzer.explain.ranking import rank
 from fuzzer.explain.traced import TracedPair
 from fuzzer.explain.writer import ReplayTargets
@@ -21,6 +24,7 @@ from fuzzer.observe import Entry, Manifest
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.synthetic import synthetic_trace
 
+classify_module = import_module("fuzzer.explain.classify")  # fuzzer.explain.classify is also the function
 OUTPUTS = ("a.c", "b.c", "a.o", "app", "build.log")
 
 
@@ -36,7 +40,7 @@ class Replayer:
     def __exit__(self, *exc):
         pass
 
-    def replay(self, variation, times=REPLAYS):
+    def replay(self, variation, times=REPLAYS, seen=None):
         self.log.append((self.call.compared, times))
         digest = outputs_digest(self.call.compared, lambda rel: ("other-" if self.varies else "d-") + rel)
         return ReplayOutcome((digest,) * times, (0,) * times, 0)
@@ -49,15 +53,47 @@ def audited(varying: str, budget: Budget):
     record = SimpleNamespace(manifest=Manifest({p: Entry("file", "d-" + p, size=1) for p in OUTPUTS}),
                              perturbation=SimpleNamespace(describe=lambda: "jobs=1"))
     log: list = []
-    context = SimpleNamespace(replayer_for=lambda c: Replayer(targets.of(c).call, varying in c.outputs, log))
+    context = Context(record, record, lambda c: Replayer(targets.of(c).call, varying in c.outputs, log))
     steps = audit_replays.Steps(plan.chosen, targets, record, SimpleNamespace(), budget, 0.0)
     return plan, steps, context, log
 
 
-def classified(monkeypatch):
-    monkeypatch.setattr(audit_replays, "classify", lambda candidate, context: Culprit(
+def classified(monkeypatch, contexts: list | None = None):
+    handed = [] if contexts is None else contexts
+    monkeypatch.setattr(audit_replays, "classify", lambda candidate, context: handed.append(context) or Culprit(
         command=candidate.step.command, argv=[], cwd=".", outputs=list(candidate.outputs), kind=Kind.INTRINSIC,
         stabilized_by=["PYTHONHASHSEED"], evidence="it becomes stable with PYTHONHASHSEED"))
+
+
+def test_classify_opens_with_the_audits_replays_of_the_step_it_saw_vary(monkeypatch):
+    contexts: list = []
+    classified(monkeypatch, contexts)
+    plan, steps, context, log = audited("b.c", UNLIMITED)
+    in_slots(plan.chosen, [context], steps.first)
+    (handed,) = contexts
+    (row,) = [r for r in map(steps.row, plan.chosen) if r.outputs == ["b.c"]]
+    assert handed.earlier.outcome.digests == (outputs_digest(("b.c",), lambda rel: "other-" + rel),)
+    assert len(handed.earlier.outcome.digests) == row.replays == 1
+
+
+def test_classify_replays_no_baseline_when_the_audits_replays_already_vary(monkeypatch):
+    """Same argv, cwd, environment and tree: the audit's two different outputs are the plain
+    replays' answer, so classify goes straight to the stabiliser search."""
+    trace = synthetic_trace(chain())
+    gen_b = next(s for s in trace.steps if s.command == "python3 gen_b.py")
+    candidate = RootCandidate(ref=gen_b, div=gen_b, outputs=("b.c",), explains=(), input_differences=(), chain=(),
+                              failed=False)
+    call = ReplayTargets(trace, trace, 1).of(candidate).call
+    log: list = []
+    searched: list = []
+    monkeypatch.setattr(classify_module.stabilizers, "search", lambda replayer, *a: searched.append(a[-1]) or
+                        stabilizers.StabilizerSearch((), (), 0, 0.0, ()))
+    record = SimpleNamespace(manifest=None, perturbation=SimpleNamespace(describe=lambda: "jobs=1"))
+    earlier = Earlier(ReplayOutcome(("x", "y"), (0, 0), 0), per_replay_s=7.0)
+    culprit = classify_module.classify(candidate, Context(record, record, lambda c: Replayer(call, True, log),
+                                                          earlier=earlier))
+    assert culprit.kind == Kind.INTRINSIC and searched == [7.0]  # sized by the audit's replays
+    assert sum(times for _, times in log) == 0
 
 
 def test_one_replay_each_then_the_stable_ones_topped_up_cheapest_first(monkeypatch):

@@ -96,7 +96,7 @@ class MetadataReplayer:
     def __exit__(self, *exc):
         pass
 
-    def replay(self, variation=None, times=5):
+    def replay(self, variation=None, times=5, seen=None):
         moved = variation is not None and variation.moved is not None and variation.moved.mtime_shift_ns
         self.moved.append(variation.moved if variation is not None else None)
         return ReplayOutcome(("moved" if moved and self.records else "same",) * times, (0,) * times, 0)

@@ -79,7 +79,7 @@ def test_closed_slots_leave_no_process_mount_or_copy(campaign, tmp_path, monkeyp
             with slots.replayer(k, step(seen, "echo replayed > out"), (0,)) as replayer:
                 return replayer.replay(Variation("plain"), 2).stable
 
-        assert in_slots(range(4), range(slots.count), replay, slots.interrupt) == [True] * 4
+        assert in_slots(range(4), range(slots.count), replay, slots) == [True] * 4
         assert any("in a slot's namespace" in what for what in left_behind(tree, seen))  # the guards, still open
     lines = [f.read_text().split() for f in seen.glob("ns-*")]
     assert len(lines) == 8  # 4 steps x 2 replays
@@ -116,7 +116,7 @@ def test_slots_ended_mid_replay_leave_nothing_and_stop_the_running_replays(campa
             if how == "ctrl-c":
                 threading.Thread(target=ctrl_c, daemon=True).start()
             in_slots(["long", "boom", "long", "long"] if how == "error" else ["long"] * 4, range(slots.count),
-                     replay, slots.interrupt)
+                     replay, slots)
     spaces = namespaces(seen)
     assert spaces and os.readlink("/proc/self/ns/mnt") not in spaces
     assert not (seen / "finished").exists()  # ended, not waited for
