@@ -148,8 +148,8 @@ class Steps:
             state.result, state.detail = AuditResult.REPLAY_FAILED, f"replayed alone it {outcome.failure}"
             return
         k = state.replays
-        seen = state.digests | ({traced} if traced else set())
-        if len(seen) == 1:
+        distinct = state.digests | ({traced} if traced else set())
+        if len(distinct) == 1:
             matched = ("the traced build's bytes" if traced
                        else f"the same bytes, compared with each other only ({unknown})")
             state.result = AuditResult.STABLE
@@ -160,13 +160,13 @@ class Steps:
         against = " and the traced build" if traced else ""
         varied = _varied(state.contents, traced_files or {})
         state.result = AuditResult.VARIES
-        state.detail = (f"{len(seen)} distinct outputs in {k} replay{'s' if k > 1 else ''} alone{against}, "
+        state.detail = (f"{len(distinct)} distinct outputs in {k} replay{'s' if k > 1 else ''} alone{against}, "
                         f"from the traced build's inputs; {', '.join(varied)} differed")
         self._classify(item, context, state, varied)
 
     def _classify(self, item: audit.Audited, context: Context, state: _State, varied: list[str]) -> None:
         started = time.monotonic()
-        earlier = Earlier(state.plain, state.seconds / max(state.replays, 1))
+        earlier = Earlier(state.plain, state.seconds / max(state.replays, 1)) if state.plain else None
         culprit = structs.replace(classify(item.candidate, replace(context, earlier=earlier)), outputs=varied)
         evidence = (f"step audit: {state.detail} (replays of the audit's traced build at "
                     f"{self.record.perturbation.describe()}, their logs under {self.logs}), with no second build; "

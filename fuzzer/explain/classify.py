@@ -112,7 +112,8 @@ def _by_replay(candidate: RootCandidate, replayer: StepReplayer, context: Contex
     earlier = context.earlier
     started = time.monotonic()
     new = replayer.replay(Variation("plain"), _plain_wanted(context), seen=earlier.outcome.digests if earlier else ())
-    per_replay_s = (time.monotonic() - started) / len(new.digests) if new.digests else earlier.per_replay_s
+    per_replay_s = (time.monotonic() - started) / len(new.digests) if new.digests else \
+        (earlier.per_replay_s if earlier else 0.0)
     plain = joined([earlier.outcome, new]) if earlier else new
     if plain.failed:
         return _culprit(candidate, Kind.UNKNOWN, evidence=(

@@ -162,7 +162,7 @@ class ScriptedReplayer:
     def __exit__(self, *exc):
         pass
 
-    def replay(self, variation=None, times=5):
+    def replay(self, variation=None, times=5, seen=None):
         return ReplayOutcome(tuple(self.digests[:times]), (0,) * times, 0)
 
 

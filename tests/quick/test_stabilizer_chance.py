@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from fuzzer import stats
 from fuzzer.explain import stabilizers
 from fuzzer.explain.budget import Budget
-from fuzzer.execute.step_replay import ReplayOutcome, Variation
+from fuzzer.execute.step_replay import ReplayOutcome, Variation, decided
 
 NAMES = [f"V{i}" for i in range(9)]
 
@@ -36,11 +36,14 @@ class ChanceStep:
         self.works, self.partial, self.base, self.rng = works, partial, base, rng
         self.fresh = itertools.count()
 
-    def replay(self, variation: Variation, times: int) -> ReplayOutcome:
+    def replay(self, variation: Variation, times: int, seen: tuple[str, ...] | None = None) -> ReplayOutcome:
+        """As the real replayer: with `seen`, a screen that stops once two outputs differ."""
         fixed = set(variation.name.split(" + "))
         repeat = 1.0 if self.works <= fixed else self.partial if self.works & fixed else self.base
-        digests = tuple("usual" if self.rng.random() < repeat else f"new{next(self.fresh)}" for _ in range(times))
-        return ReplayOutcome(digests, (0,) * times, 0)
+        digests: tuple[str, ...] = ()
+        while len(digests) < times and not (seen is not None and decided((*seen, *digests))):
+            digests += ("usual" if self.rng.random() < repeat else f"new{next(self.fresh)}",)
+        return ReplayOutcome(digests, (0,) * len(digests), 0)
 
 
 @pytest.fixture(autouse=True)
@@ -104,10 +107,10 @@ def test_a_partial_stabiliser_seen_identical_by_chance_is_caught_by_its_confirma
     screens = iter([("usual",) * 3, ("usual",) * 3])
 
     class FooledOnce(ChanceStep):
-        def replay(self, variation, times):
+        def replay(self, variation, times, seen=None):
             if variation.name == "V0" and times == stabilizers.SCREEN_REPLAYS:
                 return ReplayOutcome(next(screens), (0,) * times, 0)
-            return super().replay(variation, times)
+            return super().replay(variation, times, seen)
 
     found = stabilizers.search(FooledOnce({"V0", "V1"}, 0.3, 0.0, random.Random(3)))
     assert found.stabilizers == ("V0", "V1")
