@@ -156,7 +156,10 @@ class ReplaySlots(Lender):
 
     def replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer | SpreadReplayer:
         """A replayer in `slot`; while `in_slots` lends the slots, its replays also run in
-        those free when it replays."""
+        those free when it replays, unless it writes outside its tree (every slot's replays
+        would write the one path)."""
+        if call.writes_outside:
+            return self._replayer(slot, call, cpus)
         return self.spread(self._replayer(slot, call, cpus), lambda k: self._replayer(k, call, cpus))
 
     def _replayer(self, slot: int, call: StepCall, cpus: tuple[int, ...]) -> StepReplayer:

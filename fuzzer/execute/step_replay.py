@@ -124,6 +124,13 @@ class StepCall:
     # before each replay and removed after the last (fuzzer.trace.restore.handed_down)
     made_dirs: tuple[str, ...] = ()
 
+    @property
+    def writes_outside(self) -> bool:
+        """It writes, deletes, or is given, a path outside its tree (under /tmp, $HOME): one
+        path for every replay slot, so two of its replays cannot run at once."""
+        given = (*self.restored, *self.made_dirs, *(path for path, _ in self.brought_back))
+        return any(path.startswith("/") for path in given)
+
 
 class StepReplayer:
     """Replays one step; a context manager, because it backs up the files it restores."""

@@ -107,7 +107,8 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     reference_label = "step audit's traced reference" if borrowed else "traced reference"
     labels = trace_hazards.distinct_labels([reference_label, *(_label(a) for a, _ in attempts)])
     graph = declared.declared_graph(builds.command, tree)
-    found = declared_hazards(trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)], labels, graph),
+    own = {label: a.index for label, (a, _) in zip(labels[1:], attempts) if a.kind is RunKind.EXPLORE}
+    found = declared_hazards(trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)], labels, graph, own),
                              graph, reference_trace, labels[0], zip(labels[1:], (t for _, t in attempts)), tree)
     failures = {i: error_lines(read_log(builds.runs[i].log_path)) for i in comparison.failed}
     if pair.divergent is None:

@@ -88,10 +88,11 @@ class Ordering(Protocol):
 
 
 def find_hazards(traces: list[BuildTrace], labels: list[str] | None = None,
-                 declared: Ordering | None = None) -> list[Hazard]:
+                 declared: Ordering | None = None, campaign_runs: dict[str, int] | None = None) -> list[Hazard]:
     """Unordered conflicts over every traced run, grouped by file (a recipe running several
     times at once: by recipe). `declared`: the build's own graph; the steps it orders are
-    never a hazard."""
+    never a hazard. `campaign_runs`: the labels of traces that are the campaign's own runs
+    (a held run), by label: a hazard names those by number (`runs`), the others by label."""
     labels = distinct_labels(labels or [f"traced run {i + 1}" for i in range(len(traces))])
     seen: dict[tuple, list[_Sighting]] = {}
     for run, (label, trace) in enumerate(zip(labels, traces)):
@@ -99,7 +100,7 @@ def find_hazards(traces: list[BuildTrace], labels: list[str] | None = None,
             if declared is None or not declared.orders(conflict.first, conflict.second):
                 seen.setdefault(conflict.key, []).append(_Sighting(run, label, conflict))
     unordered = [(s, why) for s in seen.values() if any(x.conflict.used for x in s) and (why := _unordered(s))]
-    return _by_recipe(_grouped(unordered), functools.partial(_recipe_of, traces))
+    return _by_recipe(_grouped(unordered, campaign_runs or {}), functools.partial(_recipe_of, traces))
 
 
 def distinct_labels(labels: list[str]) -> list[str]:
@@ -154,7 +155,8 @@ def _unordered(sightings: list[_Sighting]) -> _Evidence | None:
                      (before.label, after.label))
 
 
-def _grouped(unordered: list[tuple[list[_Sighting], _Evidence]]) -> list[tuple[Hazard, tuple[str, str] | None]]:
+def _grouped(unordered: list[tuple[list[_Sighting], _Evidence]],
+             campaign_runs: dict[str, int]) -> list[tuple[Hazard, tuple[str, str] | None]]:
     """One hazard per file: its most specific conflict is shown (a recipe running twice
     explains the reads of its half-written output), and every step involved is named.
     Each comes with its recipe (command, cwd) when it is a recipe running several times."""
@@ -170,7 +172,8 @@ def _grouped(unordered: list[tuple[list[_Sighting], _Evidence]]) -> list[tuple[H
         names = {n for m in members for n in (m[0].conflict.first.command, m[0].conflict.second.command)}
         hazard = Hazard(c.type, path, reader=c.second.command, writer=c.first.command,
                         detail=f"{shown.label}: {c.detail}", evidence=why.text, steps=sorted(names), files=[path],
-                        traced=list(why.runs))
+                        runs=[campaign_runs[r] for r in why.runs if r in campaign_runs],
+                        traced=[r for r in why.runs if r not in campaign_runs])
         hazards.append((hazard, (c.first.command, c.first.cwd) if c.type == DUPLICATE else None))
     return hazards
 

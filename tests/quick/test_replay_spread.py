@@ -121,3 +121,18 @@ def test_slots_lend_their_free_ones_only_while_in_slots_hands_them_out():
     with lender.lending(FreeSlots(range(2))):
         assert isinstance(lender.spread(own, lambda k: Counting(k, [])), SpreadReplayer)
     assert lender.spread(own, lambda k: Counting(k, [])) is own
+
+
+def test_a_step_writing_outside_its_tree_is_never_spread_over_slots(tmp_path):
+    """Its files under /tmp are one path for every slot: two replays at once would clobber them."""
+    from fuzzer.execute.replay_slots import ReplaySlots
+
+    inside = StepCall(("python3", "gen.py"), ".", {}, 0, ("out.txt",), ("out.txt",))
+    outside = StepCall(("python3", "mkwheel.py"), ".", {}, 0, ("/tmp/tmp.x/pkg.whl",), ("/tmp/tmp.x/pkg.whl",))
+    assert not inside.writes_outside and outside.writes_outside
+    assert StepCall(("sh",), ".", {}, 0, (), (), made_dirs=("/tmp/ar123",)).writes_outside
+    slots = ReplaySlots(tmp_path / "tree", 1, tmp_path / "logs")
+    slots._replayer = lambda slot, call, cpus: Counting(slot, [])  # no guard: which replayer is all that counts
+    with slots.lending(FreeSlots(range(1))):
+        assert isinstance(slots.replayer(0, inside, (0,)), SpreadReplayer)
+        assert isinstance(slots.replayer(0, outside, (0,)), Counting)
