@@ -47,13 +47,15 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
         if not _finish_run(campaign, executor, events, reference):
             return
     if _guided(campaign) and len(plan) > 1:
-        if len(campaign.runs) == 1:  # the first run after the reference is traced, alone
-            if not _within_budget(campaign, slowdown=TRACE_SLOWDOWN):
-                campaign.exit_reason = ExitReason.BUDGET_SPENT
-                return
+        # the first run after the reference is traced, alone; where a traced build would
+        # not fit the budget, the drawn runs go on untraced (no held runs) rather than none
+        if len(campaign.runs) == 1 and _within_budget(campaign, slowdown=TRACE_SLOWDOWN):
             traced = executor.run(_request(plan, 1, campaign.timeout_after_reference(), trace=True))
             if not _finish_run(campaign, executor, events, traced):
                 return
+        elif len(campaign.runs) == 1:
+            campaign.notes.append(f"hazard scan skipped: a traced build (up to {TRACE_SLOWDOWN:g} builds' time) "
+                                  "would not fit the budget; no held runs (a larger --budget adds them)")
         plan = _with_targets(campaign, plan)
     pending: dict = {}
     upcoming = iter(range(len(campaign.runs), len(plan)))

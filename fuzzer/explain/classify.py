@@ -159,8 +159,10 @@ def _failure_evidence(candidate: RootCandidate) -> str:
 def _shared_state(candidate: RootCandidate, hazards: tuple[Hazard, ...]) -> Hazard | None:
     """An unordered conflict that touches what the step depended on: a file it read that
     another step writes, a file it read and rewrote that another step rewrites (a counter,
-    a cache), a directory it wrote into that another step creates, or a file it wrote
-    while another run of its own recipe wrote it too."""
+    a cache), a directory it wrote into that another step creates (when it failed: a step
+    that wrote into the directory and succeeded found it there, so the race did not make its
+    bytes; fossil's `mkversion > bld/VERSION.h` differs by the clock, not by `mkdir bld`), or
+    a file it wrote while another run of its own recipe wrote it too."""
     step = candidate.ref or candidate.div
     steps = [s for s in (candidate.ref, candidate.div) if s is not None]
     read = {p for s in steps for p in s.inputs}
@@ -177,7 +179,8 @@ def _shared_state(candidate: RootCandidate, hazards: tuple[Hazard, ...]) -> Haza
         if hazard.type == DUPLICATE and wrote.intersection(hazard.files or [hazard.file]):
             return hazard
         victim = step.command != hazard.writer
-        if victim and hazard.file in (wrote_into if hazard.type == MKDIR_RACE else read):
+        missed_directory = hazard.type == MKDIR_RACE and candidate.failed and hazard.file in wrote_into
+        if victim and (missed_directory or hazard.type != MKDIR_RACE and hazard.file in read):
             return hazard
     return None
 

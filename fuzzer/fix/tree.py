@@ -81,13 +81,17 @@ class Tree:
         return recipe.file.read_text(encoding="utf-8").splitlines()
 
     def command_line(self, recipe: Recipe, lines: list[str], argv: list[str]) -> int:
-        """The recipe line that runs a step: the only one, or the only one naming its arguments."""
-        if len(recipe.lines) == 1:
-            return recipe.lines[0]
+        """The first line of the recipe command that runs a step: the only one, or the only one
+        naming its arguments. A command continued over lines (`\\`) is one command, edited on
+        its first line: a prefix on a later one would be an argument (fossil's mkversion)."""
+        starts = [i for i in recipe.lines if i == recipe.lines[0] or not lines[i - 1].endswith("\\")]
+        if len(starts) == 1:
+            return starts[0]
         named = {os.path.basename(a) for a in argv[1:]}
-        matching = [i for i in recipe.lines if named & {os.path.basename(w) for w in makefile.words(lines[i])}]
+        matching = sorted({max(s for s in starts if s <= i) for i in recipe.lines
+                           if named & {os.path.basename(w) for w in makefile.words(lines[i])}})
         if len(matching) != 1:
-            raise NoPatch(f"cannot tell which of the recipe's {len(recipe.lines)} lines runs the step")
+            raise NoPatch(f"cannot tell which of the recipe's {len(starts)} commands runs the step")
         return matching[0]
 
     def remedy(self, finding_id: str, summary: str, recipe: Recipe, index: int, new_line: str,

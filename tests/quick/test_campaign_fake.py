@@ -3,6 +3,7 @@ from the perturbation (and whose runs can finish out of order)."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from dataclasses import replace
 from types import SimpleNamespace
@@ -17,11 +18,11 @@ from fuzzer.campaign import open_stored, run_campaign
 from fuzzer.config import FuzzConfig
 from fuzzer.execute.fake import FakeExecutor
 from fuzzer.execute.run import RunRequest
-from fuzzer.explain import stabilizers
+from fuzzer.explain import Localization, stabilizers
+from fuzzer.model import RunKind
 from fuzzer.explain.ablation import shrink
 from fuzzer.explain.classify import Context, classify
 from fuzzer.execute.step_replay import ReplayOutcome
-from fuzzer.model import RunKind
 from fuzzer.plan import Perturbation
 from fuzzer.store import Store
 from fuzzer.trace.graph import RootCandidate
@@ -101,6 +102,26 @@ def test_the_budget_bounds_the_runs(tmp_path, monkeypatch):
     runs = len(outcome.report.runs)
     assert 2 <= runs < 10 and outcome.report.exit_reason == "budget spent"
     assert now[0] <= 100.0 + 10.0  # inside the budget, plus at most the one build it could not foresee
+
+
+def test_a_hazard_scan_the_budget_cannot_hold_leaves_the_drawn_runs_to_run(tmp_path, monkeypatch):
+    """A traced build is reckoned at up to 4 builds' time: where that does not fit, the
+    campaign goes on with untraced runs (which do fit) instead of ending after the reference."""
+    explore = importlib.import_module("fuzzer.campaign.explore")
+
+    now = [0.0]
+    monkeypatch.setattr(campaign_state, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(explore, "_guided", lambda campaign: True)
+    monkeypatch.setattr("fuzzer.explain.scan_hazards", lambda *args: Localization())  # it traces for real
+
+    def tick(seconds):
+        now[0] += seconds
+
+    factory, made = fake(outcome=lambda p: {"a": "1"}, wall_s=10.0, clock=tick)
+    outcome = run_campaign(config(tmp_path, runs=4, budget_s=70.0, localize=True), executor_factory=factory)
+    assert len(outcome.report.runs) == 4 and outcome.report.verdict == "reproducible"
+    assert not any(r.trace for r in made[0].requests)
+    assert any(n.startswith("hazard scan skipped") for n in outcome.report.notes)
 
 
 def test_an_interrupted_campaign_resumes_where_it_stopped(tmp_path):

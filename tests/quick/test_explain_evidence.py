@@ -189,3 +189,16 @@ def test_a_compile_missing_its_directory_raced_the_mkdir_not_a_sibling_compile()
             found = _shared_state(RootCandidate(step, step, (), (), (), (), True), hazards)
             assert found is not None and found.type == "mkdir-race"
             assert _other(found, step.command) == "mkdir -p build/object"
+
+
+def test_a_step_that_wrote_into_the_directory_and_succeeded_did_not_race_the_mkdir():
+    """A mkdir race can fail a step writing into the directory, not change what it wrote
+    when it succeeded: such a root is left to its replays (fossil's `mkversion >
+    bld/VERSION.h` differs by the clock)."""
+    trace = synthetic_trace([FakeStep("mkdir bld", 0.01, 0.02, mkdirs={"bld": 0.015}),
+                             FakeStep("bld/mkversion > bld/VERSION.h", 0.0, 0.2, writes={"bld/VERSION.h": 0.19})])
+    hazards = tuple(find_hazards([trace]))
+    step = next(s for s in trace.steps if s.command.startswith("bld/mkversion"))
+    assert any(h.type == "mkdir-race" and step.command in h.steps for h in hazards)
+    assert _shared_state(RootCandidate(step, step, (), (), (), (), False), hazards) is None
+    assert _shared_state(RootCandidate(step, step, (), (), (), (), True), hazards) is not None

@@ -62,6 +62,19 @@ def test_the_rule_line_comes_from_makes_database_not_the_command_line(tmp_path):
     assert recipes["main.o"].rule == (6, 6)  # an implicit rule's target is found through the pattern
 
 
+def test_a_command_continued_over_lines_is_edited_on_its_first_line(tmp_path):
+    """fossil's `$(OBJDIR)/mkversion a \\ b \\ c >$(OBJDIR)/VERSION.h`: the step's argv names
+    words of every line; a stabiliser's prefix belongs before the program, not on a
+    continuation line where it would be an argument."""
+    lines = ["bld/VERSION.h: mkversion", "\tbld/mkversion manifest.uuid \\", "\t\tmanifest \\",
+             "\t\tVERSION >bld/VERSION.h", "\techo done"]
+    recipe = makefile.Recipe("bld/VERSION.h", tmp_path / "Makefile", (0, 0), (1, 2, 3, 4))
+    argv = ["/bin/sh", "-c", "bld/mkversion manifest.uuid \\\n\tmanifest \\\n\tVERSION >bld/VERSION.h"]
+    assert Tree(tmp_path, "make").command_line(recipe, lines, argv) == 1
+    single = makefile.Recipe("bld/VERSION.h", tmp_path / "Makefile", (0, 0), (1, 2, 3))
+    assert Tree(tmp_path, "make").command_line(single, lines, ["true"]) == 1
+
+
 def assert_usage(proc, text):
     return (proc.returncode, text in proc.stderr, len(proc.stderr.splitlines())) == (2, True, 1)
 
