@@ -1,0 +1,386 @@
+"""buildfuzz's line tracer: loaded as `sitecustomize` by a replayed Python step whose
+PYTHONPATH buildfuzz put this directory first on (fuzzer/explain/lines/replays.py); never
+imported by buildfuzz itself. It edits no user file and changes no value the program sees.
+
+With BUILDFUZZ_LINES_OUT set (and removed from the environment at once, so the program's
+children are not traced), it records for code that is not the interpreter's standard
+library (site-packages included: a generator's own package counts) a stream of events:
+
+- ["L", file, line, function]: a line event;
+- ["I", file, line, function, value, source, index]: at a `for` statement, the value the
+  loop took (its target's names read from the frame), what it iterated when the tracer can
+  see it without running user code (a name or attribute chain, through enumerate/reversed/
+  list/tuple/sorted/iter), and which element it was (1-based);
+- ["S", file, line, function, value, source]: a call from traced code to a source of
+  nondeterminism (directory listings, uuid, random, the clock, tempfile names, id/hash).
+
+Values are reprs with addresses normalised: an object with the default repr is named by
+its class and creation ordinal (`Label#3`: the 3rd `Label` whose `__init__` ran), else by
+the order its address first appeared, so runs compare by value, not by address. The
+stream is capped (BUILDFUZZ_LINES_MAX_EVENTS) and timed (BUILDFUZZ_LINES_BUDGET_S): past
+either it stops tracing and says why. sys.monitoring on 3.12+, sys.settrace before.
+Only the main thread is traced; comprehensions' iterations are line events only.
+Then the user's own sitecustomize, which this one shadows, is run.
+"""
+import ast
+import atexit
+import builtins
+import json
+import os
+import re
+import sys
+import sysconfig
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+MAX_VALUE = 160
+# (module, attribute, what it is): a call from traced code is recorded with its result
+SOURCES = (
+    ("os", "listdir", "os.listdir"), ("os", "scandir", "os.scandir"), ("glob", "glob", "glob.glob"),
+    ("glob", "iglob", "glob.iglob"), ("uuid", "uuid4", "uuid.uuid4"), ("uuid", "uuid1", "uuid.uuid1"),
+    ("random", "random", "random.random"), ("random", "randint", "random.randint"),
+    ("random", "randrange", "random.randrange"), ("random", "choice", "random.choice"),
+    ("random", "sample", "random.sample"), ("random", "getrandbits", "random.getrandbits"),
+    ("random", "uniform", "random.uniform"), ("random", "shuffle", "random.shuffle"),
+    ("time", "time", "time.time"), ("time", "time_ns", "time.time_ns"), ("time", "ctime", "time.ctime"),
+    ("time", "strftime", "time.strftime"), ("time", "localtime", "time.localtime"),
+    ("tempfile", "mkstemp", "tempfile.mkstemp"), ("tempfile", "mkdtemp", "tempfile.mkdtemp"),
+    ("tempfile", "mktemp", "tempfile.mktemp"), ("tempfile", "NamedTemporaryFile", "tempfile.NamedTemporaryFile"),
+    ("builtins", "id", "id"), ("builtins", "hash", "hash"),
+)
+UNWRAPPED = (enumerate, reversed, list, tuple, sorted, iter)
+HASHING = ("__hash__", "__eq__")  # id() and hash() there make a set work: not data
+
+
+def _stdlib():
+    paths = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib")}
+    return tuple(os.path.realpath(p) + os.sep for p in paths if p)
+
+
+class Loop:
+    __slots__ = ("names", "iterable", "text", "first", "last")
+
+    def __init__(self, node, source):
+        self.names = tuple(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        self.iterable = node.iter
+        self.text = ast.get_source_segment(source, node.iter) or ""
+        self.first, self.last = node.lineno, node.body[-1].end_lineno
+
+
+class Tracer:
+    def __init__(self, out, max_events, budget_s):
+        self.out, self.max_events = out, max_events
+        self.started = time.monotonic()
+        self.deadline = self.started + budget_s
+        self.events, self.files, self.stopped = [], {}, ""
+        self.stdlib = _stdlib()
+        self.traced_files, self.loops = {}, {}
+        self.pending, self.counts, self.last_line = {}, {}, {}
+        self.created, self.made, self.seen = {}, {}, {}
+        self.provenance, self.source_at = {}, {}
+
+    # which code is traced
+    def traced(self, filename):
+        known = self.traced_files.get(filename)
+        if known is None:
+            real = os.path.realpath(filename)
+            inside = real.startswith(self.stdlib) and "-packages" + os.sep not in real
+            known = not (filename.startswith("<") or inside or real.startswith(HERE + os.sep))
+            self.traced_files[filename] = known
+        return known
+
+    def file(self, filename):
+        index = self.files.get(filename)
+        if index is None:
+            index = self.files[filename] = len(self.files)
+        return index
+
+    def loops_of(self, filename):
+        found = self.loops.get(filename)
+        if found is None:
+            found = {}
+            try:
+                with open(filename, "rb") as f:
+                    source = f.read().decode("utf-8", "replace")
+                for node in ast.walk(ast.parse(source)):
+                    if isinstance(node, (ast.For, ast.AsyncFor)):
+                        found[node.lineno] = Loop(node, source)
+            except (OSError, SyntaxError, ValueError):
+                pass
+            self.loops[filename] = found
+        return found
+
+    def add(self, event):
+        if self.stopped:
+            return
+        self.events.append(event)
+        if len(self.events) >= self.max_events:
+            self.stop("its cap of %d events" % self.max_events)
+        elif not len(self.events) & 1023 and time.monotonic() > self.deadline:
+            self.stop("its time budget")
+
+    def stop(self, why):
+        self.stopped = why
+        self.disable()
+
+    # events
+    def start_of(self, frame):
+        code = frame.f_code
+        if code.co_name == "__init__" and code.co_argcount:
+            obj = frame.f_locals.get(code.co_varnames[0])
+            kind = type(obj)
+            if obj is not None and self.created.get(id(obj), (None,))[0] is not kind:
+                n = self.made[kind] = self.made.get(kind, 0) + 1
+                self.created[id(obj)] = (kind, "%s#%d" % (kind.__qualname__, n))
+
+    def line(self, frame, lineno):
+        code, key = frame.f_code, id(frame)
+        f = self.file(code.co_filename)
+        function = getattr(code, "co_qualname", code.co_name)
+        pending = self.pending.pop(key, None)
+        if pending is not None and pending[0] is frame:
+            loop = pending[1]
+            if loop.first < lineno <= loop.last:
+                self.iteration(frame, f, function, loop)
+        loops = self.loops_of(code.co_filename)
+        loop = loops.get(lineno)
+        if loop is not None:
+            previous = self.last_line.get(key, (None, 0))
+            if previous[0] is not frame or not loop.first <= previous[1] <= loop.last:
+                self.counts[(key, lineno)] = 0  # entered afresh
+            self.pending[key] = (frame, loop)
+        self.last_line[key] = (frame, lineno)
+        self.add(["L", f, lineno, function])
+
+    def returned(self, frame):
+        key = id(frame)
+        self.pending.pop(key, None)
+        self.last_line.pop(key, None)
+
+    def iteration(self, frame, f, function, loop):
+        names = frame.f_locals
+        values = [names.get(n) for n in loop.names]
+        index = self.counts[(id(frame), loop.first)] = self.counts.get((id(frame), loop.first), 0) + 1
+        value = self.describe(values[0] if len(values) == 1 else tuple(values))
+        self.add(["I", f, loop.first, function, value, self.source(frame, loop), index])
+
+    def called(self, frame, what, result):
+        code = frame.f_code
+        if self.stopped or not self.traced(code.co_filename) or (what in ("id", "hash") and code.co_name in HASHING):
+            return
+        if isinstance(result, (list, tuple)) or what == "os.scandir":
+            self.provenance[id(result)] = (what, result)
+        self.source_at[(code.co_filename, frame.f_lineno)] = what
+        value = self.describe(result) if what != "id" else self.address(result)
+        self.add(["S", self.file(code.co_filename), frame.f_lineno, getattr(code, "co_qualname", code.co_name),
+                  value, what])
+
+    # what a loop iterated, seen without running user code
+    def source(self, frame, loop):
+        node, obj = loop.iterable, None
+        try:
+            while isinstance(node, ast.Call) and len(node.args) == 1 and self.resolve(node.func, frame) in UNWRAPPED:
+                node = node.args[0]
+            obj = self.resolve(node, frame)
+        except LookupError:
+            obj = None
+        if obj is None:
+            made = self.source_at.get((frame.f_code.co_filename, loop.first))
+            return [None, [], "", made or "", loop.text]
+        made = self.provenance.get(id(obj), (None, None))
+        return [_type_name(obj), _element_types(obj), _hashed_by(obj), made[0] if made[1] is obj else "", loop.text]
+
+    def resolve(self, node, frame):
+        if isinstance(node, ast.Name):
+            for scope in (frame.f_locals, frame.f_globals, vars(builtins)):
+                if node.id in scope:
+                    return scope[node.id]
+            raise LookupError(node.id)
+        if isinstance(node, ast.Attribute):
+            owner = self.resolve(node.value, frame)
+            try:
+                return vars(owner)[node.attr]  # never a property: that would run user code
+            except (TypeError, KeyError):
+                raise LookupError(node.attr)
+        raise LookupError("not a name")
+
+    # values
+    def describe(self, value, depth=0):
+        kind = type(value)
+        if value is None or kind in (bool, int, float, str, bytes):
+            text = repr(value)
+        elif kind in (tuple, list) and depth < 2:
+            inner = ", ".join(self.describe(v, depth + 1) for v in value[:8]) + (", ..." if len(value) > 8 else "")
+            text = ("(%s)" if kind is tuple else "[%s]") % inner
+        elif kind in (set, frozenset, dict):
+            text = "%s of %d" % (kind.__name__, len(value))  # its order shows where it is iterated
+        elif kind.__repr__ is object.__repr__:
+            known = self.created.get(id(value))
+            text = "<%s>" % (known[1] if known and known[0] is kind else self.address(id(value), kind.__qualname__))
+        else:
+            try:
+                text = ADDRESS.sub(lambda m: self.address(int(m.group(), 16)), repr(value))
+            except Exception:
+                text = "<%s: repr failed>" % kind.__qualname__
+        return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 3] + "..."
+
+    def address(self, address, kind=""):
+        n = self.seen.setdefault(address, len(self.seen) + 1)
+        return "%s@%d" % (kind, n)
+
+    def write(self):
+        self.disable()
+        data = {"python": "%d.%d" % sys.version_info[:2], "mode": self.mode, "stopped": self.stopped,
+                "seconds": round(time.monotonic() - self.started, 3), "max_events": self.max_events,
+                "files": sorted(self.files, key=self.files.get), "events": self.events}
+        with open(self.out, "w") as f:
+            json.dump(data, f)
+
+
+def _type_name(obj):
+    kind = type(obj)
+    return kind.__qualname__ if kind.__module__ == "builtins" else "%s.%s" % (kind.__module__, kind.__qualname__)
+
+
+def _element_types(obj):
+    if not isinstance(obj, (set, frozenset, dict, list, tuple, type({}.keys()))):
+        return []
+    types = []
+    for element in list(obj)[:16]:
+        name = _type_name(element)
+        if name not in types:
+            types.append(name)
+    return types
+
+
+def _hashed_by(obj):
+    """What the hash of a set's (a dict's keys') elements follows, as far as their types say."""
+    if not isinstance(obj, (set, frozenset, dict, type({}.keys()))):
+        return ""
+    bases = set()
+    for element in list(obj)[:16]:
+        bases.update(_basis(element))
+    return "+".join(sorted(bases))
+
+
+def _basis(element):
+    kind = type(element)
+    if kind in (str, bytes):
+        return {"str"}
+    if kind is tuple:
+        return set().union(*(_basis(e) for e in element)) if element else {"value"}
+    if kind in (int, float, bool, complex):
+        return {"value"}
+    hashing = kind.__hash__
+    if hashing is object.__hash__ or element is None:
+        return {"address"}
+    code = getattr(hashing, "__code__", None)
+    if code is not None:
+        return {"address"} if "id" in code.co_names else {"own"}
+    return {"builtin"}
+
+
+class SettraceTracer(Tracer):
+    mode = "settrace"
+
+    def enable(self):
+        sys.settrace(self.global_trace)
+
+    def disable(self):
+        sys.settrace(None)
+
+    def global_trace(self, frame, event, arg):
+        if self.stopped or not self.traced(frame.f_code.co_filename):
+            return None
+        self.start_of(frame)
+        return self.local_trace
+
+    def local_trace(self, frame, event, arg):
+        if self.stopped:
+            return None
+        if event == "line":
+            self.line(frame, frame.f_lineno)
+        elif event == "return":
+            self.returned(frame)
+        return self.local_trace
+
+
+class MonitoringTracer(Tracer):
+    mode = "sys.monitoring"
+
+    def enable(self):
+        monitoring = sys.monitoring
+        self.tool = next(t for t in range(6) if monitoring.get_tool(t) is None)
+        monitoring.use_tool_id(self.tool, "buildfuzz-lines")
+        events = monitoring.events
+        monitoring.register_callback(self.tool, events.PY_START, self.on_start)
+        monitoring.register_callback(self.tool, events.LINE, self.on_line)
+        monitoring.register_callback(self.tool, events.PY_RETURN, self.on_return)
+        monitoring.set_events(self.tool, events.PY_START | events.LINE | events.PY_RETURN)
+
+    def disable(self):
+        tool = getattr(self, "tool", None)
+        if tool is not None:
+            sys.monitoring.set_events(tool, 0)
+            sys.monitoring.free_tool_id(tool)
+            self.tool = None
+
+    def on_start(self, code, offset):
+        if self.stopped or not self.traced(code.co_filename):
+            return sys.monitoring.DISABLE
+        self.start_of(sys._getframe(1))
+
+    def on_line(self, code, lineno):
+        if self.stopped or not self.traced(code.co_filename):
+            return sys.monitoring.DISABLE
+        self.line(sys._getframe(1), lineno)
+
+    def on_return(self, code, offset, value):
+        if self.stopped or not self.traced(code.co_filename):
+            return sys.monitoring.DISABLE
+        self.returned(sys._getframe(1))
+
+
+def _wrap(tracer, module, attribute, what):
+    original = getattr(module, attribute, None)
+    if original is None:
+        return
+
+    def recorded(*args, **kwargs):
+        result = original(*args, **kwargs)
+        tracer.called(sys._getframe(1), what, result)
+        return result
+
+    recorded.__wrapped__ = original
+    recorded.__name__ = getattr(original, "__name__", attribute)
+    setattr(module, attribute, recorded)
+
+
+def _start(out):
+    kind = MonitoringTracer if sys.version_info >= (3, 12) else SettraceTracer
+    tracer = kind(out, int(os.environ.pop("BUILDFUZZ_LINES_MAX_EVENTS", "1000000")),
+                  float(os.environ.pop("BUILDFUZZ_LINES_BUDGET_S", "60")))
+    for name, attribute, what in SOURCES:
+        _wrap(tracer, __import__(name), attribute, what)
+    atexit.register(tracer.write)
+    tracer.enable()
+
+
+def _chain():
+    """The user's own sitecustomize, which this one shadows on the path."""
+    import importlib.machinery
+    import importlib.util
+    if HERE in sys.path:
+        sys.path.remove(HERE)
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", sys.path)
+    if spec is not None and spec.loader is not None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["sitecustomize"] = module
+        spec.loader.exec_module(module)
+
+
+_out = os.environ.pop("BUILDFUZZ_LINES_OUT", "")
+if _out:
+    _start(_out)
+_chain()
