@@ -12,7 +12,8 @@ library (site-packages included: a generator's own package counts) a stream of e
   see it without running user code (a name or attribute chain, through enumerate/reversed/
   list/tuple/sorted/iter), and which element it was (1-based);
 - ["S", file, line, function, value, source]: a call from traced code to a source of
-  nondeterminism (directory listings, uuid, random, the clock, tempfile names, id/hash).
+  nondeterminism (directory listings, uuid, random, the clock, tempfile names, id/hash),
+  its source shaped as an "I" event's, naming the call.
 
 Values are reprs with addresses normalised: an object with the default repr is named by
 its class and creation ordinal (`Label#3`: the 3rd `Label` whose `__init__` ran), else by
@@ -174,7 +175,7 @@ class Tracer:
         self.source_at[(code.co_filename, frame.f_lineno)] = what
         value = self.describe(result) if what != "id" else self.address(result)
         self.add(["S", self.file(code.co_filename), frame.f_lineno, getattr(code, "co_qualname", code.co_name),
-                  value, what])
+                  value, [None, [], "", what, what + "()"]])
 
     # what a loop iterated, seen without running user code
     def source(self, frame, loop):
