@@ -20,6 +20,7 @@ from fuzzer.report.audit_text import left_line, summary_line
 from fuzzer.report.model import ArtifactFinding, Report
 from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
+from fuzzer.report.source_line import LINE_CHARS, line_text
 
 DIFF_LINES = 40
 LOG_LINES = 20
@@ -144,6 +145,7 @@ def _culprit(number: int, culprit: Culprit) -> str:
         ("written by", one_line(" ".join(culprit.writer))),
         ("concurrent step", one_line(culprit.other_step or "")),
         ("steps sharing its cause", "; ".join(map(one_line, culprit.steps))),
+        ("line", one_line(line_text(culprit.line), LINE_CHARS) if culprit.line else ""),
     ]
     lines += [f"   - {name}: {_esc(value)}" for name, value in facts if value]
     if culprit.evidence:

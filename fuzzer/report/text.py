@@ -14,6 +14,7 @@ from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
 from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.packages import inside_lines, packages_line, set_aside_line
+from fuzzer.report.source_line import LINE_CHARS, line_text
 
 DIFF_LINES = 20
 FINDINGS_SHOWN = 10  # per memory section; the JSON report lists them all
@@ -61,6 +62,8 @@ def render(report: Report) -> str:
                 lines.append(f"     {len(culprit.steps)} steps, one cause: " + "; ".join(map(one_line, culprit.steps)))
             if culprit.stabilized_by:
                 lines.append(f"     stabilised by: {' + '.join(culprit.stabilized_by)}")
+            if culprit.line:
+                lines.append(f"     line: {one_line(line_text(culprit.line), LINE_CHARS)}")
             lines += ["     " + l for l in quoted_commands_cut(culprit.evidence).splitlines()]
     lines += audit_lines(report.audit)
     if report.hazards:
