@@ -23,7 +23,7 @@ from fuzzer import axes as axis_table
 from fuzzer.campaign import run_campaign
 from fuzzer.config import FuzzConfig, parse_check_steps, shown
 from fuzzer.errors import UsageError
-from fuzzer.model import Verdict
+from fuzzer.model import LineStatus, SourceLine, Verdict
 from fuzzer.report import json_format
 from fuzzer.report.model import Report
 from fuzzer.scenario_culprits import every_culprit
@@ -201,7 +201,7 @@ def score(expect: Expect, report: Report) -> tuple[Check, ...]:
 
 
 LOCALIZED_EXPECTATIONS = ("culprit", "writer", "other_step", "kind", "axis", "stabilized_by", "hazards",
-                          "missing_edge", "culprit_steps")  # need a traced build
+                          "missing_edge", "culprit_steps", "line", "line_cause")  # need a traced build
 
 
 def _found(name: str, report: Report) -> object:
@@ -215,12 +215,14 @@ def _found(name: str, report: Report) -> object:
         return (top.steps or [top.command]) if top else None
     if name == "writer":
         return top.writer_process.command if top and top.writer_process else None
+    if name in ("line", "line_cause"):
+        return _line(top.line, name) if top and top.line else None
     return getattr(top, "command" if name == "culprit" else name) if top else None
 
 
 def _meets(name: str, want: object, got: object) -> bool:
-    if name in ("culprit", "writer", "other_step"):
-        return want in got  # a substring of the command line
+    if name in ("culprit", "writer", "other_step", "line"):
+        return want in got  # a substring of the command line, or of the line
     if name == "stabilized_by":  # a string: one of them; a list: exactly this joint set
         return want in got if isinstance(want, str) else set(want) == set(got)
     if name == "hazards":
@@ -230,6 +232,13 @@ def _meets(name: str, want: object, got: object) -> bool:
     if name == "culprit_steps":
         return len(got) >= want  # at least
     return got == want
+
+
+def _line(line: SourceLine, name: str) -> str:
+    """The line found as `gen.py:46 in Function.finalize`, or its cause; else why none was."""
+    if line.status != LineStatus.FOUND:
+        return f"{line.status}: {line.note}"
+    return f"{Path(line.file).name}:{line.line} in {line.function}" if name == "line" else line.cause
 
 
 def _detail(name: str, want: object, got: object) -> str:

@@ -35,7 +35,8 @@ def line_text(line: SourceLine) -> str:
     seen = f"a {line.container} of {', '.join(line.elements) or 'nothing seen'}, " if line.container else ""
     values = " / ".join(line.values)
     how = (f"element {line.element} differs between the replays ({values})" if line.differed else
-           f"its values read the same in both ({values}): the nearest unordered source before they part")
+           "its values read the same in both (objects named in the order first seen): the nearest unordered source "
+           "before they part")
     later = f"; control flow parts at {line.surfaced}" if line.surfaced else ""
     limits = f"; {line.note}" if line.note else ""
     return (f"{where}: {what} ({seen}{WHY[line.cause]}) [{line.cause}]: {how}{later}; "

@@ -12,6 +12,9 @@ import shutil
 from dataclasses import dataclass
 
 PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
+# other interpreters, by their program's name: the script is their first argument that is no option
+INTERPRETERS = {"perl": "perl", "ruby": "ruby", "node": "node", "tclsh": "tcl", "sh": "shell", "bash": "shell",
+                "dash": "shell"}
 ISOLATING = {"I": "-I (isolated: PYTHONPATH ignored)", "E": "-E (PYTHONPATH ignored)",
              "S": "-S (no site module: no sitecustomize)"}
 OPTIONS_WITH_VALUE = ("W", "X", "Q")
@@ -26,8 +29,12 @@ class Program:
 
 def program(argv: tuple[str, ...], cwd: str, env: dict[str, str]) -> Program:
     executable = _found(argv[0], cwd, env) if argv else ""
-    if PYTHON.match(os.path.basename(argv[0] if argv else "")):
+    name = os.path.basename(argv[0] if argv else "")
+    if PYTHON.match(name):
         return _python(argv[1:], executable, cwd)
+    language = INTERPRETERS.get(name.rstrip("0123456789."))
+    if language:
+        return Program(language, next((a for a in argv[1:] if not a.startswith("-")), executable))
     head = _head(executable)
     if head.startswith(b"#!"):
         words = head[2:].split(b"\n")[0].decode("utf-8", "replace").split()
@@ -36,8 +43,7 @@ def program(argv: tuple[str, ...], cwd: str, env: dict[str, str]) -> Program:
         if PYTHON.match(interpreter):
             flags = words[2 if names[:1] == ["env"] else 1:]
             return _python(tuple(flags), executable, cwd, script=executable)
-        language = "perl" if interpreter.startswith("perl") else interpreter or "script"
-        return Program("shell" if interpreter in ("sh", "bash", "dash") else language, executable)
+        return Program(INTERPRETERS.get(interpreter.rstrip("0123456789."), interpreter or "script"), executable)
     if head.startswith(b"\x7fELF"):
         return Program("compiled", executable)
     return Program("unknown", executable or (argv[0] if argv else ""))

@@ -91,10 +91,18 @@ def parting(a: Stream, b: Stream) -> Parting | None:
 
 
 def _walked_back(stream: Stream, before: int) -> int | None:
-    for i in range(before - 1, -1, -1):
-        if unordered(stream.events[i]):
-            return i
-    return None
+    """The nearest unordered source before `before`; for a loop, the first iteration of that
+    run of it (no one element of it read differently: the loop is the cause, not its last turn)."""
+    found = next((i for i in range(before - 1, -1, -1) if unordered(stream.events[i])), None)
+    if found is None or stream.events[found].kind != ITERATION:
+        return found
+    last = stream.events[found]
+    return next((i for i in range(found, -1, -1) if _same_loop(stream.events[i], last) and stream.events[i].index == 1),
+                found)
+
+
+def _same_loop(event: Event, other: Event) -> bool:
+    return (event.kind, event.file, event.line, event.function) == (other.kind, other.file, other.line, other.function)
 
 
 def unordered(event: Event) -> bool:
