@@ -96,3 +96,15 @@ def test_the_line_found_carries_what_a_patch_needs():
     assert (line.status, line.file, line.line, line.function) == (LineStatus.FOUND, "/src/gen.py", 40, "finalize")
     assert (line.cause, line.expression, line.container, line.elements) == (LineCause.SET_OF_STR, "names", "set", ["str"])
     assert (line.element, line.values, line.differed, line.surfaced) == (3, ["'cd'", "'jobs'"], True, "gen.py:90 in emit")
+
+
+@given(st.floats(0.01, 600), st.floats(0, 10_000))
+def test_a_traced_replay_gets_a_budget_a_pair_of_which_fits_in_what_is_left(per_replay_s, left_s):
+    from fuzzer.explain.lines.replays import MIN_TRACE_S, TRACE_FACTOR, tracer_budget
+
+    budget = tracer_budget(per_replay_s, left_s)
+    if budget is None:
+        assert min(max(TRACE_FACTOR * per_replay_s, MIN_TRACE_S), left_s / 4) < 2 * per_replay_s + 0.1
+    else:
+        assert 2 * per_replay_s <= budget and 2 * budget <= left_s
+        assert budget <= max(TRACE_FACTOR * per_replay_s, MIN_TRACE_S)

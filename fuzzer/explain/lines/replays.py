@@ -10,11 +10,12 @@ past it the tracer stops and says so. No pair starts that the budget cannot fini
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from pathlib import Path
 
-from fuzzer.execute.step_replay import StepCall, Variation
+from fuzzer.execute.step_replay import StepCall, StepReplayer, Variation
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.lines import streams
 from fuzzer.explain.lines.causes import located
@@ -29,8 +30,11 @@ MAX_EVENTS = 2_000_000
 PAIRS = 3
 
 
-def search(replayer, varied: tuple[str, ...], budget: Budget, per_replay_s: float) -> SourceLine:
+def search(replayer: StepReplayer, varied: tuple[str, ...], budget: Budget, per_replay_s: float) -> SourceLine:
     """`varied`: the stabilisers found (of every set found), whose conditions the pairs keep varying."""
+    if not isinstance(replayer, StepReplayer):  # the tracer and its streams live on this machine
+        return SourceLine(status=LineStatus.SKIPPED, note=(
+            "the step's replays run on a Dask worker; the line search traces replays on this machine only"))
     call: StepCall = replayer.call
     found = program(call.argv, str(replayer.tree / call.cwd), call.env)
     if found.language != "python":
@@ -39,13 +43,20 @@ def search(replayer, varied: tuple[str, ...], budget: Budget, per_replay_s: floa
         return SourceLine(status=LineStatus.SKIPPED, note=(
             f"`{found.path}` runs under an interpreter given {found.problem}: the tracer, loaded through the "
             "environment, cannot be"))
-    trace_s = round(min(max(TRACE_FACTOR * per_replay_s, MIN_TRACE_S), budget.left() / 4), 1)
-    if trace_s < 2 * per_replay_s or not budget.affords(2 * trace_s):
-        return SourceLine(status=LineStatus.SKIPPED, budget_s=trace_s, note=(
+    trace_s = tracer_budget(per_replay_s, budget.left())
+    if trace_s is None:
+        return SourceLine(status=LineStatus.SKIPPED, note=(
             f"{budget.describe()} has {max(budget.left(), 0):.0f} s left: too little for two traced replays of a "
             f"step whose replay takes {per_replay_s:.1f} s"))
     with tempfile.TemporaryDirectory(prefix="lines-", dir=replayer.logs) as out:
         return _pairs(replayer, call, varied, budget, trace_s, Path(out))
+
+
+def tracer_budget(per_replay_s: float, left_s: float) -> float | None:
+    """Each traced replay's time budget; None when what is left would not hold a pair of
+    traced replays of a step this slow (tracing costs a few times the step's own time)."""
+    trace_s = math.floor(10 * min(max(TRACE_FACTOR * per_replay_s, MIN_TRACE_S), left_s / 4)) / 10
+    return trace_s if trace_s >= 2 * per_replay_s and 2 * trace_s <= left_s else None
 
 
 def _pairs(replayer, call: StepCall, varied: tuple[str, ...], budget: Budget, trace_s: float, out: Path) -> SourceLine:
