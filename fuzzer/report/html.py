@@ -22,6 +22,7 @@ from fuzzer.escaping import is_long, program, visible
 from fuzzer.execute.logs import failure_lines
 from fuzzer.plan import Perturbation
 from fuzzer.model import NAMED_KINDS, Kind, RunStatus
+from fuzzer.report.source_line import line_text
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
@@ -150,6 +151,7 @@ def _culprit(culprit) -> dict:
         "writer": folded(" ".join(culprit.writer), culprit.writer) if culprit.writer else None,
         "other": folded(culprit.other_step) if culprit.other_step else None,
         "steps": [folded(step) for step in culprit.steps],  # one cause, several steps (fuzzer/explain/shared_cause.py)
+        "line": line_text(culprit.line) if culprit.line else "",  # its first divergent source line (explain/lines/)
     }
 
 
