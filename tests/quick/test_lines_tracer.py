@@ -112,7 +112,7 @@ def test_objects_hashed_by_id_are_named_by_creation_and_class_by_address(tmp_pat
     assert found is not None, "8 pairs of runs iterated 40 address-hashed objects alike"
     line = located(a, b, found, ["1", "2"], 10.0)
     assert (line.line, line.cause, line.elements, line.hashed_by) == (12, LineCause.SET_BY_ADDRESS,
-                                                                       ["__main__.Label"], "address")
+                                                                       ["__main__.Label"], "address+own")
     seen.update(line.values)
     assert all(value.startswith("(") and "<Label#" in value and "0x" not in value for value in seen)
 

@@ -24,7 +24,7 @@ def test_a_set_whose_values_read_alike_is_named_though_control_flow_parts_calls_
     assert (line.status, Path(line.file).name, line.line, line.function) == (LineStatus.FOUND, "gen_regs.py", 42,
                                                                              "number")
     assert (line.cause, line.container, line.elements, line.hashed_by) == (
-        LineCause.SET_BY_ADDRESS, "set", ["__main__.Register"], "address")
+        LineCause.SET_BY_ADDRESS, "set", ["__main__.Register"], "address+own")
     assert not line.differed and line.element == 1
     assert line.surfaced.split(" in ")[1] in ("short_form", "long_form")
     assert len(line.replays) == 2 and len(line.seconds) == 2 and line.budget_s > 0

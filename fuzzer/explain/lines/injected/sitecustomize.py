@@ -277,9 +277,10 @@ def _basis(element):
     if hashing is object.__hash__ or element is None:
         return {"address"}
     code = getattr(hashing, "__code__", None)
-    if code is not None:
-        return {"address"} if "id" in code.co_names else {"own"}
-    return {"builtin"}
+    if code is None:
+        return {"builtin"}
+    # what its code calls: id() is an address; hash() of its fields, its own (a str field's follows the seed)
+    return {"address"} | ({"own"} if "hash" in code.co_names else set()) if "id" in code.co_names else {"own"}
 
 
 class SettraceTracer(Tracer):
