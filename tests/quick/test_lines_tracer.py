@@ -174,3 +174,9 @@ def test_only_python_without_isolating_flags_is_traced(tmp_path):
     assert program(("/usr/bin/perl", "-w", "m4cache.pl"), here, {}) == Program("perl", "m4cache.pl")
     assert program(("./m4cache.pl",), here, {}).language == "perl"
     assert program((shutil.which("true") or "/bin/true",), here, {}).language == "compiled"
+
+
+def test_the_time_budget_stops_tracing_and_says_so(tmp_path):
+    stream = traced(tmp_path, sys.executable, "for i in range(5000):\n    pass\n", "timed",
+                    BUILDFUZZ_LINES_BUDGET_S="0")
+    assert stream.stopped == "its time budget" and len(stream.events) == 1024

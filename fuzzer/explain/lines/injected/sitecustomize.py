@@ -26,6 +26,7 @@ Then the user's own sitecustomize, which this one shadows, is run.
 import ast
 import atexit
 import builtins
+import itertools
 import json
 import os
 import re
@@ -76,8 +77,8 @@ class Tracer:
         self.deadline = self.started + budget_s
         self.events, self.files, self.stopped = [], {}, ""
         self.stdlib = _stdlib()
-        self.traced_files, self.loops = {}, {}
-        self.pending, self.counts, self.last_line = {}, {}, {}
+        self.traced_files, self.loops, self.codes = {}, {}, {}
+        self.pending, self.counts, self.last_line, self.iterated = {}, {}, {}, {}
         self.created, self.made, self.seen = {}, {}, {}
         self.provenance, self.source_at = {}, {}
 
@@ -137,14 +138,16 @@ class Tracer:
 
     def line(self, frame, lineno):
         code, key = frame.f_code, id(frame)
-        f = self.file(code.co_filename)
-        function = getattr(code, "co_qualname", code.co_name)
+        known = self.codes.get(code)
+        if known is None:  # one lookup per event, not three: this runs for every line
+            known = self.codes[code] = (self.file(code.co_filename), getattr(code, "co_qualname", code.co_name),
+                                        self.loops_of(code.co_filename))
+        f, function, loops = known
         pending = self.pending.pop(key, None)
         if pending is not None and pending[0] is frame:
             loop = pending[1]
             if loop.first < lineno <= loop.last:
                 self.iteration(frame, f, function, loop)
-        loops = self.loops_of(code.co_filename)
         loop = loops.get(lineno)
         if loop is not None:
             previous = self.last_line.get(key, (None, 0))
@@ -162,9 +165,12 @@ class Tracer:
     def iteration(self, frame, f, function, loop):
         names = frame.f_locals
         values = [names.get(n) for n in loop.names]
-        index = self.counts[(id(frame), loop.first)] = self.counts.get((id(frame), loop.first), 0) + 1
+        key = (id(frame), loop.first)
+        index = self.counts[key] = self.counts.get(key, 0) + 1
+        if index == 1:  # what it iterates is looked at once a loop run: every turn would cost the loop's length
+            self.iterated[key] = self.source(frame, loop)
         value = self.describe(values[0] if len(values) == 1 else tuple(values))
-        self.add(["I", f, loop.first, function, value, self.source(frame, loop), index])
+        self.add(["I", f, loop.first, function, value, self.iterated.get(key), index])
 
     def called(self, frame, what, result):
         code = frame.f_code
@@ -235,8 +241,9 @@ class Tracer:
         data = {"python": "%d.%d" % sys.version_info[:2], "mode": self.mode, "stopped": self.stopped,
                 "seconds": round(time.monotonic() - self.started, 3), "max_events": self.max_events,
                 "files": sorted(self.files, key=self.files.get), "events": self.events}
+        text = json.dumps(data, separators=(",", ":"))  # at once: json.dump encodes in Python, piece by piece
         with open(self.out, "w") as f:
-            json.dump(data, f)
+            f.write(text)
 
 
 def _type_name(obj):
@@ -248,7 +255,7 @@ def _element_types(obj):
     if not isinstance(obj, (set, frozenset, dict, list, tuple, type({}.keys()))):
         return []
     types = []
-    for element in list(obj)[:16]:
+    for element in itertools.islice(obj, 16):
         name = _type_name(element)
         if name not in types:
             types.append(name)
@@ -260,7 +267,7 @@ def _hashed_by(obj):
     if not isinstance(obj, (set, frozenset, dict, type({}.keys()))):
         return ""
     bases = set()
-    for element in list(obj)[:16]:
+    for element in itertools.islice(obj, 16):
         bases.update(_basis(element))
     return "+".join(sorted(bases))
 
