@@ -108,3 +108,13 @@ def test_a_traced_replay_gets_a_budget_a_pair_of_which_fits_in_what_is_left(per_
     else:
         assert 2 * per_replay_s <= budget and 2 * budget <= left_s
         assert budget <= max(TRACE_FACTOR * per_replay_s, MIN_TRACE_S)
+
+
+@given(st.sampled_from([(("PYTHONHASHSEED",), LineCause.SET_OF_STR), (("ASLR",), LineCause.SET_BY_ADDRESS),
+                        (("ASLR", "PYTHONHASHSEED"), LineCause.SET_BY_ADDRESS), ((), LineCause.SET_BY_ADDRESS)]))
+def test_a_hash_mixing_id_and_its_fields_is_decided_by_what_the_replays_found(found):
+    varied, expected = found
+    event = Event(ITERATION, 0, 1, "f", "x", Source("set", ["Label"], "address+own", "", "labels"), 1)
+    assert cause_of(event, varied) == expected
+    plain = Event(ITERATION, 0, 1, "f", "x", Source("set", ["Label"], "address", "", "labels"), 1)
+    assert cause_of(plain, varied) == LineCause.SET_BY_ADDRESS  # nothing but the address to follow

@@ -180,3 +180,12 @@ def test_the_time_budget_stops_tracing_and_says_so(tmp_path):
     stream = traced(tmp_path, sys.executable, "for i in range(5000):\n    pass\n", "timed",
                     BUILDFUZZ_LINES_BUDGET_S="0")
     assert stream.stopped == "its time budget" and len(stream.events) == 1024
+
+
+@pytest.mark.parametrize("interpreter", INTERPRETERS)
+def test_a_generator_expression_over_a_set_is_where_the_values_part(tmp_path, interpreter):
+    script = "names = {'cd', 'echo', 'exit', 'jobs', 'kill', 'pwd', 'read', 'set'}\nprint(list(n.upper() for n in names))\n"
+    _, line = parted(tmp_path, interpreter, script, {"PYTHONHASHSEED": "1"}, {"PYTHONHASHSEED": "2"})
+    assert (line.line, line.function.rsplit(".", 1)[-1], line.cause, line.expression) == (
+        2, "<genexpr>", LineCause.SET_OF_STR, "names")
+    assert line.differed and line.container == "set"

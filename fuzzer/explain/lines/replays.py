@@ -83,7 +83,7 @@ def _pairs(replayer, call: StepCall, varied: tuple[str, ...], budget: Budget, tr
         parted = streams.parting(a, b)
         if parted is None:
             return located_nowhere(a, b, conditions, trace_s)
-        return located(a, b, parted, conditions, trace_s)
+        return located(a, b, parted, conditions, trace_s, varied)
     return SourceLine(status=LineStatus.NOT_FOUND, budget_s=trace_s, note=(
         f"the traced replays gave the same output in each of the pairs tried ({pair + 1}): no two executions to "
         "compare"))

@@ -20,23 +20,27 @@ its class and creation ordinal (`Label#3`: the 3rd `Label` whose `__init__` ran)
 the order its address first appeared, so runs compare by value, not by address. The
 stream is capped (BUILDFUZZ_LINES_MAX_EVENTS) and timed (BUILDFUZZ_LINES_BUDGET_S): past
 either it stops tracing and says why. sys.monitoring on 3.12+, sys.settrace before.
-Only the main thread is traced; comprehensions' iterations are line events only.
+Only the main thread is traced; a comprehension's values are recorded where it is a frame
+of its own (before 3.12; generator expressions always), else its lines only.
 Then the user's own sitecustomize, which this one shadows, is run.
 """
 import ast
 import atexit
 import builtins
+import dis
+import inspect
 import itertools
 import json
 import os
-import re
 import sys
 import sysconfig
 import time
 
+# beside it, on the path that found it (PYTHONPATH); _chain takes that entry off again
+from buildfuzz_lines_values import (UNORDERED_CONTAINERS, Values, _basis, _element_types, _hashed_by,  # noqa: E402
+                                    _type_name, iterator_contents)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
-MAX_VALUE = 160
 # (module, attribute, what it is): a call from traced code is recorded with its result
 SOURCES = (
     ("os", "listdir", "os.listdir"), ("os", "scandir", "os.scandir"), ("glob", "glob", "glob.glob"),
@@ -53,6 +57,9 @@ SOURCES = (
 )
 UNWRAPPED = (enumerate, reversed, list, tuple, sorted, iter)
 HASHING = ("__hash__", "__eq__")  # id() and hash() there make a set work: not data
+COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
+COMPREHENSIONS_AST = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
 
 
 def _stdlib():
@@ -79,7 +86,7 @@ class Tracer:
         self.stdlib = _stdlib()
         self.traced_files, self.loops, self.codes = {}, {}, {}
         self.pending, self.counts, self.last_line, self.iterated = {}, {}, {}, {}
-        self.created, self.made, self.seen = {}, {}, {}
+        self.values = Values()
         self.provenance, self.source_at = {}, {}
 
     # which code is traced
@@ -108,6 +115,9 @@ class Tracer:
                 for node in ast.walk(ast.parse(source)):
                     if isinstance(node, (ast.For, ast.AsyncFor)):
                         found[node.lineno] = Loop(node, source)
+                    elif isinstance(node, COMPREHENSIONS_AST):  # keyed apart: a loop may share its line
+                        found.setdefault(("comprehension", node.lineno),
+                                         ast.get_source_segment(source, node.generators[0].iter) or "")
             except (OSError, SyntaxError, ValueError):
                 pass
             self.loops[filename] = found
@@ -130,11 +140,7 @@ class Tracer:
     def start_of(self, frame):
         code = frame.f_code
         if code.co_name == "__init__" and code.co_argcount:
-            obj = frame.f_locals.get(code.co_varnames[0])
-            kind = type(obj)
-            if obj is not None and self.created.get(id(obj), (None,))[0] is not kind:
-                n = self.made[kind] = self.made.get(kind, 0) + 1
-                self.created[id(obj)] = (kind, "%s#%d" % (kind.__qualname__, n))
+            self.values.initialised(frame.f_locals.get(code.co_varnames[0]))
 
     def line(self, frame, lineno):
         code, key = frame.f_code, id(frame)
@@ -143,6 +149,8 @@ class Tracer:
             known = self.codes[code] = (self.file(code.co_filename), getattr(code, "co_qualname", code.co_name),
                                         self.loops_of(code.co_filename))
         f, function, loops = known
+        if code.co_name in COMPREHENSIONS:
+            self.comprehension(frame, f, function, lineno, loops)
         pending = self.pending.pop(key, None)
         if pending is not None and pending[0] is frame:
             loop = pending[1]
@@ -161,6 +169,35 @@ class Tracer:
         key = id(frame)
         self.pending.pop(key, None)
         self.last_line.pop(key, None)
+        self.counts.pop(key, None)
+        self.iterated.pop(key, None)
+
+    def comprehension(self, frame, f, function, lineno, loops):
+        """Before 3.12 (and a generator expression after) a comprehension is a frame of its own
+        whose `.0` is the iterator it takes; each turn ends in a line event, the value it took
+        bound: the first line event is its start, every later one an iteration."""
+        key = id(frame)
+        index = self.counts.get(key)
+        names = frame.f_locals
+        if index is None:
+            self.counts[key] = 0
+            self.iterated[key] = self.iterator_source(names.get(".0"), loops.get(("comprehension", lineno), ""))
+            return
+        values = [names[n] for n in frame.f_code.co_varnames if n != ".0" and n in names]
+        if values:
+            self.counts[key] = index + 1
+            self.add(["I", f, lineno, function, self.values.describe(values[0] if len(values) == 1 else tuple(values)),
+                      self.iterated.get(key), index + 1])
+
+    def iterator_source(self, iterator, text):
+        container, left = iterator_contents(iterator)
+        if container is None:
+            return [type(iterator).__name__ if iterator is not None else None, [], "", "", text]
+        made = self.provenance.get(id(left), (None, None))
+        hashed = "+".join(sorted(set().union(*(_basis(e) for e in itertools.islice(left, 16))))) \
+            if container in UNORDERED_CONTAINERS else ""
+        return [container, _element_types(list(itertools.islice(left, 16))), hashed,
+                made[0] if made[1] is left else "", text]
 
     def iteration(self, frame, f, function, loop):
         names = frame.f_locals
@@ -169,7 +206,7 @@ class Tracer:
         index = self.counts[key] = self.counts.get(key, 0) + 1
         if index == 1:  # what it iterates is looked at once a loop run: every turn would cost the loop's length
             self.iterated[key] = self.source(frame, loop)
-        value = self.describe(values[0] if len(values) == 1 else tuple(values))
+        value = self.values.describe(values[0] if len(values) == 1 else tuple(values))
         self.add(["I", f, loop.first, function, value, self.iterated.get(key), index])
 
     def called(self, frame, what, result):
@@ -179,7 +216,7 @@ class Tracer:
         if isinstance(result, (list, tuple)) or what == "os.scandir":
             self.provenance[id(result)] = (what, result)
         self.source_at[(code.co_filename, frame.f_lineno)] = what
-        value = self.describe(result) if what != "id" else self.address(result)
+        value = self.values.describe(result) if what != "id" else self.values.address(result)
         self.add(["S", self.file(code.co_filename), frame.f_lineno, getattr(code, "co_qualname", code.co_name),
                   value, [None, [], "", what, what + "()"]])
 
@@ -212,30 +249,6 @@ class Tracer:
                 raise LookupError(node.attr)
         raise LookupError("not a name")
 
-    # values
-    def describe(self, value, depth=0):
-        kind = type(value)
-        if value is None or kind in (bool, int, float, str, bytes):
-            text = repr(value)
-        elif kind in (tuple, list) and depth < 2:
-            inner = ", ".join(self.describe(v, depth + 1) for v in value[:8]) + (", ..." if len(value) > 8 else "")
-            text = ("(%s)" if kind is tuple else "[%s]") % inner
-        elif kind in (set, frozenset, dict):
-            text = "%s of %d" % (kind.__name__, len(value))  # its order shows where it is iterated
-        elif kind.__repr__ is object.__repr__:
-            known = self.created.get(id(value))
-            text = "<%s>" % (known[1] if known and known[0] is kind else self.address(id(value), kind.__qualname__))
-        else:
-            try:
-                text = ADDRESS.sub(lambda m: self.address(int(m.group(), 16)), repr(value))
-            except Exception:
-                text = "<%s: repr failed>" % kind.__qualname__
-        return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 3] + "..."
-
-    def address(self, address, kind=""):
-        n = self.seen.setdefault(address, len(self.seen) + 1)
-        return "%s@%d" % (kind, n)
-
     def write(self):
         self.disable()
         data = {"python": "%d.%d" % sys.version_info[:2], "mode": self.mode, "stopped": self.stopped,
@@ -246,48 +259,13 @@ class Tracer:
             f.write(text)
 
 
-def _type_name(obj):
-    kind = type(obj)
-    return kind.__qualname__ if kind.__module__ == "builtins" else "%s.%s" % (kind.__module__, kind.__qualname__)
+RETURN_VALUE = dis.opmap.get("RETURN_VALUE")
 
 
-def _element_types(obj):
-    if not isinstance(obj, (set, frozenset, dict, list, tuple, type({}.keys()))):
-        return []
-    types = []
-    for element in itertools.islice(obj, 16):
-        name = _type_name(element)
-        if name not in types:
-            types.append(name)
-    return types
-
-
-def _hashed_by(obj):
-    """What the hash of a set's (a dict's keys') elements follows, as far as their types say."""
-    if not isinstance(obj, (set, frozenset, dict, type({}.keys()))):
-        return ""
-    bases = set()
-    for element in itertools.islice(obj, 16):
-        bases.update(_basis(element))
-    return "+".join(sorted(bases))
-
-
-def _basis(element):
-    kind = type(element)
-    if kind in (str, bytes):
-        return {"str"}
-    if kind is tuple:
-        return set().union(*(_basis(e) for e in element)) if element else {"value"}
-    if kind in (int, float, bool, complex):
-        return {"value"}
-    hashing = kind.__hash__
-    if hashing is object.__hash__ or element is None:
-        return {"address"}
-    code = getattr(hashing, "__code__", None)
-    if code is None:
-        return {"builtin"}
-    # what its code calls: id() is an address; hash() of its fields, its own (a str field's follows the seed)
-    return {"address"} | ({"own"} if "hash" in code.co_names else set()) if "id" in code.co_names else {"own"}
+def _yielded(frame):
+    """settrace says "return" when a generator yields too; its frame lives on."""
+    code = frame.f_code
+    return bool(code.co_flags & inspect.CO_GENERATOR) and code.co_code[frame.f_lasti] != RETURN_VALUE
 
 
 class SettraceTracer(Tracer):
@@ -310,7 +288,7 @@ class SettraceTracer(Tracer):
             return None
         if event == "line":
             self.line(frame, frame.f_lineno)
-        elif event == "return":
+        elif event == "return" and not _yielded(frame):
             self.returned(frame)
         return self.local_trace
 
@@ -326,6 +304,7 @@ class MonitoringTracer(Tracer):
         monitoring.register_callback(self.tool, events.PY_START, self.on_start)
         monitoring.register_callback(self.tool, events.LINE, self.on_line)
         monitoring.register_callback(self.tool, events.PY_RETURN, self.on_return)
+        monitoring.register_callback(self.tool, events.JUMP, self.on_jump)
         monitoring.set_events(self.tool, events.PY_START | events.LINE | events.PY_RETURN)
 
     def disable(self):
@@ -338,7 +317,16 @@ class MonitoringTracer(Tracer):
     def on_start(self, code, offset):
         if self.stopped or not self.traced(code.co_filename):
             return sys.monitoring.DISABLE
+        if code.co_name in COMPREHENSIONS:  # a turn ends in a jump back on its own line: no LINE event
+            sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.JUMP)
         self.start_of(sys._getframe(1))
+
+    def on_jump(self, code, offset, destination):
+        if self.stopped:
+            return sys.monitoring.DISABLE
+        if destination < offset:
+            frame = sys._getframe(1)
+            self.line(frame, frame.f_lineno)
 
     def on_line(self, code, lineno):
         if self.stopped or not self.traced(code.co_filename):
@@ -380,8 +368,7 @@ def _chain():
     """The user's own sitecustomize, which this one shadows on the path."""
     import importlib.machinery
     import importlib.util
-    if HERE in sys.path:
-        sys.path.remove(HERE)
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", sys.path)
     if spec is not None and spec.loader is not None:
         module = importlib.util.module_from_spec(spec)
