@@ -35,3 +35,17 @@ def test_a_perl_writer_is_named_and_the_search_says_it_is_python_only():
     line = top_line("perl-hash-order")
     assert line.status == LineStatus.SKIPPED and line.line == 0
     assert "m4cache.pl" in line.note and "PERL_HASH_SEED" in line.note
+
+
+@pytest.mark.needs("strace")
+def test_every_audited_generator_names_its_set_comprehension_and_the_replays_decide_its_cause():
+    result = check_scenario(load_scenario(SCENARIOS / "audit-generator-chain"), runs=None, seed=1,
+                            progress=lambda _: None)
+    culprits = [c for c in result.report.culprits if c.kind == Kind.INTRINSIC]
+    assert len(culprits) == 6
+    for culprit in culprits:
+        line = culprit.line
+        assert (line.status, Path(line.file).name, line.line, line.container) == (LineStatus.FOUND, "gen.py", 46, "set")
+        assert line.function.endswith("<listcomp>") and line.hashed_by == "address+own"
+        expected = LineCause.SET_OF_STR if culprit.stabilized_by == ["PYTHONHASHSEED"] else LineCause.SET_BY_ADDRESS
+        assert line.cause == expected, (culprit.stabilized_by, line)
