@@ -41,8 +41,8 @@ def search(replayer: StepReplayer, varied: tuple[str, ...], budget: Budget, per_
         return SourceLine(status=LineStatus.SKIPPED, note=_not_python(found, varied))
     if found.problem:
         return SourceLine(status=LineStatus.SKIPPED, note=(
-            f"`{found.path}` runs under an interpreter given {found.problem}: the tracer, loaded through the "
-            "environment, cannot be"))
+            f"`{found.path}` runs under an interpreter given {found.problem}: the tracer cannot be loaded through "
+            "the environment"))
     trace_s = tracer_budget(per_replay_s, budget.left())
     if trace_s is None:
         return SourceLine(status=LineStatus.SKIPPED, note=(
@@ -54,15 +54,17 @@ def search(replayer: StepReplayer, varied: tuple[str, ...], budget: Budget, per_
 
 def tracer_budget(per_replay_s: float, left_s: float) -> float | None:
     """Each traced replay's time budget; None when what is left would not hold a pair of
-    traced replays of a step this slow (tracing costs a few times the step's own time)."""
+    traced replays of a step this slow (tracing costs up to TRACE_FACTOR times the step's own time)."""
     trace_s = math.floor(10 * min(max(TRACE_FACTOR * per_replay_s, MIN_TRACE_S), left_s / 4)) / 10
     return trace_s if trace_s >= 2 * per_replay_s and 2 * trace_s <= left_s else None
 
 
 def _pairs(replayer, call: StepCall, varied: tuple[str, ...], budget: Budget, trace_s: float, out: Path) -> SourceLine:
+    tried = 0
     for pair in range(PAIRS):
         if pair and not budget.affords(2 * trace_s):
             break
+        tried += 1
         sides = [_traced(call.env, out / f"stream-{pair}-{side}.json", trace_s, varied, 2 * pair + side)
                  for side in (1, 2)]
         outcomes = replayer.replay_each([variation for variation, _ in sides], 1)
@@ -85,7 +87,7 @@ def _pairs(replayer, call: StepCall, varied: tuple[str, ...], budget: Budget, tr
             return located_nowhere(a, b, conditions, trace_s)
         return located(a, b, parted, conditions, trace_s, varied)
     return SourceLine(status=LineStatus.NOT_FOUND, budget_s=trace_s, note=(
-        f"the traced replays gave the same output in each of the pairs tried ({pair + 1}): no two executions to "
+        f"the traced replays gave the same output in each of the {tried} pair(s) tried: no two executions to "
         "compare"))
 
 
