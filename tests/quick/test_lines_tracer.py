@@ -179,7 +179,7 @@ def test_only_python_without_isolating_flags_is_traced(tmp_path):
 def test_the_time_budget_stops_tracing_and_says_so(tmp_path):
     stream = traced(tmp_path, sys.executable, "for i in range(5000):\n    pass\n", "timed",
                     BUILDFUZZ_LINES_BUDGET_S="0")
-    assert stream.stopped == "its time budget" and len(stream.events) == 1024
+    assert stream.stopped == "reached its time budget" and len(stream.events) == 1024
 
 
 @pytest.mark.parametrize("interpreter", INTERPRETERS)
@@ -189,3 +189,11 @@ def test_a_generator_expression_over_a_set_is_where_the_values_part(tmp_path, in
     assert (line.line, line.function.rsplit(".", 1)[-1], line.cause, line.expression) == (
         2, "<genexpr>", LineCause.SET_OF_STR, "names")
     assert line.differed and line.container == "set"
+
+
+def test_an_interpreter_older_than_3_8_runs_as_ever_and_its_stream_says_why_it_is_empty(tmp_path):
+    old = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.[67].*/bin/python3")))
+    if not old:
+        pytest.skip("no Python older than 3.8 installed")
+    stream = traced(tmp_path, old[0], SET_OF_STR, "old")  # check=True: the program itself still succeeds
+    assert (stream.stopped, stream.events) == ("needs Python 3.8 or later", [])

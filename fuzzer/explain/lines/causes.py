@@ -75,7 +75,7 @@ def located(a: Stream, b: Stream, found: Parting, replays: list[str], budget_s: 
 
 
 def _common(a: Stream, b: Stream, replays: list[str], budget_s: float) -> SourceLine:
-    stopped = "; ".join(f"replay {n} stopped at {s.stopped} ({len(s.events)} events)"
+    stopped = "; ".join(f"replay {n}'s tracing stopped ({s.stopped}, {len(s.events)} events)"
                         for n, s in ((1, a), (2, b)) if s.stopped)
     return SourceLine(status=LineStatus.NOT_FOUND, replays=replays, tracer=f"{a.mode}, Python {a.python}",
                       budget_s=budget_s, seconds=[a.seconds, b.seconds], note=stopped)

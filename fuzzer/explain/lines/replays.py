@@ -93,7 +93,7 @@ def _pairs(replayer, call: StepCall, varied: tuple[str, ...], budget: Budget, tr
 
 def located_nowhere(a: streams.Stream, b: streams.Stream, conditions: list[str], trace_s: float) -> SourceLine:
     stopped = [s.stopped for s in (a, b) if s.stopped]
-    why = (f"tracing stopped at {stopped[0]} before the replays parted" if stopped else
+    why = (f"tracing stopped ({stopped[0]}) before the replays parted" if stopped else
            "the traced code ran alike in both (values included): the difference comes from code not traced "
            "(the standard library, a C extension, a child process)")
     return SourceLine(status=LineStatus.NOT_FOUND, replays=conditions, tracer=f"{a.mode}, Python {a.python}",

@@ -128,9 +128,9 @@ class Tracer:
             return
         self.events.append(event)
         if len(self.events) >= self.max_events:
-            self.stop("its cap of %d events" % self.max_events)
+            self.stop("reached its cap of %d events" % self.max_events)
         elif not len(self.events) & 1023 and time.monotonic() > self.deadline:
-            self.stop("its time budget")
+            self.stop("reached its time budget")
 
     def stop(self, why):
         self.stopped = why
@@ -358,6 +358,10 @@ def _start(out):
     kind = MonitoringTracer if sys.version_info >= (3, 12) else SettraceTracer
     tracer = kind(out, int(os.environ.pop("BUILDFUZZ_LINES_MAX_EVENTS", "1000000")),
                   float(os.environ.pop("BUILDFUZZ_LINES_BUDGET_S", "60")))
+    if sys.version_info < (3, 8):  # the source positions loops are read by came in 3.8
+        tracer.stopped = "needs Python 3.8 or later"
+        atexit.register(tracer.write)
+        return
     for name, attribute, what in SOURCES:
         _wrap(tracer, __import__(name), attribute, what)
     atexit.register(tracer.write)
