@@ -20,8 +20,8 @@ its class and creation ordinal (`Label#3`: the 3rd `Label` whose `__init__` ran)
 the order its address first appeared, so runs compare by value, not by address. The
 stream is capped (BUILDFUZZ_LINES_MAX_EVENTS) and timed (BUILDFUZZ_LINES_BUDGET_S): past
 either it stops tracing and says why. sys.monitoring on 3.12+, sys.settrace before.
-Only the main thread is traced; a comprehension's values are recorded where it is a frame
-of its own (before 3.12; generator expressions always), else its lines only.
+Only the main thread is traced. A comprehension's values are recorded as a loop's: in its
+own frame (before 3.12; generator expressions always), or inlined in its function's (3.12).
 Then the user's own sitecustomize, which this one shadows, is run.
 """
 import ast
@@ -37,24 +37,11 @@ import sysconfig
 import time
 
 # beside it, on the path that found it (PYTHONPATH); _chain takes that entry off again
+from buildfuzz_lines_sources import wrap_sources  # noqa: E402
 from buildfuzz_lines_values import (UNORDERED_CONTAINERS, Values, _basis, _element_types, _hashed_by,  # noqa: E402
                                     _type_name, iterator_contents)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# (module, attribute, what it is): a call from traced code is recorded with its result
-SOURCES = (
-    ("os", "listdir", "os.listdir"), ("os", "scandir", "os.scandir"), ("glob", "glob", "glob.glob"),
-    ("glob", "iglob", "glob.iglob"), ("uuid", "uuid4", "uuid.uuid4"), ("uuid", "uuid1", "uuid.uuid1"),
-    ("random", "random", "random.random"), ("random", "randint", "random.randint"),
-    ("random", "randrange", "random.randrange"), ("random", "choice", "random.choice"),
-    ("random", "sample", "random.sample"), ("random", "getrandbits", "random.getrandbits"),
-    ("random", "uniform", "random.uniform"), ("random", "shuffle", "random.shuffle"),
-    ("time", "time", "time.time"), ("time", "time_ns", "time.time_ns"), ("time", "ctime", "time.ctime"),
-    ("time", "strftime", "time.strftime"), ("time", "localtime", "time.localtime"),
-    ("tempfile", "mkstemp", "tempfile.mkstemp"), ("tempfile", "mkdtemp", "tempfile.mkdtemp"),
-    ("tempfile", "mktemp", "tempfile.mktemp"), ("tempfile", "NamedTemporaryFile", "tempfile.NamedTemporaryFile"),
-    ("builtins", "id", "id"), ("builtins", "hash", "hash"),
-)
 UNWRAPPED = (enumerate, reversed, list, tuple, sorted, iter)
 HASHING = ("__hash__", "__eq__")  # id() and hash() there make a set work: not data
 COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
@@ -70,11 +57,11 @@ def _stdlib():
 class Loop:
     __slots__ = ("names", "iterable", "text", "first", "last")
 
-    def __init__(self, node, source):
-        self.names = tuple(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
-        self.iterable = node.iter
-        self.text = ast.get_source_segment(source, node.iter) or ""
-        self.first, self.last = node.lineno, node.body[-1].end_lineno
+    def __init__(self, target, iterable, source, first, last):
+        self.names = tuple(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        self.iterable = iterable
+        self.text = ast.get_source_segment(source, iterable) or ""
+        self.first, self.last = first, last
 
 
 class Tracer:
@@ -114,10 +101,12 @@ class Tracer:
                     source = f.read().decode("utf-8", "replace")
                 for node in ast.walk(ast.parse(source)):
                     if isinstance(node, (ast.For, ast.AsyncFor)):
-                        found[node.lineno] = Loop(node, source)
+                        found[node.lineno] = Loop(node.target, node.iter, source, node.lineno,
+                                                  node.body[-1].end_lineno)
                     elif isinstance(node, COMPREHENSIONS_AST):  # keyed apart: a loop may share its line
+                        first = node.generators[0]
                         found.setdefault(("comprehension", node.lineno),
-                                         ast.get_source_segment(source, node.generators[0].iter) or "")
+                                         Loop(first.target, first.iter, source, node.lineno, node.lineno))
             except (OSError, SyntaxError, ValueError):
                 pass
             self.loops[filename] = found
@@ -156,6 +145,7 @@ class Tracer:
             loop = pending[1]
             if loop.first < lineno <= loop.last:
                 self.iteration(frame, f, function, loop)
+        self.counts.pop((key, ("comprehension", lineno)), None)  # a 3.12 inlined one starts afresh
         loop = loops.get(lineno)
         if loop is not None:
             previous = self.last_line.get(key, (None, 0))
@@ -181,13 +171,27 @@ class Tracer:
         names = frame.f_locals
         if index is None:
             self.counts[key] = 0
-            self.iterated[key] = self.iterator_source(names.get(".0"), loops.get(("comprehension", lineno), ""))
+            loop = loops.get(("comprehension", lineno))
+            self.iterated[key] = self.iterator_source(names.get(".0"), loop.text if loop else "")
             return
         values = [names[n] for n in frame.f_code.co_varnames if n != ".0" and n in names]
         if values:
             self.counts[key] = index + 1
             self.add(["I", f, lineno, function, self.values.describe(values[0] if len(values) == 1 else tuple(values)),
                       self.iterated.get(key), index + 1])
+
+    def inlined(self, frame, loop):
+        """A 3.12 list, set or dict comprehension runs in its frame's own (PEP 709): a turn
+        ends in a jump back on its line, its target bound in the frame's locals."""
+        key = (id(frame), ("comprehension", loop.first))
+        index = self.counts[key] = self.counts.get(key, 0) + 1
+        if index == 1:
+            self.iterated[key] = self.source(frame, loop)
+        names = frame.f_locals
+        values = [names.get(n) for n in loop.names]
+        f, function, _ = self.codes[frame.f_code]
+        self.add(["I", f, loop.first, function, self.values.describe(values[0] if len(values) == 1 else tuple(values)),
+                  self.iterated.get(key), index])
 
     def iterator_source(self, iterator, text):
         container, left = iterator_contents(iterator)
@@ -297,6 +301,7 @@ class MonitoringTracer(Tracer):
     mode = "sys.monitoring"
 
     def enable(self):
+        self.jumping = set()  # code objects already looked at for comprehensions
         monitoring = sys.monitoring
         self.tool = next(t for t in range(6) if monitoring.get_tool(t) is None)
         monitoring.use_tool_id(self.tool, "buildfuzz-lines")
@@ -317,16 +322,25 @@ class MonitoringTracer(Tracer):
     def on_start(self, code, offset):
         if self.stopped or not self.traced(code.co_filename):
             return sys.monitoring.DISABLE
-        if code.co_name in COMPREHENSIONS:  # a turn ends in a jump back on its own line: no LINE event
-            sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.JUMP)
+        if code not in self.jumping:  # a comprehension's turn ends in a jump back on its own line: no LINE event
+            self.jumping.add(code)
+            loops = self.loops_of(code.co_filename)
+            if code.co_name in COMPREHENSIONS or any(("comprehension", line) in loops for _, _, line in code.co_lines()):
+                sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.JUMP)
         self.start_of(sys._getframe(1))
 
     def on_jump(self, code, offset, destination):
         if self.stopped:
             return sys.monitoring.DISABLE
-        if destination < offset:
-            frame = sys._getframe(1)
+        if destination >= offset:
+            return None
+        frame = sys._getframe(1)
+        if code.co_name in COMPREHENSIONS:
             self.line(frame, frame.f_lineno)
+            return None
+        loop = self.loops_of(code.co_filename).get(("comprehension", frame.f_lineno))
+        if loop is not None and _line_at(code, destination) == frame.f_lineno and code in self.codes:
+            self.inlined(frame, loop)
 
     def on_line(self, code, lineno):
         if self.stopped or not self.traced(code.co_filename):
@@ -339,19 +353,8 @@ class MonitoringTracer(Tracer):
         self.returned(sys._getframe(1))
 
 
-def _wrap(tracer, module, attribute, what):
-    original = getattr(module, attribute, None)
-    if original is None:
-        return
-
-    def recorded(*args, **kwargs):
-        result = original(*args, **kwargs)
-        tracer.called(sys._getframe(1), what, result)
-        return result
-
-    recorded.__wrapped__ = original
-    recorded.__name__ = getattr(original, "__name__", attribute)
-    setattr(module, attribute, recorded)
+def _line_at(code, offset):
+    return next((line for start, end, line in code.co_lines() if start <= offset < end), None)
 
 
 def _start(out):
@@ -362,8 +365,7 @@ def _start(out):
         tracer.stopped = "needs Python 3.8 or later"
         atexit.register(tracer.write)
         return
-    for name, attribute, what in SOURCES:
-        _wrap(tracer, __import__(name), attribute, what)
+    wrap_sources(tracer)
     atexit.register(tracer.write)
     tracer.enable()
 
