@@ -24,7 +24,7 @@ from fuzzer.model import LineStatus, SourceLine
 from fuzzer.model import Stabilizer as S
 
 INJECTED = Path(__file__).parent / "injected"
-TRACE_FACTOR = 40  # measured: 15-40x a line-dense generator's own time (gen.py on 20,000 labels, 3.11 and 3.12)
+TRACE_FACTOR = 80  # measured on gen.py with 20,000 labels, a quiet machine: 55x (3.11), 70x (3.12) its own 0.13 s
 MIN_TRACE_S = 10.0
 MAX_EVENTS = 2_000_000
 PAIRS = 3
