@@ -14,6 +14,7 @@ from fuzzer import model
 from fuzzer.config import MAX_RUNS, MIN_SUCCESSFUL, max_jobs
 
 KINDS = tuple(k.value for k in model.NAMED_KINDS)
+CAUSES = tuple(c.value for c in model.LineCause)
 VERDICTS = ("reproducible", "unreproducible")
 
 
@@ -25,6 +26,7 @@ Kind = Annotated[Literal[KINDS], Meta(description=f"must be one of {', '.join(KI
 OneOrJoint = Annotated[  # a string: one stabiliser among the culprit's; a list: its exact joint set
     Text | Annotated[tuple[Text, ...], Meta(min_length=1)],
     Meta(description='must be a string or a non-empty list of strings, e.g. ["ASLR", "PYTHONHASHSEED"]')]
+LineCause = Annotated[Literal[CAUSES], Meta(description=f"must be one of {', '.join(CAUSES)}")]
 Flag = Annotated[bool, Meta(description="must be true or false")]
 
 
@@ -71,6 +73,8 @@ class Expect(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     culprits: Culprits = ()  # every culprit, each with its kind and stabilisers; no other one
     missing_edge: Text | None = None  # substring of a hazard's missing prerequisite, which names its rule's line
     culprit_steps: Hazards | None = None  # the top culprit lists at least this many steps (one cause, one finding)
+    line: Text | None = None  # substring of the top culprit's first divergent line: `gen.py:46 in Function.finalize`
+    line_cause: LineCause | None = None  # that line's cause class: set-of-str, set-by-address, uuid, ...
 
 
 class Run(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

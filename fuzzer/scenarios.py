@@ -23,7 +23,7 @@ from fuzzer import axes as axis_table
 from fuzzer.campaign import run_campaign
 from fuzzer.config import FuzzConfig, parse_check_steps, shown
 from fuzzer.errors import UsageError
-from fuzzer.model import Verdict
+from fuzzer.model import LineStatus, SourceLine, Verdict
 from fuzzer.report import json_format
 from fuzzer.report.model import Report
 from fuzzer.scenario_culprits import every_culprit
@@ -205,7 +205,7 @@ def score(expect: Expect, report: Report) -> tuple[Check, ...]:
 
 
 LOCALIZED_EXPECTATIONS = ("culprit", "writer", "other_step", "kind", "axis", "stabilized_by", "hazards",
-                          "missing_edge", "culprit_steps")  # need a traced build
+                          "missing_edge", "culprit_steps", "line", "line_cause")  # need a traced build
 
 
 def _found(name: str, report: Report) -> object:
@@ -219,13 +219,15 @@ def _found(name: str, report: Report) -> object:
         return (top.steps or [top.command]) if top else None
     if name == "writer":
         return top.writer_process.command if top and top.writer_process else None
+    if name in ("line", "line_cause"):
+        return _line(top.line, name) if top and top.line else None
     return getattr(top, "command" if name == "culprit" else name) if top else None
 
 
 # Any: what an expectation wants and what the report holds differ by its name (_found says what)
 def _meets(name: str, want: Any, got: Any) -> bool:
-    if name in ("culprit", "writer", "other_step"):
-        return want in got  # a substring of the command line
+    if name in ("culprit", "writer", "other_step", "line"):
+        return want in got  # a substring of the command line, or of the line
     if name == "stabilized_by":  # a string: one of them; a list: exactly this joint set
         return want in got if isinstance(want, str) else set(want) == set(got)
     if name == "hazards":
@@ -235,6 +237,13 @@ def _meets(name: str, want: Any, got: Any) -> bool:
     if name == "culprit_steps":
         return len(got) >= want  # at least
     return got == want
+
+
+def _line(line: SourceLine, name: str) -> str:
+    """The line found as `gen.py:46 in Function.finalize`, or its cause; else why none was."""
+    if line.status != LineStatus.FOUND:
+        return f"{line.status}: {line.note}"
+    return f"{Path(line.file).name}:{line.line} in {line.function}" if name == "line" else line.cause
 
 
 def _detail(name: str, want: Any, got: Any) -> str:

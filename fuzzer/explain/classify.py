@@ -29,6 +29,7 @@ from msgspec import structs
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain import metadata, stabilizers
 from fuzzer.explain.budget import UNLIMITED, Budget
+from fuzzer.explain.lines import replays as line_search
 from fuzzer.explain.noise import Noise
 from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, ReplayOutcome, StepReplayer, Variation, joined
 from fuzzer.model import Culprit, Hazard, Kind, Unfinished
@@ -231,8 +232,10 @@ def _intrinsic(candidate, replayer: StepReplayer, plain, context: Context, per_r
     evidence = (f"its inputs are identical in both builds; replayed alone {len(plain.digests)} times{shared} with its "
                 f"traced argv, cwd and environment it gave {plain.distinct} distinct outputs (the replays stop at the "
                 f"first two that differ); {search.describe()}")
+    varied = tuple(dict.fromkeys(name for found in (search.stabilizers, *search.alternatives) for name in found))
     culprit = _culprit(candidate, Kind.INTRINSIC, evidence=evidence, stabilized_by=list(search.stabilizers),
                        alternatives=[list(a) for a in search.alternatives])
+    culprit = structs.replace(culprit, line=line_search.search(replayer, varied, context.budget, per_replay_s))
     if search.left_replays:
         return _unfinished(culprit, Unfinished.STABILISER_SEARCH, search.left_replays * per_replay_s)
     return culprit

@@ -11,7 +11,8 @@ from typing import Annotated, Any
 
 import msgspec
 
-from fuzzer.model.vocabulary import FindingKind, FindingStatus, FixStatus, HazardStatus, HazardType, Kind, Unfinished
+from fuzzer.model.vocabulary import (FindingKind, FindingStatus, FixStatus, HazardStatus, HazardType, Kind, LineCause,
+                                     LineStatus, Unfinished)
 
 
 class Model(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -70,6 +71,33 @@ class Fix(Model, frozen=True):
     proof: Proof | None = None  # `buildfuzz fix`'s rebuilds, when it made any
 
 
+class SourceLine(Model, frozen=True):
+    """An intrinsic Python step's first divergent line and why (fuzzer/explain/lines/):
+    where two traced replays in the conditions that varied first part, walked back to the
+    iteration or call that caused it. What a patch stage needs: the file and line, the
+    iterated expression, the cause's class and the elements' types."""
+
+    status: LineStatus
+    file: str = ""  # absolute, as the replayed interpreter named it
+    line: int = 0
+    function: str = ""  # its qualified name
+    expression: str = ""  # what the loop iterated (`enumerate(self.unnamed_labels)`), or the call (`uuid.uuid4()`)
+    cause: LineCause = LineCause.UNKNOWN
+    container: str = ""  # the iterated object's type, as the tracer saw it (`set`); "" when it could not see it
+    elements: list[str] = []  # its elements' types (`__main__.Label`)
+    hashed_by: str = ""  # what their hash follows, from their types: str, address, own, value (joined by +)
+    element: int = 0  # which iteration (1-based) took a different value
+    values: list[str] = []  # each replay's value there, addresses normalised
+    differed: bool = False  # the values differed at the line itself; False: they read the same, and the line
+    # is the nearest unordered source before where the runs parted
+    surfaced: str = ""  # where control flow first parted (`gen.py:52 in emit`), when later than the line
+    replays: list[str] = []  # the traced replays compared: the conditions each ran in
+    tracer: str = ""  # how it traced: `settrace, Python 3.11`
+    budget_s: float = 0.0  # each traced replay's time budget
+    seconds: list[float] = []  # what each traced replay took
+    note: str = ""  # why no line (skipped, not found), or what limits the claim
+
+
 class Culprit(Model, frozen=True):
     """A build step that introduced a difference, its kind, and what stabilises it."""
 
@@ -97,6 +125,7 @@ class Culprit(Model, frozen=True):
     # about how long completing it takes, serially, from its step's measured replay time
     unfinished: Unfinished | None = None
     unfinished_s: float = 0.0
+    line: SourceLine | None = None  # an intrinsic culprit's first divergent source line (Python steps)
 
 
 class Hazard(Model, frozen=True):

@@ -98,6 +98,31 @@ class Unfinished(StrEnum):
     METADATA_TRIALS = "metadata-trials"  # stable alone; its inputs' metadata was not moved, so no kind
 
 
+class LineCause(StrEnum):
+    """Why a Python generator's first divergent line varies, as its tracer saw it: the
+    JSON report's culprit `line.cause` (fuzzer/explain/lines/causes.py)."""
+
+    SET_OF_STR = "set-of-str"  # iterates a set whose elements hash by their strings: the hash seed
+    SET_BY_ADDRESS = "set-by-address"  # a set of objects hashed by object.__hash__ or an id() of theirs: addresses
+    SET = "set"  # a set of elements with a hash of their own
+    DICT_ORDER = "dict-order"  # a dict whose insertion order an unordered iteration set
+    DIRECTORY_ORDER = "directory-order"  # os.listdir, os.scandir, glob: the directory's order
+    RANDOM = "random"  # random without a fixed seed
+    CLOCK = "clock"  # time.time and its kin
+    UUID = "uuid"  # uuid4 / uuid1
+    ID_OR_HASH = "id-or-hash"  # id() or hash() used as data
+    TEMPFILE = "tempfile"  # tempfile's random names
+    UNKNOWN = "unknown"  # the runs part there; no known source of nondeterminism was seen
+
+
+class LineStatus(StrEnum):
+    """How the line search ended: the JSON report's culprit `line.status`."""
+
+    FOUND = "found"  # the replays part at a line of the generator's code
+    NOT_FOUND = "not-found"  # traced replays were compared and named no line (the note says why)
+    SKIPPED = "skipped"  # no traced replay ran: not a Python program, an isolated interpreter, the budget
+
+
 class NotTried(StrEnum):
     """Why no run varied an axis: the JSON report's scope `not_tried`."""
 

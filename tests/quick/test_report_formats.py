@@ -18,6 +18,7 @@ from fuzzer.report.cause_block import cause_block
 from fuzzer.report.causes import causes
 from fuzzer.report.counts import closing_line
 from fuzzer.report.model import Origin
+from fuzzer.report import text as text_format
 
 FORMATS = [junit, markdown, html]
 
@@ -419,3 +420,16 @@ def test_two_reports_cannot_both_go_to_stdout():
 
     with pytest.raises(UsageError):
         check_outputs(Outputs(report_json=STDOUT, junit=STDOUT))
+
+
+@pytest.mark.parametrize("fmt", [text_format, markdown, html], ids=["text", "markdown", "html"])
+def test_a_culprits_source_line_is_one_line_of_every_report(fmt):
+    from fuzzer.model import LineCause, LineStatus, SourceLine
+
+    line = SourceLine(LineStatus.FOUND, "/w/gen.py", 46, "Function.finalize", "enumerate(self.unnamed_labels)",
+                      LineCause.SET_BY_ADDRESS, "set", ["__main__.Label"], "address", 3, ["(2, <Label#4>)",
+                      "(2, <Label#9>)"], True, "", ["ASLR on", "ASLR on"], "settrace, Python 3.11", 10.0, [0.2, 0.2])
+    report = unreproducible()
+    report = structs.replace(report, culprits=[structs.replace(report.culprits[0], line=line), *report.culprits[1:]])
+    rendered = [row for row in fmt.render(report).splitlines() if "gen.py:46" in row]
+    assert len(rendered) == 1 and "set-by-address" in rendered[0] and "Label#9" in rendered[0]

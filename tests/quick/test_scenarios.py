@@ -170,3 +170,21 @@ def test_bad_expect_culprits(tmp_path, text, message):
     (tmp_path / "scenario.toml").write_text("command = 'make'\n[expect]\nverdict = 'unreproducible'\n" + text)
     with pytest.raises(UsageError, match=re.escape(message)):
         load_scenario(tmp_path)
+
+
+def test_line_expectations_read_the_top_culprits_line():
+    from fuzzer.model import LineCause, LineStatus, SourceLine
+
+    found = SourceLine(LineStatus.FOUND, "/w/gen.py", 46, "Function.finalize", cause=LineCause.SET_BY_ADDRESS)
+    skipped = SourceLine(LineStatus.SKIPPED, note="the line search is Python-only")
+    expect = Expect("unreproducible", line="gen.py:46 in Function.finalize", line_cause="set-by-address")
+
+    def checks(line):
+        culprit = Culprit("python3 gen.py", ["python3"], ".", ["x"], "intrinsic", line=line)
+        return {c.name: c.status for c in score(expect, report(culprits=[culprit]))}
+
+    assert checks(found)["line"] == "pass" and checks(found)["line_cause"] == "pass"
+    assert checks(skipped)["line"] == "FAIL" and checks(skipped)["line_cause"] == "FAIL"
+    assert checks(None)["line"] == "FAIL"
+    moved = SourceLine(LineStatus.FOUND, "/w/gen.py", 47, "Function.finalize", cause=LineCause.SET_OF_STR)
+    assert checks(moved)["line"] == "FAIL" and checks(moved)["line_cause"] == "FAIL"

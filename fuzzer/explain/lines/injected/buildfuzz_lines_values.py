@@ -1,0 +1,100 @@
+"""The line tracer's values (sitecustomize.py, beside it): reprs with addresses normalised,
+and what a container's elements are and what their hash follows. Loaded with the tracer
+from buildfuzz's directory, never by buildfuzz itself."""
+import itertools
+import re
+
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+MAX_VALUE = 160
+# an iterator's type → what it walks, for those whose __reduce__ hands back what is left without consuming it
+ITERATORS = {"set_iterator": "set", "dict_keyiterator": "dict_keys", "list_iterator": "list",
+             "tuple_iterator": "tuple"}
+UNORDERED_CONTAINERS = ("set", "dict_keys")
+
+
+class Values:
+    """Names objects by class and creation ordinal (`Label#3`: the 3rd `Label` whose
+    `__init__` ran), else by the order their address was first seen (`Label@2`)."""
+
+    def __init__(self):
+        self.created, self.made, self.seen = {}, {}, {}
+
+    def initialised(self, obj):
+        kind = type(obj)
+        if obj is not None and self.created.get(id(obj), (None,))[0] is not kind:
+            n = self.made[kind] = self.made.get(kind, 0) + 1
+            self.created[id(obj)] = (kind, "%s#%d" % (kind.__qualname__, n))
+
+    def describe(self, value, depth=0):
+        kind = type(value)
+        if value is None or kind in (bool, int, float, str, bytes):
+            text = repr(value)
+        elif kind in (tuple, list) and depth < 2:
+            inner = ", ".join(self.describe(v, depth + 1) for v in value[:8]) + (", ..." if len(value) > 8 else "")
+            text = ("(%s)" if kind is tuple else "[%s]") % inner
+        elif kind in (set, frozenset, dict):
+            text = "%s of %d" % (kind.__name__, len(value))  # its order shows where it is iterated
+        elif kind.__repr__ is object.__repr__:
+            known = self.created.get(id(value))
+            text = "<%s>" % (known[1] if known and known[0] is kind else self.address(id(value), kind.__qualname__))
+        else:
+            try:
+                text = ADDRESS.sub(lambda m: self.address(int(m.group(), 16)), repr(value))
+            except Exception:
+                text = "<%s: repr failed>" % kind.__qualname__
+        return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 3] + "..."
+
+    def address(self, address, kind=""):
+        n = self.seen.setdefault(address, len(self.seen) + 1)
+        return "%s@%d" % (kind, n)
+
+
+def iterator_contents(iterator):
+    """What an iterator walks and a copy of what it has left; (None, ()) for other iterators."""
+    container = ITERATORS.get(type(iterator).__name__)
+    return (container, iterator.__reduce__()[1][0]) if container else (None, ())
+
+
+def _type_name(obj):
+    kind = type(obj)
+    return kind.__qualname__ if kind.__module__ == "builtins" else "%s.%s" % (kind.__module__, kind.__qualname__)
+
+
+def _element_types(obj):
+    if not isinstance(obj, (set, frozenset, dict, list, tuple, type({}.keys()))):
+        return []
+    types = []
+    for element in itertools.islice(obj, 16):
+        name = _type_name(element)
+        if name not in types:
+            types.append(name)
+    return types
+
+
+def _hashed_by(obj):
+    """What the hash of a set's (a dict's keys') elements follows, as far as their types say."""
+    if not isinstance(obj, (set, frozenset, dict, type({}.keys()))):
+        return ""
+    bases = set()
+    for element in itertools.islice(obj, 16):
+        bases.update(_basis(element))
+    return "+".join(sorted(bases))
+
+
+def _basis(element):
+    kind = type(element)
+    if kind in (str, bytes):
+        return {"str"}
+    if kind is tuple:
+        return set().union(*(_basis(e) for e in element)) if element else {"value"}
+    if kind in (int, float, bool, complex):
+        return {"value"}
+    hashing = kind.__hash__
+    if hashing is object.__hash__ or element is None:
+        return {"address"}
+    code = getattr(hashing, "__code__", None)
+    if code is None:
+        return {"builtin"}
+    # what its code calls: id() is an address; hash() of its fields, its own (a str field's follows the seed)
+    return {"address"} | ({"own"} if "hash" in code.co_names else set()) if "id" in code.co_names else {"own"}
+
