@@ -15,6 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from fuzzer.execute.replay_spread import SpreadReplayer
 from fuzzer.execute.step_replay import StepCall, StepReplayer, Variation
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.lines import streams
@@ -30,8 +31,10 @@ MAX_EVENTS = 2_000_000
 PAIRS = 3
 
 
-def search(replayer: StepReplayer, varied: tuple[str, ...], budget: Budget, per_replay_s: float) -> SourceLine:
+def search(replayer: StepReplayer | SpreadReplayer, varied: tuple[str, ...], budget: Budget, per_replay_s: float) -> SourceLine:
     """`varied`: the stabilisers found (of every set found), whose conditions the pairs keep varying."""
+    if isinstance(replayer, SpreadReplayer):  # a traced replay is one at a time: the step's own slot
+        replayer = replayer.own
     if not isinstance(replayer, StepReplayer):  # the tracer and its streams live on this machine
         return SourceLine(status=LineStatus.SKIPPED, note=(
             "the step's replays run on a Dask worker; the line search traces replays on this machine only"))
