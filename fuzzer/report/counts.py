@@ -13,12 +13,13 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from fuzzer import findings, hold
+from fuzzer import findings, hold, rates
 from fuzzer.model import Basis, Reason, RunStatus, Verdict
 from fuzzer.report.model import Report, RunSummary
 
-CHOSEN = {Reason.REMEMBERED.value: "remembered", Reason.TARGET.value: "held target",
-          Reason.CONTROL.value: "control"}
+# why a run was chosen rather than drawn, for each of rates.CHOSEN: one set decides which runs count
+CHOSEN_AS = {Reason.REMEMBERED.value: "remembered", Reason.TARGET.value: "held target",
+             Reason.CONTROL.value: "control"}
 HEADLINES = {Verdict.REFERENCE_FAILED: "REFERENCE BUILD FAILED", Verdict.INCONCLUSIVE: "INCONCLUSIVE, no verdict"}
 CONTRIVED = ("hold", "shuffle")  # what a plain build never does: hold a step back, shuffle make's order
 
@@ -99,10 +100,10 @@ def build_counts(report: Report) -> BuildCounts | None:
     if not runs:
         return None
     reference = report.runs[0].group
-    chosen = [r for r in runs if r.reason in CHOSEN]
+    chosen = [r for r in runs if r.reason in rates.CHOSEN]
     roots = report.audit.roots if report.audit else 0
-    return BuildCounts(tally([r for r in runs if r.reason not in CHOSEN], reference), tally(chosen, reference),
-                       list(dict.fromkeys(CHOSEN[r.reason] for r in chosen)),
+    return BuildCounts(tally(rates.drawn(runs), reference), tally(chosen, reference),
+                       list(dict.fromkeys(CHOSEN_AS[r.reason] for r in chosen)),
                        roots if report.verdict == Verdict.UNREPRODUCIBLE and not telling(report) else 0)
 
 
