@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from fuzzer import findings, hold, rates
 from fuzzer.model import Basis, Reason, RunStatus, Verdict
+from fuzzer.report.folds import runs_text
 from fuzzer.report.model import Report, RunSummary
 
 # why a run was chosen rather than drawn, for each of rates.CHOSEN: one set decides which runs count
@@ -116,7 +117,7 @@ def count_line(report: Report) -> str:
     line = f"of {counts.drawn.total} drawn builds, {counts.drawn.text()}"
     chosen = counts.chosen.differed + counts.chosen.failed + counts.chosen.matched
     if chosen:
-        line += (f"; {_runs(sorted(chosen))} {'was' if len(chosen) == 1 else 'were'} chosen rather than drawn "
+        line += (f"; {runs_text(sorted(chosen))} {'was' if len(chosen) == 1 else 'were'} chosen rather than drawn "
                  f"({', '.join(counts.why_chosen)}), not counted: {counts.chosen.text()}")
     if counts.audit_roots:
         line += f"; the verdict rests on the step audit: {counts.audit_roots} step(s) varied when replayed alone"
@@ -131,7 +132,7 @@ def contrived_headline(report: Report) -> str:
     shown = telling(report)
     plain = [r for r in perturbed(report) if not contrived(r)]
     what = " or ".join(dict.fromkeys(_contrivance(r, report) for r in shown))
-    return (f"only when {what} ({_runs([r.index for r in shown])}): 0 of {len(plain)} plain builds "
+    return (f"only when {what} ({runs_text([r.index for r in shown])}): 0 of {len(plain)} plain builds "
             f"(neither held nor shuffled) failed or differed")
 
 
@@ -157,8 +158,3 @@ def held_step(value: str, report: Report) -> str:
         if argv and hold.argv_hash(argv) == wanted:
             return command
     return next((c.command for c in report.culprits if c.argv and hold.argv_hash(tuple(c.argv)) == wanted), "")
-
-
-def _runs(indices: list[int]) -> str:
-    numbers = list(map(str, indices))
-    return f"run {numbers[0]}" if len(numbers) == 1 else f"runs {', '.join(numbers)}"

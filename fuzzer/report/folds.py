@@ -44,7 +44,7 @@ def _pattern(artifact: ArtifactFinding, ok: list[int]) -> str:
     if artifact.variants == len(ok) > 1:
         return "differ in every run"
     odd = sorted({i for g in artifact.groups if 0 not in g.runs for i in g.runs})
-    return f"differ from the reference in {_runs(odd)}" if odd else f"come in {artifact.variants} variants"
+    return f"differ from the reference in {runs_text(odd, 12)}" if odd else f"come in {artifact.variants} variants"
 
 
 def failure_folds(report: Report) -> list[FailureFold]:
@@ -79,6 +79,8 @@ def step_variants(steps: list[str]) -> list[str]:
     return told
 
 
-def _runs(indices: list[int]) -> str:
-    shown = ", ".join(map(str, indices[:12])) + (f" (+{len(indices) - 12})" if len(indices) > 12 else "")
+def runs_text(indices: list[int], most: int | None = None) -> str:
+    """`run 3`, `runs 1, 4`; past `most` numbers, the rest counted: `runs 1, 2 (+9)`."""
+    cut = indices if most is None else indices[:most]
+    shown = ", ".join(map(str, cut)) + (f" (+{len(indices) - len(cut)})" if len(cut) < len(indices) else "")
     return f"run {shown}" if len(indices) == 1 else f"runs {shown}"
