@@ -37,7 +37,7 @@ from fuzzer.trace.producers import Producer, producers
 from fuzzer.trace.restore import Kept
 from fuzzer.trace.steps import BuildTrace, Step, command_of
 from fuzzer.trace.tempnames import normalised
-from fuzzer.trace.writers import byte_sources
+from fuzzer.trace.writers import byte_sources, subtree
 
 Bytes = Callable[[str], bytes | None]  # a traced build's bytes of a path as its trace names it; None: not at hand
 NO_BYTES: Bytes = lambda path: None
@@ -179,12 +179,12 @@ def _proven(trace: BuildTrace, proc: Process, wrote: str, read: Bytes) -> str:
     argv = _argv(proc)
     if not COMPILER.search(os.path.basename(argv[0])):
         return ""
-    subtree = [p for p in trace.processes if proc.index in _ancestors(trace, p)]
+    below = [trace.processes[i] for i in subtree(trace, proc.index)]
     inside = proc.cwd.rstrip("/") + "/"
-    inputs = {a.path for p in subtree for a in p.accesses if a.kind == "read" and a.path.startswith(inside)}
-    made = {a.path for p in subtree for a in p.accesses if a.kind == "write"}
+    inputs = {a.path for p in below for a in p.accesses if a.kind == "read" and a.path.startswith(inside)}
+    made = {a.path for p in below for a in p.accesses if a.kind == "write"}
     data = {path: read(path) for path in sorted(inputs - made)}
-    seconds = max(p.end for p in subtree) - proc.start
+    seconds = max(p.end for p in below) - proc.start
     if proc.env is None or None in data.values() or not wrote.startswith(inside):
         return "not proven: its environment or the bytes of the files it read are not at hand"
     if (BEFORE + AFTER) * seconds > PROOF_S:
@@ -201,13 +201,6 @@ def _proven(trace: BuildTrace, proc: Process, wrote: str, read: Bytes) -> str:
         return f"not proven: with the flag, {AFTER} runs in fresh directories gave {len(set(after))} distinct outputs"
     return (f"proven: before {shown} distinct in {BEFORE} fresh directories; after, with -ffile-prefix-map of each, "
             f"1 in {AFTER}: a difference below {percent_above(upper_bound_zero(AFTER))} a run at 95%")
-
-
-def _ancestors(trace: BuildTrace, proc: Process) -> list[int]:
-    chain = [proc.index]
-    while trace.processes[chain[-1]].parent is not None:
-        chain.append(trace.processes[chain[-1]].parent)  # type: ignore[arg-type]  # the loop's test: not None
-    return chain
 
 
 def _maker(trace: BuildTrace, directory: str) -> Process | None:

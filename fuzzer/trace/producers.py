@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from fuzzer.trace.process_model import Process
 from fuzzer.trace.steps import BuildTrace, Step
+from fuzzer.trace.lineage import ancestry, lowest_common
 from fuzzer.trace.writers import Source, content_source
 
 MAX_SOURCES = 256  # files followed upstream inside one step
@@ -40,11 +41,10 @@ def producers(trace: BuildTrace, step: Step, sources: list[Source]) -> tuple[Pro
     leaves = _leaves(trace, step, sources, wrapper)
     if not leaves:
         return ()
-    parents = {i: trace.processes[i].parent for i in range(len(trace.processes))}
-    common = _lowest_common(parents, [s.process.index for s in leaves])
+    common = lowest_common(trace, [s.process.index for s in leaves])
     found: dict[int, str] = {}
     for source in leaves:
-        found.setdefault(_child_towards(parents, source.process.index, common), source.path)
+        found.setdefault(_child_towards(trace, source.process.index, common), source.path)
     return tuple(Producer(trace.processes[i], path) for i, path in found.items() if i != wrapper)
 
 
@@ -68,22 +68,10 @@ def _leaves(trace: BuildTrace, step: Step, sources: list[Source], wrapper: int) 
     return leaves
 
 
-def _lowest_common(parents: dict[int, int | None], indexes: list[int]) -> int | None:
-    chains = [_ancestry(parents, i) for i in indexes]
-    common = set(chains[0]).intersection(*chains[1:])
-    return next((i for i in chains[0] if i in common), None)
-
-
-def _child_towards(parents: dict[int, int | None], leaf: int, common: int | None) -> int:
+def _child_towards(trace: BuildTrace, leaf: int, common: int | None) -> int:
     """The ancestor of `leaf` just below `common`; `leaf` when it is `common` or a child of it."""
-    chain = _ancestry(parents, leaf)
+    chain = ancestry(trace, leaf)
     if common not in chain or chain.index(common) <= 1:
         return leaf
     return chain[chain.index(common) - 1]
 
-
-def _ancestry(parents: dict[int, int | None], i: int) -> list[int]:
-    chain = [i]
-    while parents.get(chain[-1]) is not None:
-        chain.append(parents[chain[-1]])  # type: ignore[arg-type]  # the loop's test: not None
-    return chain

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from fuzzer.observe import EMPTY_DIGESTS
 from fuzzer.trace.process_model import Access, Process
 from fuzzer.trace.restore import NOTHING_KEPT, Kept, brought_back, handed_down
+from fuzzer.trace.lineage import lowest_common
 from fuzzer.trace.steps import BuildTrace, Step, command_of
 from fuzzer.trace.tempnames import normalised
 
@@ -197,7 +198,8 @@ def writer_of(trace: BuildTrace, step: Step, paths: tuple[str, ...], made_from: 
     sources = byte_sources(trace, step, paths, made_from, copied)
     if not sources:
         return _writer(trace, step, root, (), ())
-    unit = _common_ancestor(trace, [s.process.index for s in sources], root)
+    common = lowest_common(trace, [s.process.index for s in sources], root)
+    unit = root if common is None else common
     passed_over = []
     while unit != root:
         reason = _why_not_replayable(trace, unit, mtimes, kept) or _unopened(trace, unit, {s.path for s in sources})
@@ -223,14 +225,14 @@ def _unopened(trace: BuildTrace, unit: int, paths: set[str]) -> str | None:
     started with (`sh -c 'cd d && gen > x'`: the shell's fork opens x, then runs gen), or
     none of its processes opened one; its replay alone would print into its log."""
     printed = {a.path for a in trace.processes[unit].accesses if a.kind == "stdout"} & paths
-    opened = {a.path for i in _subtree(trace, unit) for a in trace.processes[i].accesses if a.kind == "write"}
+    opened = {a.path for i in subtree(trace, unit) for a in trace.processes[i].accesses if a.kind == "write"}
     missing = sorted(printed | (paths - opened))
     return f"wrote {missing[0]} through the standard output it was started with" if missing else None
 
 
 def _writer(trace: BuildTrace, step: Step, unit: int, wrote: tuple[str, ...], passed_over: tuple[str, ...]) -> Writer:
     proc = trace.processes[unit]
-    members = tuple(trace.processes[i] for i in _subtree(trace, unit))
+    members = tuple(trace.processes[i] for i in subtree(trace, unit))
     siblings = [trace.processes[i] for i in step.members]
     return Writer(proc, step, wrote, _identity(step, proc, siblings), passed_over, members)
 
@@ -271,14 +273,14 @@ def _why_not_replayable(trace: BuildTrace, unit: int, mtimes: Mtimes = {}, kept:
         return "is a fork of its parent that ran no program of its own"
     if proc.stdin_pipe:
         return "read its standard input from a pipe another process fed"
-    subtree = _subtree(trace, unit)
-    members = [trace.processes[i] for i in subtree]
+    below = subtree(trace, unit)
+    members = [trace.processes[i] for i in below]
     if (online := next((p for p in members if p.network), None)) is not None:
         return f"used the network ({online.network})"
-    index, inside = _index(trace), set(subtree)
-    handed = handed_down(trace.processes, unit, subtree)  # made again by a replay, empty: what is in it is its own
-    hidden = {*created_after_missed(trace, subtree), *restored_inputs(trace, subtree, kept), *handed}
-    own = made_after_missing(trace, subtree)
+    index, inside = _index(trace), set(below)
+    handed = handed_down(trace.processes, unit, below)  # made again by a replay, empty: what is in it is its own
+    hidden = {*created_after_missed(trace, below), *restored_inputs(trace, below, kept), *handed}
+    own = made_after_missing(trace, below)
     for member in members:
         for a in member.accesses:
             if a.path in hidden or (a.path in own and a.kind != "write") or a.path.startswith(tuple(f"{d}/" for d in handed)):
@@ -362,28 +364,14 @@ def _last_write(index: _Index, path: str, before: float) -> Event | None:
     return writes[-1] if writes else None
 
 
-def _subtree(trace: BuildTrace, root: int) -> list[int]:
+def subtree(trace: BuildTrace, root: int) -> list[int]:
+    """`root` and every process below it, by index."""
     children, found, stack = _index(trace).children, [], [root]
     while stack:
         i = stack.pop()
         found.append(i)
         stack.extend(children.get(i, ()))
     return sorted(found)
-
-
-def _common_ancestor(trace: BuildTrace, indexes: list[int], root: int) -> int:
-    """The deepest process above (or equal to) every one of `indexes`, at most `root`."""
-    chains = [_ancestry(trace, i, root) for i in indexes]
-    common = set(chains[0]).intersection(*chains[1:])
-    return next(i for i in chains[0] if i in common)
-
-
-def _ancestry(trace: BuildTrace, i: int, root: int) -> list[int]:
-    """`i`, its parent, ... up to `root`, nearest first."""
-    chain = [i]
-    while chain[-1] != root and trace.processes[chain[-1]].parent is not None:
-        chain.append(trace.processes[chain[-1]].parent)  # type: ignore[arg-type]  # the loop saw it is not None
-    return chain if chain[-1] == root else [*chain, root]
 
 
 def _parents(path: str) -> list[str]:
