@@ -10,6 +10,7 @@ import threading
 import traceback
 from pathlib import Path
 
+import psutil
 import pytest
 from hypothesis import settings
 
@@ -81,6 +82,46 @@ def pytest_runtest_setup(item):
         for name in mark.args:
             if (reason := problem(name)) is not None:
                 pytest.skip(f"needs {name}: {reason}")
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind():
+    """Each test ends every process it started: a build, a replay or a daemon still running
+    after a test is one buildfuzz (or the test) left behind, and a later test that counts
+    its own children would blame itself. A leak fails the test that made it, and is ended
+    (by pid: ours) so the next test starts clean."""
+    from fuzzer.tools import faketime
+
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    yield
+    faketime.release()  # held for as long as buildfuzz runs, by design; here a test is that long
+    left = _alive([p for p in psutil.Process().children(recursive=True) if p.pid not in before])
+    if left:
+        named = [f"{p.pid} {_cmdline(p)}" for p in left]
+        for p in left:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        pytest.fail(f"processes left behind: {named}")
+
+
+def _alive(processes: list[psutil.Process]) -> list[psutil.Process]:
+    """Those still running after a grace of 3 s (a process ended by signal may take a moment)."""
+    _, alive = psutil.wait_procs(processes, timeout=3)
+    return [p for p in alive if _status(p) not in (psutil.STATUS_ZOMBIE, None)]
+
+
+def _status(p: psutil.Process) -> str | None:
+    try:
+        return p.status()
+    except psutil.Error:
+        return None
+
+
+def _cmdline(p: psutil.Process) -> str:
+    try:
+        return " ".join(p.cmdline())[:200]
+    except psutil.Error:
+        return "?"
 
 
 def buildfuzz(*args, cwd=None, timeout=300, env=None):

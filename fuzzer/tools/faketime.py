@@ -30,6 +30,7 @@ _PRELOAD = ('export LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$1" FAKETIME="$2" FAK
 
 _lock = threading.Lock()
 _held: list[tuple[str, str] | None] = []  # once started: (library, state), or None when it could not be
+_holders: list[subprocess.Popen[bytes]] = []  # the holder process, while it runs
 
 
 def wrap(argv: list[str]) -> list[str]:
@@ -64,8 +65,19 @@ def _start_holder() -> tuple[str, str] | None:
     assert holder.stdin is not None and holder.stdout is not None  # both are pipes
     library, state = (holder.stdout.readline().decode().strip() for _ in range(2))
     holder.stdout.close()
-    atexit.register(_end, holder)
+    _holders.append(holder)
     return (library, state) if library and len(state.split()) == 2 else None
+
+
+@atexit.register
+def release() -> None:
+    """End the holder, if one was started; the next wrap starts another. At exit, and for
+    whoever runs campaigns in one process and wants no process of ours left between them."""
+    with _lock:
+        for holder in _holders:
+            _end(holder)
+        _holders.clear()
+        _held.clear()
 
 
 def _end(holder: subprocess.Popen[bytes]) -> None:
@@ -75,6 +87,7 @@ def _end(holder: subprocess.Popen[bytes]) -> None:
         holder.wait(HOLDER_WAIT_S)
     except subprocess.TimeoutExpired:
         holder.kill()
+        holder.wait()
 
 
 def wrap_offset(offset: str, argv: list[str]) -> list[str]:
