@@ -95,13 +95,23 @@ def no_process_left_behind():
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     yield
     faketime.release()  # held for as long as buildfuzz runs, by design; here a test is that long
-    left = _alive([p for p in psutil.Process().children(recursive=True) if p.pid not in before])
+    left = _alive([p for p in psutil.Process().children(recursive=True) if not _below(p, before)])
     if left:
         named = [f"{p.pid} {_cmdline(p)}" for p in left]
         for p in left:
             with contextlib.suppress(psutil.Error):
                 p.kill()
         pytest.fail(f"processes left behind: {named}")
+
+
+def _below(process: psutil.Process, before: set[int]) -> bool:
+    """Whether `process` is one of `before` or runs below one: a process a longer-lived
+    fixture started (a Dask cluster's worker, the faketime holder a worker keeps) is that
+    fixture's to end."""
+    try:
+        return any(p.pid in before for p in (process, *process.parents()))
+    except psutil.Error:
+        return True  # gone
 
 
 def _alive(processes: list[psutil.Process]) -> list[psutil.Process]:
