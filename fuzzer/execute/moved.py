@@ -5,20 +5,20 @@ Each run gets a new directory (mkdtemp's, as a wrapper makes its own), the files
 bytes as the traced build kept them), its argv with the traced directory's name replaced by
 the new one's, and `extra` arguments added with `{dir}` standing for it; it runs there with
 its traced environment and the digest of the one file compared is taken. The directory is
-removed after each run, whatever happened, and the run's processes are ended by their
-process group when it outlives its timeout.
+removed after each run, whatever happened; the runs go through a Guard, as builds do, so a
+run that outlives its timeout, or a Ctrl-C, ends every process it started.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from fuzzer.execute.guard import Guard
+from fuzzer.observe import hash_file
 
 DIR = "{dir}"
 
@@ -36,10 +36,11 @@ class MovedCall:
 def run_moved(call: MovedCall, extra: tuple[str, ...], times: int) -> list[str | None]:
     """The output's digest of each of `times` runs, each in its own fresh directory (None:
     the run failed or wrote no output)."""
-    return [_once(call, extra) for _ in range(times)]
+    with Guard() as guard:
+        return [_once(guard, call, extra) for _ in range(times)]
 
 
-def _once(call: MovedCall, extra: tuple[str, ...]) -> str | None:
+def _once(guard: Guard, call: MovedCall, extra: tuple[str, ...]) -> str | None:
     where = tempfile.mkdtemp(prefix="buildfuzz-moved-")
     try:
         for relative, data in call.inputs:
@@ -49,21 +50,13 @@ def _once(call: MovedCall, extra: tuple[str, ...]) -> str | None:
         argv = [a.replace(call.cwd, where) for a in call.argv] + [a.replace(DIR, where) for a in extra]
         output = Path(where, call.output)
         output.parent.mkdir(parents=True, exist_ok=True)  # its wrapper made it (setuptools' build/temp.*)
-        return hashlib.sha256(output.read_bytes()).hexdigest() if _ran(argv, where, call) and output.is_file() else None
+        return hash_file(str(output)) if _ran(guard, argv, where, call) and output.is_file() else None
     except OSError:
         return None
     finally:
         shutil.rmtree(where, ignore_errors=True)
 
 
-def _ran(argv: list[str], where: str, call: MovedCall) -> bool:
-    process = subprocess.Popen(argv, cwd=where, env=call.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        return process.wait(timeout=call.timeout) == 0
-    except subprocess.TimeoutExpired:
-        return False
-    finally:  # a timeout, Ctrl-C: its processes end with it
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+def _ran(guard: Guard, argv: list[str], where: str, call: MovedCall) -> bool:
+    guard.start(argv, cwd=where, env=call.env, cpus=None, log_path=os.devnull)
+    return guard.wait(call.timeout).exit_code == 0

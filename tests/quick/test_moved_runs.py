@@ -7,6 +7,8 @@ import glob
 import tempfile
 import time
 
+import pytest
+
 from fuzzer.execute.moved import DIR, MovedCall, run_moved
 
 TRACED = "/tmp/build-via-sdist-k3j9ab"
@@ -21,6 +23,12 @@ def call(script=SCRIPT, timeout=10.0):
 
 def moved_dirs():
     return set(glob.glob(f"{tempfile.gettempdir()}/buildfuzz-moved-*"))
+
+
+@pytest.fixture(autouse=True)
+def own_tmp(tmp_path, monkeypatch):
+    """A temporary directory of this test's: another test's runs, beside it, make their own."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
 
 def test_each_run_has_its_own_directory():
