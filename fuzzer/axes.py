@@ -13,13 +13,17 @@ Four groups:
   `Perturbation`, drawn from the campaign's `Space`;
 - order (`shuffle`: make's prerequisite order, `dirorder`: directory entry order through
   disorderfs): on by default where their tool exists, said once where it does not;
-- environment (`tz`, `locale`, `umask`, `hostname`, `home`, `aslr`, `hashseed`, `clock`,
-  `buildpath`): opt-in with `--vary`, since a fixed environment (above all one build
-  path) is how buildfuzz separates parallelism from everything else.
+- environment (`tz`, `locale`, `umask`, `user`, `buildpath`, `hostname`, `home`, `execpath`,
+  `aslr`, `hashseed`, `clock`, `frozenclock`): opt-in with `--vary`, since a fixed
+  environment (above all one build path) is how buildfuzz separates parallelism from
+  everything else.
 - targeted (`hold`): never drawn at random; the guided schedule (fuzzer.guided) sets it
   to hold one traced step back and flip the order of two unordered steps.
 Order, environment and targeted values live in `Perturbation.variations`; a missing
-name means the reference value (the build's own environment, untouched).
+name means the reference value (the build's own environment, untouched). A build's values
+are applied in the table's order, each wrapping the command as the ones above left it: the
+user axis comes before those that enter a namespace, since a build already running as
+another uid may not make one.
 """
 
 from __future__ import annotations
@@ -28,13 +32,14 @@ import contextlib
 import math
 import random
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 import msgspec
 
-from fuzzer import hold
+from fuzzer import axis_values
+from fuzzer.axis_values import Launch
 from fuzzer.errors import UsageError
 from fuzzer.model import Reason
 from fuzzer.parallelism import command_argv, parallel_env, render_command
@@ -43,16 +48,6 @@ from fuzzer.tools import disorderfs, faketime, make, setarch, unshare
 
 SCHEDULE, ORDER, ENVIRONMENT, TARGETED = "schedule", "order", "environment", "targeted"
 REFERENCE = ""  # the value of an order or environment axis in the reference build
-
-
-@dataclass(frozen=True)
-class Launch:
-    """How one build is started: what the axes change."""
-
-    argv: tuple[str, ...]
-    env: dict[str, str]
-    cpus: tuple[int, ...] | None
-    tree: Path | None = None  # the campaign's build path (where the build's tree is)
 
 
 @dataclass(frozen=True)
@@ -73,76 +68,10 @@ class Axis:
     # an axis's sampled runs are independent trials, and the report gives them their own bound
     fresh: str = ""
     share: float = 0.0  # the least share of the drawn runs that vary it (fuzzer.axes.planned)
+    accepts: Callable[[str], bool] = lambda value: True  # `--vary NAME=VALUE`: beyond VALID_VALUE
 
     def value(self, p: Perturbation) -> str:
         return dict(p.variations).get(self.name, REFERENCE)
-
-
-# --- applying values ------------------------------------------------------------------------
-
-
-def _with_env(**values: str) -> Callable[[str, Launch], Launch]:
-    """An axis that sets environment variables to its value (`{}` in a template)."""
-
-    def apply(value: str, launch: Launch) -> Launch:
-        return replace(launch, env={**launch.env, **{k: v.format(value) for k, v in values.items()}})
-
-    return apply
-
-
-def _wrapped(wrap: Callable[[str, list[str]], list[str]]) -> Callable[[str, Launch], Launch]:
-    def apply(value: str, launch: Launch) -> Launch:
-        return replace(launch, argv=tuple(wrap(value, list(launch.argv))))
-
-    return apply
-
-
-def _umask(value: str, argv: list[str]) -> list[str]:
-    return ["/bin/sh", "-c", f'umask {value} && exec "$@"', "sh", *argv]
-
-
-def _aslr(value: str, argv: list[str]) -> list[str]:
-    return setarch.wrap(argv) if value == "off" else argv
-
-
-def _clock(value: str, argv: list[str]) -> list[str]:
-    return faketime.wrap_offset(value, argv)
-
-
-def _held(value: str, launch: Launch) -> Launch:
-    return replace(launch, env=hold.environment(value, launch.env))
-
-
-def _elsewhere(value: str, launch: Launch) -> Launch:
-    """The build's tree seen at another path (a bind mount in a mount namespace of its
-    own), next to the campaign's: a build that records its path differs."""
-    way = unshare.isolation()
-    if launch.tree is None or way is None:
-        return launch
-    path = launch.tree.with_name(f"{launch.tree.name}.at-{value}")
-    path.mkdir(exist_ok=True)  # an empty mount point, in the store, reused by every run at this value
-    return replace(launch, argv=tuple(way.wrap(list(launch.argv), launch.tree, path, launch.env)))
-
-
-def _make_flag(value: str, launch: Launch) -> Launch:
-    """`--shuffle=SEED|reverse` joins MAKEFLAGS, which every make of the build reads."""
-    flags = f"{launch.env.get('MAKEFLAGS', '')} --shuffle={value}".strip()
-    return replace(launch, env={**launch.env, "MAKEFLAGS": flags})
-
-
-@contextlib.contextmanager
-def _disordered(value: str, tree: Path) -> Iterator[None]:
-    """The build's tree seen through disorderfs, with its directory entries shuffled or
-    reversed, at the same path: the files move to a backing directory for the build."""
-    backing = tree.with_name(tree.name + ".disorderfs")
-    tree.rename(backing)
-    tree.mkdir()
-    try:
-        with disorderfs.mounted(backing, tree, shuffle=value.startswith("shuffle")):
-            yield
-    finally:
-        tree.rmdir()
-        backing.rename(tree)
 
 
 # --- the table ------------------------------------------------------------------------------
@@ -165,14 +94,12 @@ def _reset_variation(name: str):
 
 
 def _variation(name: str, label: str, group: str, extremes: tuple[str, ...], sample, values: str,
-               apply=None, setup=None, requires=lambda: None, fresh: str = "", share: float = 0.0) -> Axis:
+               apply=None, setup=None, requires=lambda: None, fresh: str = "", share: float = 0.0,
+               accepts: Callable[[str], bool] = lambda value: True) -> Axis:
     facet = ((name, lambda p: dict(p.variations).get(name, "as given")),)
     return Axis(name, label, group, facet, _reset_variation(name), extremes, sample, apply, setup, requires, values,
-                fresh, share)
+                fresh, share, accepts)
 
-
-def _seed(rng: random.Random) -> str:
-    return str(rng.getrandbits(31))
 
 
 TIMEZONES = ("Etc/GMT+12", "Etc/GMT-14", "America/St_Johns", "Asia/Kathmandu", "UTC")
@@ -185,35 +112,44 @@ AXES: tuple[Axis, ...] = (
     Axis("jitter", "jitter", SCHEDULE, (("jitter", lambda p: p.jitter > 0),), _reset_field("jitter")),
     # `reverse` is one fixed order: tried once, as the extreme; every sample is a new seed,
     # and a third of the drawn runs shuffle (one seed in three broke a Debian package at -j1)
-    _variation("shuffle", "make prerequisite order", ORDER, ("reverse",), _seed, "reverse or a seed",
-               apply=_make_flag, requires=make.shuffle_problem, fresh="seeds", share=1 / 3),
+    _variation("shuffle", "make prerequisite order", ORDER, ("reverse",), axis_values.seed, "reverse or a seed",
+               apply=axis_values.make_flag, requires=make.shuffle_problem, fresh="seeds", share=1 / 3),
     _variation("dirorder", "directory entry order", ORDER, ("reverse",),
                lambda rng: rng.choice(("reverse", "shuffle")), "reverse or shuffle",
-               setup=_disordered, requires=disorderfs.DISORDERFS.problem),
+               setup=axis_values.disordered, requires=disorderfs.DISORDERFS.problem),
     _variation("tz", "time zone", ENVIRONMENT, ("Etc/GMT-14",), lambda rng: rng.choice(TIMEZONES),
-               "a TZ value", apply=_with_env(TZ="{}")),
+               "a TZ value", apply=axis_values.with_env(TZ="{}")),
     _variation("locale", "locale", ENVIRONMENT, ("POSIX",), lambda rng: rng.choice(("C", "C.UTF-8", "POSIX")),
-               "an installed locale", apply=_with_env(LC_ALL="{}", LANG="{}")),
+               "an installed locale", apply=axis_values.with_env(LC_ALL="{}", LANG="{}")),
     _variation("umask", "umask", ENVIRONMENT, ("0002",), lambda rng: rng.choice(("0002", "0022", "0077")),
-               "an octal umask", apply=_wrapped(_umask)),
+               "an octal umask", apply=axis_values.wrapped(axis_values.umask)),
+    _variation("user", "user and group ids", ENVIRONMENT, ("4242",), axis_values.uid,
+               "a uid (1 to 65533), also the gid", apply=axis_values.wrapped(unshare.as_user),
+               requires=unshare.user_problem, fresh="user ids", accepts=axis_values.is_uid),
     _variation("buildpath", "build path", ENVIRONMENT, ("elsewhere",),
                lambda rng: rng.choice(("p", "a-much-longer-build-path")), "a directory name",
-               apply=_elsewhere, requires=unshare.UNSHARE.problem),
-    _variation("hostname", "host name", ENVIRONMENT, ("buildfuzz-host",), lambda rng: f"host-{_seed(rng)}",
-               "a host name", apply=_wrapped(lambda name, argv: unshare.with_hostname(name, argv)),
+               apply=axis_values.elsewhere, requires=unshare.UNSHARE.problem),
+    _variation("hostname", "host name", ENVIRONMENT, ("buildfuzz-host",), lambda rng: f"host-{axis_values.seed(rng)}",
+               "a host name", apply=axis_values.wrapped(lambda name, argv: unshare.with_hostname(name, argv)),
                requires=unshare.hostname_problem, fresh="host names"),
     _variation("home", "HOME and user name", ENVIRONMENT, ("/nonexistent/buildfuzz",),
-               lambda rng: f"/nonexistent/{_seed(rng)}", "a directory path",
-               apply=_with_env(HOME="{}", USER="buildfuzz", LOGNAME="buildfuzz"), fresh="home directories"),
+               lambda rng: f"/nonexistent/{axis_values.seed(rng)}", "a directory path",
+               apply=axis_values.with_env(HOME="{}", USER="buildfuzz", LOGNAME="buildfuzz"), fresh="home directories"),
+    _variation("execpath", "program search path (PATH)", ENVIRONMENT, ("/nonexistent/buildfuzz-path",),
+               lambda rng: f"/nonexistent/path-{axis_values.seed(rng)}", "a directory path, appended to PATH",
+               apply=axis_values.on_path, fresh="directories"),
     _variation("aslr", "address-space randomisation", ENVIRONMENT, ("off",), lambda rng: "off", "off",
-               apply=_wrapped(_aslr), requires=setarch.SETARCH.problem),
-    _variation("hashseed", "Python hash seed", ENVIRONMENT, ("0",), _seed, "a whole number",
-               apply=_with_env(PYTHONHASHSEED="{}"), fresh="seeds"),
+               apply=axis_values.wrapped(axis_values.aslr), requires=setarch.SETARCH.problem),
+    _variation("hashseed", "Python hash seed", ENVIRONMENT, ("0",), axis_values.seed, "a whole number",
+               apply=axis_values.with_env(PYTHONHASHSEED="{}"), fresh="seeds"),
     _variation("clock", "clock offset", ENVIRONMENT, ("+397d",), lambda rng: rng.choice(CLOCK_OFFSETS),
-               "an offset such as +397d or -3650d", apply=_wrapped(_clock),
+               "an offset such as +397d or -3650d", apply=axis_values.wrapped(axis_values.clock),
                requires=faketime.FAKETIME.problem),
+    _variation("frozenclock", "clock frozen for the whole build", ENVIRONMENT, ("2000-01-01",), axis_values.date,
+               "a day as YYYY-MM-DD, from 1970", apply=axis_values.wrapped(axis_values.frozen),
+               requires=faketime.FAKETIME.problem, fresh="days", accepts=axis_values.is_day),
     _variation("hold", "one step held back", TARGETED, (), None, "MILLISECONDS@ARGV-HASH (from a report)",
-               apply=_held, requires=hold.problem),
+               apply=axis_values.held, requires=axis_values.hold_problem),
 )
 BY_NAME = {axis.name: axis for axis in AXES}
 DEFAULT = tuple(a.name for a in AXES if a.group in (SCHEDULE, ORDER, TARGETED))
@@ -257,7 +193,7 @@ def parse_variation(text: str) -> tuple[str, str]:
     if not sep or axis is None or axis.group == SCHEDULE:
         names = ", ".join(a.name for a in AXES if a.group != SCHEDULE)
         raise ValueError(f"--vary expects NAME=VALUE with NAME one of {names}, got {text!r}")
-    if not VALID_VALUE.fullmatch(value):
+    if not VALID_VALUE.fullmatch(value) or not axis.accepts(value):
         raise ValueError(f"--vary {name}= expects {axis.values}, got {value!r}")
     return name, value
 
@@ -357,10 +293,10 @@ def launch(template: str, p: Perturbation, base_env: dict[str, str], tree: Path 
     """The argv, environment and CPU set of one build under `p`, whose tree is at `tree`."""
     env = make.path_env({**base_env, **parallel_env(p.jobs, base_env)})  # the make with --shuffle, in every build
     start = Launch(tuple(command_argv(render_command(template, p.jobs))), env, p.cpus, tree)
-    for name, value in p.variations:
-        axis = BY_NAME.get(name)
-        if axis is not None and axis.apply is not None:
-            start = axis.apply(value, start)
+    values = dict(p.variations)
+    for axis in AXES:  # in the table's order (see above)
+        if axis.name in values and axis.apply is not None:
+            start = axis.apply(values[axis.name], start)
     return start
 
 

@@ -57,6 +57,7 @@ def _capabilities() -> dict:
         "hold": hold.problem,  # the step-hold library compiles here
         "keep": keep.problem,  # the removed-file keeping library compiles here
         "hostname": unshare.hostname_problem,  # a UTS namespace of the build's own
+        "user namespace": unshare.user_problem,  # the user axis: another uid and gid for the build
         "make 4.4": make.shuffle_problem,  # the builds' GNU make is 4.4 or later (--shuffle)
         "2 cpus": lambda: None if len(os.sched_getaffinity(0)) >= 2 else "fewer than 2 CPUs here",
     })

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fuzzer import axes
+from fuzzer.axis_values import Launch
 from fuzzer.execute import keep
 from fuzzer.execute.guard import BuildExit, Guard, GuardError
 from fuzzer.execute.jitter import Jitter, JitterEvent
@@ -297,7 +298,7 @@ class LocalExecutor:
         mounts[0][1].mkdir(parents=True, exist_ok=True)
         return self.isolation.wrap(argv, *mounts[0], env, also=tuple(mounts[1:]), cwd=campaign.path)
 
-    def _build(self, slot: _Slot, argv: list[str], cwd: str, launch: axes.Launch, perturbation: Perturbation,
+    def _build(self, slot: _Slot, argv: list[str], cwd: str, launch: Launch, perturbation: Perturbation,
                trace: bool, log_path: Path, timeout: float | None) -> tuple[BuildExit, tuple[JitterEvent, ...]]:
         """The build under the guard and the jitter engine. A guard that died is a failed run:
         it already swept what the build left, and the next run gets a new guard."""

@@ -93,3 +93,10 @@ def _end(holder: subprocess.Popen[bytes]) -> None:
 def wrap_offset(offset: str, argv: list[str]) -> list[str]:
     """The clock runs, shifted by `offset` (+397d, -3650d, +12345678s)."""
     return [FAKETIME.require(), "-f", offset, *argv]
+
+
+def wrap_frozen(instant: str, argv: list[str]) -> list[str]:
+    """The clock stands still at `instant` ("2000-01-01 00:00:00") in every process of `argv`:
+    faketime's absolute time without `@`. Files keep the kernel's times, so make still sees
+    which is newer."""
+    return [FAKETIME.require(), "-f", instant, *argv]

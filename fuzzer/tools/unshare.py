@@ -158,3 +158,30 @@ def hostname_problem() -> str | None:
 def with_hostname(name: str, argv: list[str]) -> list[str]:
     """`argv` run with `name` as its hostname, in a UTS namespace of its own (same pid: exec)."""
     return [UNSHARE.require(), "-u", "/bin/sh", "-c", HOSTNAME_SCRIPT, name, *argv]
+
+
+# --- the user axis: the build's uid and gid seen as others, in a user namespace -------------
+
+
+@functools.cache
+def user_problem() -> str | None:
+    """None when a build may run as another uid and gid here (`unshare --map-user`, which needs
+    no privilege where user namespaces are allowed)."""
+    unshare = UNSHARE.path()
+    if unshare is None:
+        return UNSHARE.not_found()
+    try:
+        probe = subprocess.run(as_user("4242", ["id", "-u"]), capture_output=True, timeout=PROBE_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"unshare --map-user could not run: {e}"
+    if probe.returncode != 0 or probe.stdout.strip() != b"4242":
+        lines = probe.stderr.decode(errors="replace").strip().splitlines()
+        return f"no user namespace here ({lines[-1] if lines else 'unshare --map-user failed'})"
+    return None
+
+
+def as_user(uid: str, argv: list[str]) -> list[str]:
+    """`argv` run as uid and gid `uid` in a user namespace of its own (same pid: exec). What it
+    writes is the campaign's user's on disk; inside, its files, and the files the campaign's
+    user owns, show as `uid`'s, and its supplementary groups are gone."""
+    return [UNSHARE.require(), f"--map-user={uid}", f"--map-group={uid}", "--", *argv]

@@ -56,6 +56,29 @@ def test_launch_applies_each_axis():
     assert launch.argv[:3] == ("/bin/sh", "-c", 'umask 0077 && exec "$@"') and launch.argv[-3:] == ("make", "-j4", "all")
 
 
+def test_the_user_axis_wraps_the_build_inside_the_axes_that_enter_a_namespace(tmp_path):
+    """A process already running as another uid may not make a namespace: the user axis goes
+    innermost, whatever order the values were given in."""
+    p = Perturbation(2, (0,)).with_variation("user", "4242").with_variation("buildpath", "p")
+    p = p.with_variation("execpath", "/x").with_variation("frozenclock", "2001-02-03")
+    launch = axes.launch("make", p, {"PATH": "/usr/bin"}, tmp_path / "tree")
+    at = launch.argv.index("--map-user=4242")
+    assert launch.argv[at - 1].endswith("unshare") and launch.argv[at + 3:] == ("make",)
+    assert "-m" in launch.argv[:at] or "-Urm" in launch.argv[:at]  # the build path's namespace, outside it
+    assert launch.argv[1:3] == ("-f", "2001-02-03 00:00:00")  # faketime, outermost
+    assert launch.env["PATH"] == "/usr/bin:/x"
+
+
+@given(st.integers(1, 65533), st.dates())
+def test_every_drawn_or_valid_value_of_the_new_axes_is_accepted(uid, day):
+    assert axes.parse_variation(f"user={uid}") == ("user", str(uid))
+    if day.year >= 1970:
+        assert axes.parse_variation(f"frozenclock={day.isoformat()}") == ("frozenclock", day.isoformat())
+    else:  # before the epoch: no time_t to freeze at
+        with pytest.raises(ValueError):
+            axes.parse_variation(f"frozenclock={day.isoformat()}")
+
+
 def test_a_reference_value_is_no_variation():
     p = Perturbation(2, (0, 1)).with_variation("tz", "UTC")
     assert p.with_variation("tz", axes.REFERENCE).variations == ()
@@ -71,7 +94,9 @@ def test_ablation_resets_every_axis_to_the_reference():
     assert p == reference
 
 
-@pytest.mark.parametrize("text", ["tz", "jobs=3", "nosuch=1", "tz=a b", "tz=" + "x" * 100, "=UTC"])
+@pytest.mark.parametrize("text", ["tz", "jobs=3", "nosuch=1", "tz=a b", "tz=" + "x" * 100, "=UTC", "user=0", "user=65534",
+                                  "user=007", "user=me", "frozenclock=2000-02-30", "frozenclock=1969-12-31",
+                                  "frozenclock=+397d"])
 def test_replay_vary_refuses_what_is_not_an_order_or_environment_value(text):
     with pytest.raises(ValueError):
         axes.parse_variation(text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -39,6 +40,39 @@ def test_directory_order_reaches_the_build_and_leaves_no_mount(tmp_path):
     assert plain.manifest.entries["order.txt"].digest != reverse.manifest.entries["order.txt"].digest
     assert str(tmp_path) not in open("/proc/self/mountinfo").read()
     assert not (tmp_path / "ws" / "src.disorderfs").exists()
+
+
+SEES = ("all: day.txt\n"  # what a build sees of its uid, gid, PATH and clock; day.txt is made after stamp
+        "stamp:\n\tid -u > uid.txt; id -g >> uid.txt; tar cf uid.tar uid.txt; echo \"$$PATH\" > path.txt\n"
+        "day.txt: stamp\n\tdate -u +%F > $@; sleep 1; date -u +%T >> $@\n")
+
+
+def _sees(tmp_path, variations: dict[str, str], name: str):
+    """One real build of SEES with `variations`, its tree at a path of its own."""
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "Makefile").write_text(SEES)
+    spec = BuildSpec("make", Workspace(source, tmp_path / name / "src"), tmp_path / "logs")
+    p = Perturbation(1, (0,))
+    for axis, value in variations.items():
+        p = p.with_variation(axis, value)
+    with LocalExecutor(spec) as executor:
+        result = executor.run(RunRequest(0, p))
+    assert result.ok, (tmp_path / "logs").glob("*")
+    return tmp_path / name / "src"
+
+
+@pytest.mark.needs("unshare", "user namespace", "faketime")
+def test_the_user_path_and_frozen_clock_axes_reach_every_process_of_the_build(tmp_path):
+    tree = _sees(tmp_path, {"user": "4242", "execpath": "/nonexistent/x", "frozenclock": "2001-02-03",
+                            "buildpath": "elsewhere"}, "ws")
+    assert (tree / "uid.txt").read_text().split() == ["4242", "4242"]
+    members = subprocess.run(["tar", "tvf", str(tree / "uid.tar")], capture_output=True, text=True).stdout
+    assert members.split()[1] == "4242/4242"  # as a tar without --owner records it
+    assert (tree / "uid.txt").stat().st_uid == os.getuid()  # on disk it is still ours
+    assert (tree / "path.txt").read_text().strip().endswith(":/nonexistent/x")
+    assert (tree / "day.txt").read_text().split() == ["2001-02-03", "00:00:00"]  # a second later, still
+    assert str(tmp_path) not in open("/proc/self/mountinfo").read()
 
 
 def test_replay_accepts_an_environment_axis(tmp_path):
