@@ -28,6 +28,9 @@ def explore(campaign: Campaign, executor: Executor, events: Events) -> None:
     it stops, the report says which --vary axis no run varied."""
     try:
         _explore(campaign, executor, events)
+    except KeyboardInterrupt:
+        campaign.exit_reason = ExitReason.INTERRUPTED  # for the note below: why the axis had no run
+        raise
     finally:
         varied = axes.variation_axes(campaign.config.axes)
         campaign.notes += axes.not_run(varied, [r.perturbation for r in campaign.runs], campaign.exit_reason)

@@ -313,7 +313,17 @@ def test_a_scenario_vary_key_takes_environment_axes_only(tmp_path, value):
         load_scenario(tmp_path)
 
 
-def test_a_campaign_stopped_before_a_varied_axis_ran_says_so(tmp_path):
+def _one_cpu_interrupts(p):
+    if p.ncpus == 1:
+        raise KeyboardInterrupt
+    return {"a": "two"}
+
+
+@pytest.mark.parametrize("stop_on_first, outcome, why", [
+    (True, lambda p: {"a": "one" if p.ncpus == 1 else "two"}, "first divergence found"),  # the one-CPU extreme
+    (False, _one_cpu_interrupts, "interrupted"),  # a Ctrl-C there
+])
+def test_a_campaign_stopped_before_a_varied_axis_ran_says_so(tmp_path, stop_on_first, outcome, why):
     from fuzzer.campaign import run_campaign
     from fuzzer.config import FuzzConfig
     from fuzzer.execute.fake import FakeExecutor
@@ -321,8 +331,7 @@ def test_a_campaign_stopped_before_a_varied_axis_ran_says_so(tmp_path):
     source = tmp_path / "src"
     source.mkdir()
     config = FuzzConfig(source=source, command="make", store=tmp_path / "store", runs=8, seed=3, jobs=(1, 8),
-                        localize=False, axes=("jobs", "cpus", "jitter", "umask"), stop_on_first=True)
-    differs = lambda p: {"a": "one" if p.ncpus == 1 else "two"}  # the one-CPU extreme stops it first
-    report = run_campaign(config, executor_factory=lambda spec: FakeExecutor(differs)).report
+                        localize=False, axes=("jobs", "cpus", "jitter", "umask"), stop_on_first=stop_on_first)
+    report = run_campaign(config, executor_factory=lambda spec: FakeExecutor(outcome)).report
     assert not any("umask" in r.perturbation.get("variations", {}) for r in report.runs)
-    assert "--vary umask: no run varied the umask (first divergence found): the verdict says nothing about it" in report.notes
+    assert f"--vary umask: no run varied the umask ({why}): the verdict says nothing about it" in report.notes
