@@ -1,6 +1,7 @@
 """The line tracer's values (sitecustomize.py, beside it): reprs with addresses normalised,
 and what a container's elements are and what their hash follows. Loaded with the tracer
 from buildfuzz's directory, never by buildfuzz itself."""
+import hashlib
 import itertools
 import re
 
@@ -10,6 +11,7 @@ MAX_VALUE = 160
 ITERATORS = {"set_iterator": "set", "dict_keyiterator": "dict_keys", "list_iterator": "list",
              "tuple_iterator": "tuple"}
 UNORDERED_CONTAINERS = ("set", "dict_keys")
+MAX_KEYED = 100_000  # a set larger than this is not read for keys: each is read once per loop run
 
 
 class Values:
@@ -98,3 +100,39 @@ def _basis(element):
     # what its code calls: id() is an address; hash() of its fields, its own (a str field's follows the seed)
     return {"address"} | ({"own"} if "hash" in code.co_names else set()) if "id" in code.co_names else {"own"}
 
+
+
+def _keys(obj):
+    """The attributes every element of a set of objects carries with a distinct str (or
+    int) value, each with a digest of its sorted values: a sort key that follows no
+    address, which the replays can compare. Read from `__dict__` and slots, running no
+    user code (no property, no __getattr__)."""
+    if not isinstance(obj, (set, frozenset, type({}.keys()))) or not obj or len(obj) > MAX_KEYED:
+        return []
+    fields = [_fields(e) for e in obj]
+    keys = []
+    for name in fields[0]:
+        values = [f.get(name) for f in fields]
+        kinds = set(type(v) for v in values)
+        if len(kinds) == 1 and kinds <= {str, int} and len(set(values)) == len(values):
+            keys.append([name, hashlib.sha256(repr(sorted(values)).encode()).hexdigest()[:16]])
+    return keys
+
+
+def _fields(element):
+    kind = type(element)
+    if kind.__module__ == "builtins":
+        return {}  # a str, a tuple: sorted() itself orders them
+    try:
+        found = dict(object.__getattribute__(element, "__dict__"))
+    except (AttributeError, TypeError):
+        found = {}
+    for klass in kind.__mro__:
+        for slot in klass.__dict__.get("__slots__", ()) if klass is not object else ():
+            descriptor = klass.__dict__.get(slot)
+            if type(descriptor).__name__ == "member_descriptor":
+                try:
+                    found.setdefault(slot, descriptor.__get__(element, kind))
+                except AttributeError:
+                    pass  # a slot not set
+    return {k: v for k, v in found.items() if not k.startswith("__")}
