@@ -34,6 +34,7 @@ def fix(store, campaign, findings, report_json, before, after, apply_id, force) 
     from fuzzer.escaping import safe_line
     from fuzzer.campaign.rebuild import fix_campaign
     from fuzzer.fix.fixes import apply_fix
+    from fuzzer.fix.suggest import described
     from fuzzer.model import FixStatus
 
     if apply_id is not None:
@@ -56,4 +57,7 @@ def fix(store, campaign, findings, report_json, before, after, apply_id, force) 
         extras += [f"upstream: {f.fix.upstream}"] if f.fix.upstream else []
         for extra in extras + f.fix.untested:
             click.echo(safe_line(f"    {extra}"))
-    return 0 if all(f.fix.status == FixStatus.PROVEN for f in fixed) else 1
+        if f.line is not None:  # the generator's own line, beside the build file's fix
+            click.echo(safe_line(f"    line: {f.line.summary or described(f.line)}"))
+            click.echo(safe_line(f"        {described(f.line)}" + (f"; patch: {f.line.patch}" if f.line.patch else "")))
+    return 0 if all(FixStatus.PROVEN in (f.fix.status, f.line and f.line.status) for f in fixed) else 1

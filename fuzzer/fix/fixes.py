@@ -37,10 +37,12 @@ def fix_findings(report: Report, wanted: tuple[str, ...], runs: tuple[RunRecord,
     proven: dict[str, Fix] = {}  # by patch: a race culprit's is its hazard's
     fixed = []
     for found in suggested:
-        if found.patch and found.fix.patch not in proven:
-            perturbation = _schedule(runs, groups, by_id[found.finding_id])
-            proven[found.fix.patch] = _proven(found, proving, perturbation, before, after)
-        fixed.append(replace(found, fix=proven[found.fix.patch]) if found.patch else found)
+        perturbation = _schedule(runs, groups, by_id[found.finding_id])
+        for fix, text in ((found.fix, found.patch), (found.line, found.line_patch)):
+            if fix is not None and text and fix.patch not in proven:
+                proven[fix.patch] = _proven(fix, text, proving, perturbation, before, after)
+        line = proven[found.line.patch] if found.line is not None and found.line_patch else found.line
+        fixed.append(replace(found, fix=proven[found.fix.patch] if found.patch else found.fix, line=line))
     return fixed
 
 
@@ -54,14 +56,15 @@ def _entries(report: Report, wanted: tuple[str, ...]) -> list[Culprit | Hazard]:
     return [e for e in entries if not wanted or e.finding_id in wanted]
 
 
-def _proven(found: Fixed, proving: Proving, perturbation: Perturbation | None, before: int, after: int) -> Fix:
+def _proven(fix: Fix, patch: str, proving: Proving, perturbation: Perturbation | None, before: int,
+            after: int) -> Fix:
     if perturbation is None:
-        return structs.replace(found.fix, status=FixStatus.NOT_PROVEN,
+        return structs.replace(fix, status=FixStatus.NOT_PROVEN,
                                why="no stored run failed or differed with it (a latent hazard): nothing to prove "
                                    "the patch against")
-    proved = prove(proving, found.patch, perturbation, before, after)
+    proved = prove(proving, patch, perturbation, before, after)
     status = FixStatus.PROVEN if proved.proven else FixStatus.NOT_PROVEN
-    return structs.replace(found.fix, status=status, why=proved.why, proof=proved.counts)
+    return structs.replace(fix, status=status, why=proved.why, proof=proved.counts)
 
 
 def _schedule(stored: tuple[RunRecord, ...], groups: dict[int, str | None],

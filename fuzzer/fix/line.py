@@ -78,7 +78,8 @@ def line_remedy(culprit: Culprit, tree: Tree) -> Remedy:
     else:
         key, how = _key(module, edits, line)
         others = _sorted_loops(module, edits, line, key) - 1
-        also = f", as are the {others} other loop(s) over it in {line.function}" if others else ""
+        also = f", as does {'the other loop' if others == 1 else f'each of the {others} other loops'} over it in " \
+            f"{line.function}" if others else ""
         summary = f"{Path(line.file).name}:{line.line}: iterates `sorted({_target(module, line)}{key})` {how}{also}"
     return tree.edits(culprit.finding_id, summary, file, edits.changes(), upstream=summary)
 
