@@ -58,6 +58,7 @@ def fix(store, campaign, findings, report_json, before, after, apply_id, force) 
         for extra in extras + f.fix.untested:
             click.echo(safe_line(f"    {extra}"))
         if f.line is not None:  # the generator's own line, beside the build file's fix
-            click.echo(safe_line(f"    line: {f.line.summary or described(f.line)}"))
-            click.echo(safe_line(f"        {described(f.line)}" + (f"; patch: {f.line.patch}" if f.line.patch else "")))
+            click.echo(safe_line(f"    line: {described(f.line)}"))
+            for extra in filter(None, (f.line.summary, f.line.patch and f"patch: {f.line.patch}")):
+                click.echo(safe_line(f"        {extra}"))
     return 0 if all(FixStatus.PROVEN in (f.fix.status, f.line and f.line.status) for f in fixed) else 1

@@ -130,8 +130,9 @@ def _stamp_creation(module: ast.Module, edits: Edits, name: str) -> None:
         raise NoPatch(f"`{name}` has no __init__ of its own to stamp a creation order in (or one on one line)")
     first, start = body[0].lineno - 1, min([init.lineno, *(d.lineno for d in init.decorator_list)]) - 1
     indent = _indent(edits.lines[first])
-    edits.before.setdefault(start, []).append(f"{_indent(edits.lines[start])}{COUNTER} = itertools.count()  "
-                                              "# numbers objects in creation order: a sort key that follows no address")
+    edits.before.setdefault(start, []).extend([
+        f"{_indent(edits.lines[start])}{COUNTER} = itertools.count()  # numbers objects in creation order: a sort "
+        "key that follows no address", ""])
     edits.before.setdefault(first, []).append(f"{indent}self.{ORDER} = next({name}.{COUNTER})")
     _import_itertools(module, edits)
 
@@ -144,8 +145,10 @@ def _import_itertools(module: ast.Module, edits: Edits) -> None:
                   and not (isinstance(n, ast.ImportFrom) and n.module == "__future__")]
     if not statements:
         raise NoPatch("the file has no statement to put an import before")
-    at = next((n for n in statements if isinstance(n, (ast.Import, ast.ImportFrom))), statements[0])
-    edits.before.setdefault(at.lineno - 1, []).insert(0, "import itertools")
+    at = next((n for n in statements if isinstance(n, (ast.Import, ast.ImportFrom))), None)
+    lines = ["import itertools"] if at is not None else ["import itertools", "", ""]  # before code: PEP 8's gap
+    start = (at or statements[0]).lineno - 1
+    edits.before[start] = lines + edits.before.get(start, [])
 
 
 def _sorted_loops(module: ast.Module, edits: Edits, line: SourceLine, key: str) -> int:
