@@ -39,6 +39,10 @@ IN_WORDS = {
     LineCause.ID_OR_HASH: "write a stable field of the object, not its id() or hash()",
     LineCause.DICT_ORDER: "sort where the dict is filled from the unordered iteration, or iterate it sorted",
     LineCause.SET: "iterate the set sorted by a field of its elements",
+    LineCause.SET_OF_STR: "iterate the set sorted: sorted(...)",
+    LineCause.SET_BY_ADDRESS: "iterate the set sorted by a field of its elements that follows no address (a name, "
+                              "a creation counter)",
+    LineCause.DIRECTORY_ORDER: "sort the listing: sorted(os.listdir(...))",
 }
 WHY_NOT = {
     LineCause.UUID: "which inputs identify the build is the author's call",
@@ -156,6 +160,8 @@ def _sorted_loops(module: ast.Module, edits: Edits, line: SourceLine, key: str) 
     target = _target(module, line)
     scope = _scope(module, line.line)
     found = [it for it in map(_unwrapped, _iterables(scope)) if ast.unparse(it) == target]
+    if not any(it.lineno == line.line for it in found):
+        raise NoPatch(f"the loop on line {line.line} is not where its scope's loops were looked for")
     for node in sorted(found, key=lambda n: (n.lineno, -n.col_offset)):
         _wrap(edits, node, "sorted(", f"{key})")
     return len(found)
@@ -164,8 +170,11 @@ def _sorted_loops(module: ast.Module, edits: Edits, line: SourceLine, key: str) 
 def _target(module: ast.Module, line: SourceLine) -> str:
     """What the line's loop iterates, its wrappers (enumerate, ...) taken off, as source."""
     at = [it for it in _iterables(module, nested=True) if it.lineno == line.line]
-    named = [it for it in at if ast.unparse(it) == ast.unparse(ast.parse(line.expression, mode="eval").body)] \
-        if line.expression else at
+    try:
+        said = ast.unparse(ast.parse(line.expression, mode="eval").body) if line.expression else ""
+    except SyntaxError:
+        raise NoPatch(f"the tracer's expression `{line.expression}` is not Python source") from None
+    named = [it for it in at if ast.unparse(it) == said] if said else at
     if len(named) != 1:
         raise NoPatch(f"cannot tell which loop on line {line.line} iterates `{line.expression}` ({len(named)} found)")
     return ast.unparse(_unwrapped(named[0]))

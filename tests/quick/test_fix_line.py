@@ -142,3 +142,24 @@ def test_a_generator_outside_the_source_tree_gets_no_patch(tmp_path):
     culprit = Culprit("python3 prog.py", ["python3", "prog.py"], ".", [], Kind.INTRINSIC, line=line)
     with pytest.raises(NoPatch, match="outside the source tree"):
         line_remedy(culprit, Tree(tmp_path, "sh build.sh", str(tmp_path)))
+
+
+@pytest.mark.parametrize("source, patched", [
+    ("for name in os.listdir(d):", "for name in sorted(os.listdir(d)):"),
+    ("names = [e.path for e in os.scandir(d)]", "names = [e.path for e in sorted(os.scandir(d), key=lambda entry: entry.name)]"),
+    ("with os.scandir(d) as it:", None),
+])
+def test_a_directory_listing_is_sorted_where_it_is_made(tmp_path, source, patched):
+    (tmp_path / "prog.py").write_text(f"import os\nd = '.'\n{source}\n    pass\n" if source.endswith(":")
+                                      else f"import os\nd = '.'\n{source}\n")
+    line = SourceLine(status=LineStatus.FOUND, file=str(tmp_path / "prog.py"), line=3,
+                      cause=LineCause.DIRECTORY_ORDER, expression="os.listdir()")
+    culprit = Culprit("python3 prog.py", ["python3", "prog.py"], ".", [], Kind.INTRINSIC, line=line)
+    tree = Tree(tmp_path, "sh build.sh", str(tmp_path))
+    if patched is None:
+        with pytest.raises(NoPatch, match="context manager"):
+            line_remedy(culprit, tree)
+        return
+    apply(line_remedy(culprit, tree).patch, tmp_path)
+    assert (tmp_path / "prog.py").read_text().splitlines()[2] == patched
+    subprocess.run([sys.executable, "prog.py"], cwd=tmp_path, check=True)
