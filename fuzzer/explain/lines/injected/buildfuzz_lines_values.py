@@ -16,7 +16,8 @@ MAX_KEYED = 100_000  # a set larger than this is not read for keys: each is read
 
 class Values:
     """Names objects by class and creation ordinal (`Label#3`: the 3rd `Label` whose
-    `__init__` ran), else by the order their address was first seen (`Label@2`)."""
+    `__init__` ran), else by the order their address was first seen (`Label@2`); an object
+    with a repr of its own is its repr after its ordinal, when its `__init__` was seen."""
 
     def __init__(self):
         self.created, self.made, self.seen = {}, {}, {}
@@ -44,6 +45,9 @@ class Values:
                 text = ADDRESS.sub(lambda m: self.address(int(m.group(), 16)), repr(value))
             except Exception:
                 text = "<%s: repr failed>" % kind.__qualname__
+            known = self.created.get(id(value))
+            if known and known[0] is kind:  # a repr may not tell objects apart (PeachPy's unnamed Name: `<?>`)
+                text = "%s %s" % (known[1], text)
         return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 3] + "..."
 
     def address(self, address, kind=""):
