@@ -37,10 +37,12 @@ def fix_findings(report: Report, wanted: tuple[str, ...], runs: tuple[RunRecord,
     proven: dict[str, Fix] = {}  # by patch: a race culprit's is its hazard's
     fixed = []
     for found in suggested:
-        if found.patch and found.fix.patch not in proven:
-            perturbation = _schedule(runs, groups, by_id[found.finding_id])
-            proven[found.fix.patch] = _proven(found, proving, perturbation, before, after)
-        fixed.append(replace(found, fix=proven[found.fix.patch]) if found.patch else found)
+        perturbation = _schedule(runs, groups, by_id[found.finding_id])
+        for fix, text in ((found.fix, found.patch), (found.line, found.line_patch)):
+            if fix is not None and text and fix.patch not in proven:
+                proven[fix.patch] = _proven(fix, text, proving, perturbation, before, after)
+        line = proven[found.line.patch] if found.line is not None and found.line_patch else found.line
+        fixed.append(replace(found, fix=proven[found.fix.patch] if found.patch else found.fix, line=line))
     return fixed
 
 
@@ -54,14 +56,15 @@ def _entries(report: Report, wanted: tuple[str, ...]) -> list[Culprit | Hazard]:
     return [e for e in entries if not wanted or e.finding_id in wanted]
 
 
-def _proven(found: Fixed, proving: Proving, perturbation: Perturbation | None, before: int, after: int) -> Fix:
+def _proven(fix: Fix, patch: str, proving: Proving, perturbation: Perturbation | None, before: int,
+            after: int) -> Fix:
     if perturbation is None:
-        return structs.replace(found.fix, status=FixStatus.NOT_PROVEN,
+        return structs.replace(fix, status=FixStatus.NOT_PROVEN,
                                why="no stored run failed or differed with it (a latent hazard): nothing to prove "
                                    "the patch against")
-    proved = prove(proving, found.patch, perturbation, before, after)
+    proved = prove(proving, patch, perturbation, before, after)
     status = FixStatus.PROVEN if proved.proven else FixStatus.NOT_PROVEN
-    return structs.replace(found.fix, status=status, why=proved.why, proof=proved.counts)
+    return structs.replace(fix, status=status, why=proved.why, proof=proved.counts)
 
 
 def _schedule(stored: tuple[RunRecord, ...], groups: dict[int, str | None],
@@ -84,9 +87,11 @@ def _schedule(stored: tuple[RunRecord, ...], groups: dict[int, str | None],
     return shown[0].perturbation if shown else None
 
 
-def apply_fix(store: Path, campaign_id: int | None, finding_id: str, force: bool) -> Path:
+def apply_fix(store: Path, campaign_id: int | None, finding_id: str, force: bool, line: bool = False) -> Path:
     """Apply a finding's proven patch to the campaign's source tree (an unproven one with
-    `force`); refused when the lines it changes are not what it was made from."""
+    `force`), or with `line` its divergent line's patch to the generator (in the tree: a
+    generator outside it has none); refused when the lines it changes are not what it was
+    made from."""
     opened = Store(store)
     try:
         row = opened.require_campaign(campaign_id)
@@ -98,14 +103,26 @@ def apply_fix(store: Path, campaign_id: int | None, finding_id: str, force: bool
     entry = next((e for e in entries if e.finding_id == finding_id), None)
     if entry is None:
         raise UsageError(f"no culprit or hazard {finding_id!r} in campaign {row.id}")
-    if not entry.fix:
-        raise UsageError(f"{finding_id} has no patch ({entry.fix_status or 'run buildfuzz fix first'})")
-    if not _proven_patch(entry) and not force:
-        raise UsageError(f"{finding_id}'s patch is {entry.fix_status.split(':')[0]}: --force applies it anyway")
+    patch, status, proven = _chosen(entry, line)
+    if not patch:
+        raise UsageError(f"{finding_id} has no {'line ' if line else ''}patch ({status or 'run buildfuzz fix first'})")
+    if not proven and not force:
+        raise UsageError(f"{finding_id}'s {'line ' if line else ''}patch is {status.split(':')[0]}: --force applies "
+                         "it anyway")
     try:
-        return apply(Path(entry.fix).read_text(encoding="utf-8"), Path(row.source))
+        return apply(Path(patch).read_text(encoding="utf-8"), Path(row.source))
     except (OSError, PatchError) as e:
         raise UsageError(f"{finding_id}'s patch does not apply: {e}") from None
+
+
+def _chosen(entry: Culprit | Hazard, line: bool) -> tuple[str, str, bool]:
+    """The patch to apply, its status in words, and whether it is proven."""
+    if not line:
+        return entry.fix, entry.fix_status, _proven_patch(entry)
+    fix = entry.line.fix if isinstance(entry, Culprit) and entry.line is not None else None
+    if fix is None:
+        return "", "no divergent line was found", False
+    return fix.patch, f"{fix.status}: {fix.why}", fix.status == FixStatus.PROVEN
 
 
 def _proven_patch(entry: Culprit | Hazard) -> bool:

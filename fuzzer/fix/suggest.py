@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +21,13 @@ from fuzzer.execute.workspace import Workspace
 from fuzzer.fix import build_path, by_hand, cmake, ninja
 from fuzzer.fix.archive import archive_flags
 from fuzzer.fix.grouped import grouped_targets
+from fuzzer.fix.line import in_words, line_remedy
 from fuzzer.fix.patch import Remedy
 from fuzzer.fix.prerequisite import missing_prerequisite, order_only
 from fuzzer.fix.proof import statement
 from fuzzer.fix.stabiliser import intrinsic
 from fuzzer.fix.tree import CMAKE, MAKE, NINJA, NoPatch, Tree
-from fuzzer.model import Culprit, Fix, FixStatus, Hazard, HazardType, Kind
+from fuzzer.model import Culprit, Fix, FixStatus, Hazard, HazardType, Kind, LineStatus
 from fuzzer.report.model import Report
 
 # (build system, hazard type or culprit kind) → the remedy written in that system's files; a
@@ -50,6 +51,8 @@ class Fixed:
     what: str  # the finding in one line: "[kind] command" or "type on file", with what the fix does
     fix: Fix
     patch: str = ""
+    line: Fix | None = None  # an intrinsic Python step's: the patch to its divergent line (fix/line.py)
+    line_patch: str = ""
 
     @property
     def status(self) -> str:
@@ -81,8 +84,29 @@ def suggest(entries: list[Culprit | Hazard], hazards: list[Hazard], tree: Tree, 
     written in `out` as `<finding-id>.patch`."""
     done: dict[str, Fixed] = {}
     for entry in sorted(entries, key=lambda e: isinstance(e, Culprit)):
-        done[entry.finding_id] = _suggest_one(entry, hazards, tree, out, done)
+        fixed = _suggest_one(entry, hazards, tree, out, done)
+        done[entry.finding_id] = _with_line(fixed, entry, tree, out, done) if isinstance(entry, Culprit) else fixed
     return list(done.values())
+
+
+def _with_line(fixed: Fixed, culprit: Culprit, tree: Tree, out: Path, done: dict[str, Fixed]) -> Fixed:
+    """The culprit's fix with its divergent line's, where the line search found one: the
+    patch to the generator beside the build file's, one file for the culprits of one line."""
+    if culprit.line is None or culprit.line.status != LineStatus.FOUND:
+        return fixed
+    try:
+        remedy = line_remedy(culprit, tree)
+    except NoPatch as e:
+        words = in_words(culprit.line)
+        return replace(fixed, line=Fix(FixStatus.SUGGESTED if words else FixStatus.NONE, by_hand=words, why=str(e)))
+    same = next((f for f in done.values() if f.line_patch == remedy.patch), None)
+    if same is not None:
+        return replace(fixed, line=same.line, line_patch=same.line_patch)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{culprit.finding_id}.line.patch"
+    path.write_text(remedy.patch, encoding="utf-8")
+    fix = Fix(FixStatus.SUGGESTED, remedy.summary, str(path.resolve()), remedy.file)
+    return replace(fixed, line=fix, line_patch=remedy.patch)
 
 
 def _suggest_one(entry: Culprit | Hazard, hazards: list[Hazard], tree: Tree, out: Path,
@@ -134,7 +158,12 @@ def with_fixes(report: Report, fixed: list[Fixed]) -> Report:
 
     def updated(entry):
         f = by_id.get(entry.finding_id)
-        return structs.replace(entry, remedy=f.fix, fix=f.fix.patch, fix_status=f.status) if f else entry
+        if f is None:
+            return entry
+        entry = structs.replace(entry, remedy=f.fix, fix=f.fix.patch, fix_status=f.status)
+        if f.line is not None and isinstance(entry, Culprit) and entry.line is not None:
+            entry = structs.replace(entry, line=structs.replace(entry.line, fix=f.line))
+        return entry
 
     return structs.replace(report, culprits=[updated(c) for c in report.culprits],
                            hazards=[updated(h) for h in report.hazards])

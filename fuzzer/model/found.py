@@ -96,6 +96,10 @@ class SourceLine(Model, frozen=True):
     budget_s: float = 0.0  # each traced replay's time budget
     seconds: list[float] = []  # what each traced replay took
     note: str = ""  # why no line (skipped, not found), or what limits the claim
+    # a set of objects: the attributes its elements all carry with distinct str or int values, the
+    # same values in both replays: a sort key that follows no address (fuzzer/fix/line.py takes the first)
+    keys: list[str] = []
+    fix: Fix | None = None  # the patch to this line (fuzzer/fix/line.py): suggested, or proven by `buildfuzz fix`
 
 
 class Culprit(Model, frozen=True):

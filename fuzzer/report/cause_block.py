@@ -12,14 +12,14 @@ from fuzzer.model import Verdict
 from fuzzer.report.causes import Cause, evidence_line, fix_command, stabiliser_text
 from fuzzer.report.folds import step_variants
 from fuzzer.report.model import Report
-from fuzzer.report.source_line import LINE_CHARS, line_text
+from fuzzer.report.source_line import LINE_CHARS, line_fix_text, line_text
 
 MEMBERS_SHOWN = 3  # an archive's members named in `reaches`; the artifact's fold lists them all
 
 
 @dataclass(frozen=True)
 class Fact:
-    name: str  # a fixed word: step, written by, reaches, raced, missing, evidence, stabiliser, line, fix
+    name: str  # a fixed word: step, written by, reaches, raced, missing, evidence, stabiliser, line, line fix, fix
     value: str  # one line of prose, or a whole command (`command`)
     command: bool = False
 
@@ -73,6 +73,7 @@ def cause_block(number: int, found: list[Cause], report: Report, verbose: bool =
              *(Fact("missing", edge) for edge in (edges if verbose else edges[:1])),
              Fact("evidence", evidence_line(evidence) if evidence else ""), Fact("stabiliser", stabiliser_text(lead)),
              Fact("line", one_line(line_text(lead.line), LINE_CHARS) if lead.line else ""),
+             Fact("line fix", line_fix_text(lead.line.fix, fix_command(report)) if lead.line and lead.line.fix else ""),
              *(Fact("fix", fix) for fix in _fixes(cause, report))]
     return CauseBlock(number, len(found), lead.kind, lead.axis or "", lead.cwd, cause.rule, cause.steps, evidence,
                       [fact for fact in facts if fact.value])

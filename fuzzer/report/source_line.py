@@ -1,11 +1,11 @@
-"""An intrinsic culprit's first divergent source line (`Culprit.line`), said in one line
-for the text and Markdown reports."""
+"""An intrinsic culprit's first divergent source line (`Culprit.line`) and the patch to it
+(`SourceLine.fix`), each said in one line for the text and Markdown reports."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fuzzer.model import LineCause, LineStatus, SourceLine
+from fuzzer.model import Fix, FixStatus, LineCause, LineStatus, SourceLine
 
 LINE_CHARS = 800  # the line is cut only past this: values and the replays are its evidence
 
@@ -42,3 +42,15 @@ def line_text(line: SourceLine) -> str:
     return (f"{where}: {what} ({seen}{WHY[line.cause]}) [{line.cause}]: {how}{later}; "
             f"{len(line.replays)} traced replays ({'; '.join(line.replays)}), {line.tracer}, "
             f"at most {line.budget_s:.0f} s each{limits}")
+
+
+def line_fix_text(fix: Fix, prove: str) -> str:
+    """The patch to the line and where it stands; `prove`: the command that proves it."""
+    if not fix.patch:
+        return (f"by hand: {fix.by_hand} (no patch: {fix.why})" if fix.by_hand else f"no patch: {fix.why}")
+    if fix.status == FixStatus.PROVEN and fix.proof is not None:
+        counts = fix.proof
+        return (f"{fix.patch} (proven: before {counts.reproduced}/{counts.before} reproduced; after 0/{counts.after}, "
+                f"{counts.settings}): {fix.summary}")
+    status = f"not proven: {fix.why}" if fix.status == FixStatus.NOT_PROVEN else f"suggested, not proven: {prove} proves it"
+    return f"{fix.patch} ({status}): {fix.summary}"

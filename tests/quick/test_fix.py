@@ -88,6 +88,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, clean_project):
     assert assert_usage(fix("0123456789ab"), "no culprit or hazard '0123456789ab'")
     assert assert_usage(fix("--apply", "0123456789ab"), "no culprit or hazard")
     assert assert_usage(fix("--force"), "--force goes with --apply")
+    assert assert_usage(fix("--line"), "--line goes with --apply")
 
 
 @pytest.mark.skipif(not grouped_targets_supported(), reason="grouped targets need GNU make 4.3")

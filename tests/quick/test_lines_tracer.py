@@ -4,6 +4,7 @@ such an interpreter is installed. And which processes can be traced at all."""
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -200,3 +201,20 @@ def test_an_interpreter_older_than_3_8_runs_as_ever_and_its_stream_says_why_it_i
         pytest.skip("no Python older than 3.8 installed")
     stream = traced(tmp_path, old[0], SET_OF_STR, "old")  # check=True: the program itself still succeeds
     assert (stream.stopped, stream.events) == ("needs Python 3.8 or later", [])
+
+
+def test_objects_whose_repr_says_nothing_apart_are_told_apart_by_creation(tmp_path):
+    """PeachPy's unnamed Name: every one reprs as `<?>`; without its ordinal two runs that
+    numbered them in different orders would read alike everywhere."""
+    script = OBJECTS.replace("        self.n = n\n", "        self.n = n\n\n    def __repr__(self):\n"
+                                                    "        return '<?>'\n")
+    for attempt in range(8):
+        a = traced(tmp_path, sys.executable, script, f"a{attempt}")
+        b = traced(tmp_path, sys.executable, script, f"b{attempt}")
+        found = streams.parting(a, b)
+        if found is not None:
+            break
+    assert found is not None, "8 pairs of runs iterated 40 address-hashed objects alike"
+    line = located(a, b, found, ["1", "2"], 10.0)
+    assert (line.line, line.cause, line.differed) == (15, LineCause.SET_BY_ADDRESS, True)
+    assert all(re.fullmatch(r"\(\d+, Label#\d+ <\?>\)", value) for value in line.values), line.values

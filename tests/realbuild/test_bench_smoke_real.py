@@ -1,5 +1,5 @@
 """The --smoke modes of the benches that build bundled scenarios (bench_core, bench_guided,
-bench_localize, bench_trust) or a package-shaped tree (real_builds, generated: no download).
+bench_localize, bench_trust, bench_lines) or a package-shaped tree (real_builds, generated: no download).
 tests/quick/test_bench_smoke.py says why benches run here."""
 
 from test_bench_smoke import smoke
@@ -33,3 +33,9 @@ def test_real_builds_smoke_fuzzes_a_generated_tree_without_the_network():
     out = smoke("real_builds.py")
     assert "== smoke generated" in out and "verdict reproducible" in out
     assert "smoke    reproducible" in out
+
+
+def test_bench_lines_smoke_times_a_generator_plain_and_traced():
+    out = smoke("bench_lines.py")
+    row = next(line for line in out.splitlines() if "gen_dispatch.py" in line)
+    assert "traced" in row and "search" in row and "events)" in row and "skipped" not in row

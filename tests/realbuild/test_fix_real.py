@@ -176,3 +176,18 @@ def test_a_date_written_into_a_file_is_taken_from_source_date_epoch_suggested_th
         "+\techo \"#define BUILD_DATE \\\"$$(date -d @$${SOURCE_DATE_EPOCH:-0} '+%Y-%m-%d %H:%M:%S')\\\"\" > $@"
     untested = ["clock not tested: faketime is not installed"] if shutil.which("faketime") is None else []
     assert culprit["remedy"]["untested"] == untested
+
+
+def test_a_set_of_strings_line_gets_a_sorted_iteration_proven_and_applied_to_the_generator(tmp_path):
+    """The hashseed generator iterates its set twice: both loops sorted, proven by the same
+    rebuilds as the Makefile's PYTHONHASHSEED prefix, applied with --line to the generator."""
+    report, fixed = _fixed(tmp_path, SCENARIOS / "hashseed", runs=4, after=6)
+    culprit = _entry(report, "culprits", kind="intrinsic")
+    line_fix = culprit["line"]["fix"]
+    assert (line_fix["status"], line_fix["file"], line_fix["proof"]["still"]) == ("proven", "gen_dispatch.py", 0)
+    assert line_fix["proof"]["reproduced"] > 0 and line_fix["proof"]["after"] == 6
+    assert "line: proven: before " in fixed.stdout
+    finding = culprit["finding_id"]
+    assert buildfuzz("fix", "--store", tmp_path / "store", "--apply", finding, "--line").returncode == 0
+    assert (tmp_path / "src" / "gen_dispatch.py").read_text().count("for name in sorted(names):") == 2
+    assert "PYTHONHASHSEED" not in (tmp_path / "src" / "Makefile").read_text()  # the build file's patch is its own

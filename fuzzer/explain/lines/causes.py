@@ -70,8 +70,15 @@ def located(a: Stream, b: Stream, found: Parting, replays: list[str], budget_s: 
         expression=source.text if source else "", cause=cause_of(event, varied),
         container=(source.container or "") if source else "", elements=list(source.elements) if source else [],
         hashed_by=source.hashed_by if source else "", element=event.index, values=[event.value, other.value],
+        keys=_stable_keys(source, other.source),
         differed=found.differed,
         surfaced=place(a, surfaced) if surfaced is not None and found.surfaced != found.cause else "")
+
+
+def _stable_keys(source: Source | None, other: Source | None) -> list[str]:
+    """The keys both replays saw the elements carry with the same values."""
+    theirs = set(other.keys) if other is not None else set()
+    return [name for name, digest in (source.keys if source is not None else []) if (name, digest) in theirs]
 
 
 def _common(a: Stream, b: Stream, replays: list[str], budget_s: float) -> SourceLine:

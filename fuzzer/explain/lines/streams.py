@@ -28,6 +28,9 @@ class Source(msgspec.Struct, frozen=True, array_like=True):
     hashed_by: str  # what their hash follows: str, address, own, value, builtin (joined by +)
     made_by: str  # the source call that made it (`os.listdir`), or the call itself for a source event
     text: str  # the iterated expression, or the call
+    # a set of objects: each attribute its elements all carry with distinct str (or int) values,
+    # with a digest of those values sorted (equal in two replays: a key that follows no address)
+    keys: list[tuple[str, str]] = []
 
 
 class Event(msgspec.Struct, frozen=True, array_like=True):

@@ -1,6 +1,7 @@
 """The line tracer's values (sitecustomize.py, beside it): reprs with addresses normalised,
 and what a container's elements are and what their hash follows. Loaded with the tracer
 from buildfuzz's directory, never by buildfuzz itself."""
+import hashlib
 import itertools
 import re
 
@@ -10,11 +11,13 @@ MAX_VALUE = 160
 ITERATORS = {"set_iterator": "set", "dict_keyiterator": "dict_keys", "list_iterator": "list",
              "tuple_iterator": "tuple"}
 UNORDERED_CONTAINERS = ("set", "dict_keys")
+MAX_KEYED = 100_000  # a set larger than this is not read for keys: each is read once per loop run
 
 
 class Values:
     """Names objects by class and creation ordinal (`Label#3`: the 3rd `Label` whose
-    `__init__` ran), else by the order their address was first seen (`Label@2`)."""
+    `__init__` ran), else by the order their address was first seen (`Label@2`); an object
+    with a repr of its own is its repr after its ordinal, when its `__init__` was seen."""
 
     def __init__(self):
         self.created, self.made, self.seen = {}, {}, {}
@@ -42,6 +45,9 @@ class Values:
                 text = ADDRESS.sub(lambda m: self.address(int(m.group(), 16)), repr(value))
             except Exception:
                 text = "<%s: repr failed>" % kind.__qualname__
+            known = self.created.get(id(value))
+            if known and known[0] is kind:  # a repr may not tell objects apart (PeachPy's unnamed Name: `<?>`)
+                text = "%s %s" % (known[1], text)
         return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 3] + "..."
 
     def address(self, address, kind=""):
@@ -98,3 +104,39 @@ def _basis(element):
     # what its code calls: id() is an address; hash() of its fields, its own (a str field's follows the seed)
     return {"address"} | ({"own"} if "hash" in code.co_names else set()) if "id" in code.co_names else {"own"}
 
+
+
+def _keys(obj):
+    """The attributes every element of a set of objects carries with a distinct str (or
+    int) value, each with a digest of its sorted values: a sort key that follows no
+    address, which the replays can compare. Read from `__dict__` and slots, running no
+    user code (no property, no __getattr__)."""
+    if not isinstance(obj, (set, frozenset, type({}.keys()))) or not obj or len(obj) > MAX_KEYED:
+        return []
+    fields = [_fields(e) for e in obj]
+    keys = []
+    for name in fields[0]:
+        values = [f.get(name) for f in fields]
+        kinds = set(type(v) for v in values)
+        if len(kinds) == 1 and kinds <= {str, int} and len(set(values)) == len(values):
+            keys.append([name, hashlib.sha256(repr(sorted(values)).encode()).hexdigest()[:16]])
+    return keys
+
+
+def _fields(element):
+    kind = type(element)
+    if kind.__module__ == "builtins":
+        return {}  # a str, a tuple: sorted() itself orders them
+    try:
+        found = dict(object.__getattribute__(element, "__dict__"))
+    except (AttributeError, TypeError):
+        found = {}
+    for klass in kind.__mro__:
+        for slot in klass.__dict__.get("__slots__", ()) if klass is not object else ():
+            descriptor = klass.__dict__.get(slot)
+            if type(descriptor).__name__ == "member_descriptor":
+                try:
+                    found.setdefault(slot, descriptor.__get__(element, kind))
+                except AttributeError:
+                    pass  # a slot not set
+    return {k: v for k, v in found.items() if not k.startswith("__")}

@@ -38,7 +38,7 @@ import time
 
 # beside it, on the path that found it (PYTHONPATH); _chain takes that entry off again
 from buildfuzz_lines_sources import wrap_sources  # noqa: E402
-from buildfuzz_lines_values import (UNORDERED_CONTAINERS, Values, _basis, _element_types, _hashed_by,  # noqa: E402
+from buildfuzz_lines_values import (UNORDERED_CONTAINERS, Values, _basis, _element_types, _hashed_by, _keys,  # noqa: E402
                                     _type_name, iterator_contents)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -201,7 +201,7 @@ class Tracer:
         hashed = "+".join(sorted(set().union(*(_basis(e) for e in itertools.islice(left, 16))))) \
             if container in UNORDERED_CONTAINERS else ""
         return [container, _element_types(list(itertools.islice(left, 16))), hashed,
-                made[0] if made[1] is left else "", text]
+                made[0] if made[1] is left else "", text, _keys(left) if container in UNORDERED_CONTAINERS else []]
 
     def iteration(self, frame, f, function, loop):
         names = frame.f_locals
@@ -237,7 +237,8 @@ class Tracer:
             made = self.source_at.get((frame.f_code.co_filename, loop.first))
             return [None, [], "", made or "", loop.text]
         made = self.provenance.get(id(obj), (None, None))
-        return [_type_name(obj), _element_types(obj), _hashed_by(obj), made[0] if made[1] is obj else "", loop.text]
+        return [_type_name(obj), _element_types(obj), _hashed_by(obj), made[0] if made[1] is obj else "", loop.text,
+                _keys(obj)]
 
     def resolve(self, node, frame):
         if isinstance(node, ast.Name):
