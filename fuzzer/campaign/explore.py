@@ -108,10 +108,14 @@ def _shuffle_unreached(config: FuzzConfig, trace: BuildTrace) -> dict[str, str]:
     """The shuffle axis's problem when the traced build ran a make with no --shuffle: such a
     make drops it from MAKEFLAGS for all it runs (a `debian/rules` run by its `#!/usr/bin/make`
     line, on a system whose make is 4.3, ran every make of the package's build so), so no
-    shuffled run reordered those makes, and their seeds are no trials."""
+    shuffled run reordered those makes, and their seeds are no trials. A build that ran no
+    make at all (a wheel built by setuptools) was not shuffled either."""
     if "shuffle" not in config.axes or make.shuffle_problem():
         return {}
-    older = [(found, argv) for path, argv in makes.make_programs(trace, config.source).items()
+    programs = makes.make_programs(trace, config.source)
+    if not programs:
+        return {"shuffle": "the traced build ran no make: no shuffle run reordered anything"}
+    older = [(found, argv) for path, argv in programs.items()
              if (found := make.at(path)) is not None and found.version < make.SHUFFLE_SINCE]
     if not older:
         return {}
