@@ -3,6 +3,7 @@
     python bench/real_builds.py                          # zlib and libogg, 8 runs each
     python bench/real_builds.py --packages zlib --runs 10 --seed 2 --time-limit 900
     python bench/real_builds.py --packages hello         # GNU hello: autotools + gnulib, ~25 s a build
+    python bench/real_builds.py --packages cjson,vblade,simplejson  # CMake; dpkg-buildpackage; a C-extension wheel
     python bench/real_builds.py --setup-apt              # first enable deb-src and apt-get update (root)
     python bench/real_builds.py --smoke                  # no download: a generated zlib-shaped tree (CI)
 
@@ -10,7 +11,8 @@ This is evaluation data, not a test: real builds show what the scenarios cannot 
 hazards on clean multi-line recipes, configure logs, libtool). Nothing upstream is
 stored in the repository. For each package the Debian source package is fetched with
 `apt-get source --download-only PKG` (if the newest version cannot be fetched, the
-older versions `apt-cache showsrc` lists are tried), unpacked with `dpkg-source -x`
+older versions `apt-cache showsrc` lists are tried; a package marked `sdist` is the newest
+PyPI sdist instead, `pip download --no-binary :all: --no-deps`), unpacked with `dpkg-source -x`
 into a temporary directory, fuzzed by `buildfuzz run` with a temporary store, and
 deleted (`--keep` keeps the directory and prints where). `--smoke` touches no network:
 it runs the same pipeline (buildfuzz under a budget, the report read back and printed) on
@@ -59,6 +61,7 @@ class Package:
     ignore: tuple[str, ...] = ()
     why: str = ""
     notes: str = ""
+    sdist: str = ""  # a PyPI sdist (`pip download --no-binary :all:`) instead of a Debian source package
 
 
 PACKAGES: dict[str, Package] = {
@@ -77,6 +80,23 @@ PACKAGES: dict[str, Package] = {
         ignore=("config.log",),
         why="config.log: failed conftest links quote gcc's random /tmp/ccXXXXXX.o names",
         notes="autotools + gnulib; configure alone takes ~20 s on 2 CPUs",
+    ),
+    "cjson": Package(
+        "cmake -S . -B build -DENABLE_CJSON_UTILS=ON -DBUILD_SHARED_AND_STATIC_LIBS=ON && cmake --build build -j {jobs}",
+        notes="CMake, Unix Makefiles, shared and static libraries; by hand (CMake 3.25.1) three configures of one "
+              "tree wrote three build/CMakeFiles/Makefile2, the check target's dependency lines in another order, "
+              "under setarch -R too",
+    ),
+    "vblade": Package(
+        "dpkg-buildpackage -b -uc -us",
+        notes="Debian package (build-dep: asciidoctor) in Debian's make --shuffle FTBFS logs (vblade 25-2: bpf.o "
+              "lacks config.h); debian/rules runs by #!/usr/bin/make -f, dh_auto_build --no-parallel: where /usr/bin/make "
+              "is 4.3 no --shuffle reaches its makes (the report's scope says so)",
+    ),
+    "simplejson": Package(
+        "python3 -m build --no-isolation --wheel",
+        sdist="simplejson",
+        notes="a wheel with a C extension, python -m build without isolation (needs build, setuptools, wheel)",
     ),
 }
 DEFAULT_PACKAGES = ("zlib", "libogg")
@@ -182,11 +202,28 @@ def write_smoke_source(target: Path) -> None:
         (target / name).write_text(text)
 
 
-def fetch(name: str, work: Path, smoke: bool) -> str:
+def fetch_sdist(name: str, work: Path) -> str:
+    """`pip download` of the newest sdist, unpacked into work/src; its version."""
+    (work / "dl").mkdir(parents=True)
+    r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "-d",
+                        str(work / "dl"), name], capture_output=True, text=True, timeout=600)
+    archives = sorted((work / "dl").glob("*.tar.gz"))
+    if r.returncode != 0 or not archives:
+        raise RuntimeError("pip download failed: " + (r.stderr.strip().splitlines() or ["no sdist"])[-1])
+    shutil.unpack_archive(archives[0], work / "dl")
+    tree = next(p for p in (work / "dl").iterdir() if p.is_dir())
+    tree.rename(work / "src")
+    shutil.rmtree(work / "dl")
+    return tree.name.rsplit("-", 1)[-1]
+
+
+def fetch(name: str, work: Path, smoke: bool, sdist: str = "") -> str:
     """The package's source tree into work/src; its version."""
     if smoke:
         write_smoke_source(work / "src")
         return "generated"
+    if sdist:
+        return fetch_sdist(sdist, work)
     (work / "dl").mkdir(parents=True)
     dsc = download(name, work / "dl")
     unpack(dsc, work / "src")
@@ -351,7 +388,7 @@ def run_packages(packages: dict[str, Package], args: argparse.Namespace) -> int:
             work = top / name
             outcome = Outcome(name)
             try:
-                version = fetch(name, work, args.smoke)
+                version = fetch(name, work, args.smoke, package.sdist)
                 outcome = fuzz(name, package, work / "src", work, args)
                 outcome.version = version
             except (RuntimeError, subprocess.SubprocessError, OSError) as e:

@@ -145,11 +145,13 @@ def verdict_confidence(report: Report) -> dict:
 def axis_bounds(report: Report, axes: tuple[Axis, ...] = AXES) -> list[AxisBound]:
     """Each axis whose samples are seeds, for the drawn runs that took one (its extremes,
     such as `shuffle=reverse`, are one fixed value, not a trial): how many failed or
-    differed from the reference, and with none, the exact bound that count earns."""
+    differed from the reference, and with none, the exact bound that count earns. An axis
+    whose runs did not reach the whole build (its scope names a problem) earns none."""
     if not report.runs or report.runs[0].status != RunStatus.OK:
         return []
+    unreached = {s.axis for s in report.scope if s.problem}
     bounds = []
-    for axis in (a for a in axes if a.fresh):
+    for axis in (a for a in axes if a.fresh and a.name not in unreached):
         trials = list(_first_with_each_seed(axis, drawn(report.runs)).values())
         if trials:
             count = Count(sum(r.status != RunStatus.OK or r.group != report.runs[0].group for r in trials), len(trials))

@@ -4,6 +4,7 @@ stored as it ends and stopped inside the budget."""
 
 from __future__ import annotations
 
+import shlex
 import statistics
 from pathlib import Path
 
@@ -18,8 +19,9 @@ from fuzzer.execute.step_replay import SPREAD_S
 from fuzzer.explain.traced import TRACE_SLOWDOWN
 from fuzzer.model import ExitReason, Reason, available_cpus
 from fuzzer.plan import Planned, Space, explore_plan
-from fuzzer.tools import strace
-from fuzzer.trace.steps import load_trace
+from fuzzer.tools import make, strace
+from fuzzer.trace import makes
+from fuzzer.trace.steps import BuildTrace, load_trace
 
 
 def explore(campaign: Campaign, executor: Executor, events: Events) -> None:
@@ -95,6 +97,7 @@ def _with_targets(campaign: Campaign, plan: list[Planned]) -> list[Planned]:
     if traced is None or not traced.trace_path or not Path(traced.trace_path).exists():
         return plan
     trace = load_trace(traced.trace_path, str(campaign.spec.workspace.path))
+    campaign.unreached.update(_shuffle_unreached(campaign.config, trace))
     found = guided.targets(trace, traced.perturbation, min(guided.MAX_TARGETS, max(0, campaign.config.runs - 3)))
     if not found:
         return plan
@@ -102,6 +105,26 @@ def _with_targets(campaign: Campaign, plan: list[Planned]) -> list[Planned]:
     guided_plan = guided.merged(plan, found, traced.perturbation, len(plan), promised)
     campaign.targets, campaign.control_index = guided_plan.targets, guided_plan.control_index
     return guided_plan.plan
+
+
+def _shuffle_unreached(config: FuzzConfig, trace: BuildTrace) -> dict[str, str]:
+    """The shuffle axis's problem when the traced build ran a make with no --shuffle: such a
+    make drops it from MAKEFLAGS for all it runs (a `debian/rules` run by its `#!/usr/bin/make`
+    line, on a system whose make is 4.3, ran every make of the package's build so), so no
+    shuffled run reordered those makes, and their seeds are no trials. A build that ran no
+    make at all (a wheel built by setuptools) was not shuffled either."""
+    if "shuffle" not in config.axes or make.shuffle_problem():
+        return {}
+    programs = makes.make_programs(trace, config.source)
+    if not programs:
+        return {"shuffle": "the traced build ran no make: no shuffle run reordered anything"}
+    older = [(found, argv) for path, argv in programs.items()
+             if (found := make.at(path)) is not None and found.version < make.SHUFFLE_SINCE]
+    if not older:
+        return {}
+    found, argv = older[0]
+    return {"shuffle": f"the traced build ran {found.describe()} (`{shlex.join(argv)}`), which has no --shuffle "
+                       "and drops it from MAKEFLAGS for what it runs: those makes were not shuffled"}
 
 
 def _request(plan: list[Planned], index: int, timeout: float | None, trace: bool = False) -> RunRequest:

@@ -89,6 +89,7 @@ class Campaign:
     executor_factory: ExecutorFactory = LocalExecutor
     counters: dict[RunKind, int] = field(default_factory=dict)  # runs made so far of each localization kind
     notes: list[str] = field(default_factory=list)  # for the report: what this campaign could not do
+    unreached: dict[str, str] = field(default_factory=dict)  # axis → why its runs did not reach the whole build
     targets: dict = field(default_factory=dict)  # run index → the guided.Target it ran
     control_index: int | None = None  # the run with the targets' settings and no hold
     settings: dict = field(default_factory=dict)  # for the report: each setting and where it came from

@@ -5,7 +5,7 @@ files."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -43,6 +43,7 @@ class About:
     serial_fallback: str  # why --parallel ran one build at a time ("" when it did not)
     origin: Origin
     axes: tuple[str, ...]  # the axes asked for (--axes, --vary)
+    unreached: dict[str, str] = field(default_factory=dict)  # axis → why its runs did not reach the whole build
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         first_in_store=first_in_store,
         audit=localization.audit if localization else None,
         origin=about.origin,
-        scope=scope(about.axes, [r.perturbation for r in records]),
+        scope=scope(about.axes, [r.perturbation for r in records], about.unreached),
         cut_short=cut_short(found.culprits, localization.audit, localization.unexplained_s, localization.budget_s,
                             max(localization.slots, localization.audit.parallel if localization.audit else 1))
         if localization else None,

@@ -10,19 +10,22 @@ from fuzzer.plan import Perturbation
 from fuzzer.report.model import AxisScope
 
 
-def scope(asked: tuple[str, ...], perturbations: list[Perturbation]) -> list[AxisScope]:
+def scope(asked: tuple[str, ...], perturbations: list[Perturbation],
+          unreached: dict[str, str] | None = None) -> list[AxisScope]:
     """`asked`: the campaign's axes (--axes and --vary); `perturbations`: its runs', the
-    reference's first."""
-    return [_axis_scope(axis, asked, perturbations) for axis in AXES] if perturbations else []
+    reference's first; `unreached`: axis → why its runs did not reach the whole build (a
+    make with no --shuffle in it), which becomes that axis's problem."""
+    return [_axis_scope(axis, asked, perturbations, (unreached or {}).get(axis.name, ""))
+            for axis in AXES] if perturbations else []
 
 
-def _axis_scope(axis: Axis, asked: tuple[str, ...], perturbations: list[Perturbation]) -> AxisScope:
+def _axis_scope(axis: Axis, asked: tuple[str, ...], perturbations: list[Perturbation], unreached: str) -> AxisScope:
     value = axis.facets[0][1]
     reference = value(perturbations[0])
     varied = sum(value(p) != reference for p in perturbations[1:])
     values = len({value(p) for p in perturbations})
     if varied:
-        return AxisScope(axis.name, axis.label, varied, values)
+        return AxisScope(axis.name, axis.label, varied, values, problem=unreached)
     problem = (axis.requires() or "") if axis.name in asked else ""  # probing costs a process: only when asked
     return AxisScope(axis.name, axis.label, 0, values, _why_not(axis, asked, problem), problem)
 
@@ -37,7 +40,8 @@ def _why_not(axis: Axis, asked: tuple[str, ...], problem: str) -> NotTried:
 
 def scope_line(axes: list[AxisScope]) -> str:
     """One line: the axes varied, with their runs, then those not varied, grouped by why."""
-    varied = [f"{s.axis} ({s.runs} run{'s' if s.runs != 1 else ''})" for s in axes if s.not_tried == NotTried.TRIED]
+    varied = [f"{s.axis} ({s.runs} run{'s' if s.runs != 1 else ''}{', but ' + s.problem if s.problem else ''})"
+              for s in axes if s.not_tried == NotTried.TRIED]
     left = {why: [s for s in axes if s.not_tried == why] for why in NotTried if why != NotTried.TRIED}
     parts = [f"varied {', '.join(varied)}"] if varied else ["no axis varied"]
     if ended := left[NotTried.RUNS_ENDED]:

@@ -59,6 +59,12 @@ def for_builds() -> Make | None:
     return packaged if packaged is not None and packaged.version >= SHUFFLE_SINCE else on_path
 
 
+@functools.cache
+def at(path: str) -> Make | None:
+    """The GNU make at `path`, with its version (None: it is not one)."""
+    return _gnu_make(path)
+
+
 def _gnu_make(path: str, packaged: bool = False) -> Make | None:
     try:
         out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10).stdout

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from fuzzer import axes, rates
 from fuzzer.report import html, json_format, junit, markdown, text
-from fuzzer.report.model import Report, RunSummary
+from fuzzer.report.model import AxisScope, Report, RunSummary
 from fuzzer.stats import CONFIDENCE, interval, percent_above
 
 
@@ -80,3 +80,12 @@ def test_the_bound_is_in_the_json_and_shown_where_the_verdicts_bound_is():
     assert json_format.load(json_format.render(report)).axis_bounds == report.axis_bounds
     for rendered in (text.render(report), markdown.render(report), html.render(report), junit.render(report)):
         assert said in rendered
+
+
+def test_an_axis_whose_runs_did_not_reach_the_whole_build_earns_no_bound():
+    runs = [_run(0), *(_run(i, str(100 + i)) for i in range(1, 6))]
+    reached = _report(runs)
+    scope = [AxisScope("shuffle", "make prerequisite order", 5, 6, problem="a make with no --shuffle ran")]
+    unreached = msgspec.structs.replace(Report("make", "reproducible", runs, 0, []), scope=scope)
+    assert [b.axis for b in reached.axis_bounds] == ["shuffle"]
+    assert rates.axis_bounds(unreached) == []

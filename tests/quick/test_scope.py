@@ -47,3 +47,13 @@ def test_the_scope_line_names_every_axis_once():
     named = re.findall(r"[a-z]+", line)
     assert all(named.count(a.name) == 1 for a in axes.AXES if a.name != "hold")  # hold: "held back" only
     assert line.startswith("varied jobs (1 run)")
+
+
+def test_an_axis_that_did_not_reach_the_whole_build_says_why_and_earns_no_bound():
+    runs = [Perturbation(1, (0,)), Perturbation(1, (0,)).with_variation("shuffle", "7")]
+    why = "the traced build ran GNU make 4.3, which drops --shuffle"
+    by_axis = {s.axis: s for s in scope(("jobs", "shuffle"), runs, {"shuffle": why})}
+    assert (by_axis["shuffle"].runs, by_axis["shuffle"].not_tried, by_axis["shuffle"].problem) == \
+        (1, NotTried.TRIED, why)
+    assert by_axis["jobs"].problem == ""
+    assert why in scope_line(list(by_axis.values()))
