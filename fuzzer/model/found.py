@@ -161,7 +161,7 @@ RATE_SCHEMA = {
     "properties": {"seen": {"type": "integer"}, "builds": {"type": "integer"}, "low": {"type": "number"},
                    "high": {"type": "number"}, "confidence": {"type": "number"}, "method": {"type": "string"},
                    "text": {"type": "string"}, "campaigns": {"type": "integer"},
-                   "upper_bound": {"type": ["number", "null"]}},
+                   "shared": {"type": "integer"}, "upper_bound": {"type": ["number", "null"]}},
     "dependentRequired": {"seen": ["builds", "low", "high", "confidence", "method", "text"]},
 }
 Rate = Annotated[dict[str, Any], msgspec.Meta(extra_json_schema=RATE_SCHEMA)]  # Any: the values RATE_SCHEMA gives
