@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from fuzzer.model.vocabulary import (FindingKind, FindingStatus, FixStatus, HazardStatus, HazardType, Kind, LineCause,
+from fuzzer.model.vocabulary import (FindingKind, FindingStatus, FixStatus, HazardStatus, HazardType, Kind, LineCause, NoStep,
                                      LineStatus, Unfinished)
 
 
@@ -126,6 +126,20 @@ class Culprit(Model, frozen=True):
     unfinished: Unfinished | None = None
     unfinished_s: float = 0.0
     line: SourceLine | None = None  # an intrinsic culprit's first divergent source line (Python steps)
+
+
+class UnnamedFile(Model, frozen=True):
+    """A file the campaign's runs differed in for which localization named no step, and why
+    (fuzzer/explain/untraced.py): a differing file never leaves the report unexplained."""
+
+    path: str
+    runs: list[int]  # the campaign's runs (their indices) that differed from run 0 in it
+    why: NoStep
+    traced: str = ""  # the traced rerun it rests on, by label; "" when none diverged
+    traced_run: int | None = None  # that rerun's number among the traced reruns (not a drawn run's index)
+    exit_code: int | None = None  # a failed traced rerun's exit status
+    failing: list[str] = []  # the targets a failed traced rerun's log says failed
+    log: str = ""  # a failed traced rerun's build log
 
 
 class Hazard(Model, frozen=True):
