@@ -9,6 +9,12 @@ rate it still shows at below about 3/k (exact: fuzzer.stats).
 
 Whole builds rather than step replays: the remedy changes the Makefile, and a step replay
 runs the traced argv, which would not see it.
+
+A configured tree names its own absolute path (`fix/configured.py`): a copy elsewhere would
+include, read and reconfigure from the user's unpatched tree. Its patched copy is built with
+the copy bound at the tree's own path in the builds' mount namespace (`Workspace.seen_at`),
+so those paths are the patched files (and nothing is written into the user's tree); where
+builds cannot be given one, the proof says it was not possible, and why.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from fuzzer import model
 from fuzzer.execute.run import RunRecord
 from fuzzer.execute.workspace import Workspace
 from fuzzer.explain.builds import Selection
-from fuzzer.fix import patch
+from fuzzer.fix import configured, patch
 from fuzzer.plan import Perturbation
 from fuzzer.stats import CONFIDENCE, percent_above, upper_bound_zero
 
@@ -58,6 +64,7 @@ class Proving:
     selection: Selection
     workspace: Workspace
     builder: Callable[[Workspace], AbstractContextManager[Build]]
+    unbindable: str = ""  # why the builds cannot see a copy at the tree's own path ("" when they can)
 
 
 def prove(proving: Proving, remedy_patch: str, perturbation: Perturbation,
@@ -67,17 +74,23 @@ def prove(proving: Proving, remedy_patch: str, perturbation: Perturbation,
         return Proved(None, "an --in-place campaign builds in your tree, and a patch is proven on a copy only")
     if not reference.ok:
         return Proved(None, "the campaign's reference build failed")
+    named = configured.naming_itself(workspace.source, workspace.exclude)
+    if named is not None and proving.unbindable:
+        return Proved(None, f"not possible here: {named} names the tree's own path ({workspace.source}), so a "
+                            f"patched copy elsewhere would still build from the unpatched tree, and it cannot be "
+                            f"built at that path: {proving.unbindable}")
     settings = perturbation.describe()
     with proving.builder(workspace) as build:
         shown = sum(bool(_shows(proving.selection, build(perturbation), reference)) for _ in range(before))
-    counts = model.Proof(settings, before, shown)
+    counts = model.Proof(settings, before, shown, at=str(workspace.source) if named is not None else "")
     if shown == 0:
         return Proved(counts, f"before the patch 0/{before} builds reproduced it ({settings}), so the patch has "
                               "nothing to be proven against")
     with tempfile.TemporaryDirectory(prefix="buildfuzz-fix-") as scratch:
         patched = Workspace(workspace.source, Path(scratch) / "tree", exclude=workspace.exclude)
         patch.apply(remedy_patch, patched.prepare())
-        with proving.builder(replace(workspace, source=patched.path)) as build:
+        seen_at = workspace.source if named is not None else None
+        with proving.builder(replace(workspace, source=patched.path, seen_at=seen_at)) as build:
             patched_reference = build(reference.perturbation)
             if not patched_reference.ok:
                 return Proved(counts, f"the patched reference build {patched_reference.status.value}")
@@ -92,8 +105,9 @@ def prove(proving: Proving, remedy_patch: str, perturbation: Perturbation,
 
 def statement(counts: model.Proof) -> str:
     """A proven patch's rebuilds in one line."""
+    at = f"; the patched copy built at {counts.at}, the path its files name" if counts.at else ""
     return (f"before {counts.reproduced}/{counts.before} reproduced; after 0/{counts.after}, divergence below "
-            f"{percent_above(counts.bound or 1.0)} at {CONFIDENCE:.0%} ({counts.settings})")
+            f"{percent_above(counts.bound or 1.0)} at {CONFIDENCE:.0%} ({counts.settings}{at})")
 
 
 def _shows(selection: Selection, record: RunRecord, reference: RunRecord) -> str:

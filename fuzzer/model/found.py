@@ -54,6 +54,9 @@ class Proof(Model, frozen=True):
     after: int = 0  # after-builds made: the first that still shows it ends them
     still: int = 0  # of those, the ones that still showed it (0 and `after` > 0: proven)
     bound: float | None = None  # proven: the rate the finding may still have, below this at 95%
+    # where the patched copy was built: the user's tree's path, which its files name (a configured
+    # tree), bound there in the builds' mount namespace; "" when it was built as the campaign built
+    at: str = ""
 
 
 class Fix(Model, frozen=True):
