@@ -62,8 +62,8 @@ class Count:
 
 
 def _shared_text(shared: int) -> str:
-    return (f"; in {shared} more the file it leads to differed while no culprit's own output did: shared with "
-            f"the other culprits that lead there, which one caused it is not known") if shared else ""
+    return (f"; in {shared} more the file it leads to differed while no culprit's own compared output did: "
+            f"shared with the other culprits that lead there, which one caused it is not known") if shared else ""
 
 
 @dataclass(frozen=True)
@@ -86,14 +86,16 @@ class Tally:
 
 
 def tally(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: list[Culprit],
-          hazards: list[Hazard]) -> Tally:
+          hazards: list[Hazard], compared: frozenset[str] = frozenset()) -> Tally:
     kinds = (findings.ARTIFACT, findings.FAILURE, findings.CULPRIT, findings.HAZARD)
-    return Tally(counts(runs, artifacts, culprits, hazards), {kind: builds_of(runs, kind) for kind in kinds})
+    return Tally(counts(runs, artifacts, culprits, hazards, compared), {kind: builds_of(runs, kind) for kind in kinds})
 
 
 def counts(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: list[Culprit],
-           hazards: list[Hazard]) -> dict[str, Count]:
-    """Finding id → its count in this campaign's drawn builds (none where there was no build)."""
+           hazards: list[Hazard], compared: frozenset[str] = frozenset()) -> dict[str, Count]:
+    """Finding id → its count in this campaign's drawn builds (none where there was no build);
+    `compared`: the files the builds compared (a culprit's output among them that did not
+    diverge in a build shows the culprit did not change that build)."""
     perturbed = drawn(runs)
     ok = [r.index for r in perturbed if r.status == RunStatus.OK]
     found: dict[str, Count] = {}
@@ -106,7 +108,7 @@ def counts(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: l
         fid = findings.of_failure(run).id
         found[fid] = Count(found[fid].seen + 1 if fid in found else 1, len(perturbed))
     for culprit in culprits:
-        credit = credited(culprit, culprits, artifacts)
+        credit = credited(culprit, culprits, artifacts, compared)
         if credit is not None:
             found.setdefault(findings.of_culprit(culprit).id,
                              Count(len(credit.own & set(ok)), len(ok), len(credit.shared & set(ok))))
@@ -142,17 +144,21 @@ def culprit_runs(culprit: Culprit, artifacts: list[ArtifactFinding]) -> set[int]
     return set().union(*map(diverging, matched)) if matched else None
 
 
-def credited(culprit: Culprit, culprits: list[Culprit], artifacts: list[ArtifactFinding]) -> Credit | None:
+def credited(culprit: Culprit, culprits: list[Culprit], artifacts: list[ArtifactFinding],
+             compared: frozenset[str] = frozenset()) -> Credit | None:
     """Which runs' divergence is `culprit`'s (None: no artifact it writes or leads to
-    diverged). A run is its own where its own output diverged; where only the artifact its
-    chain leads to did, the run is the culprit's whose own output diverged there, else its
-    alone when no other culprit of `culprits` leads there, else shared by those that do."""
+    diverged). A run is its own where its own output diverged. Where only the artifact its
+    chain leads to did, the run is the culprit's whose own output diverged there; none of it
+    is this culprit's when its outputs are all `compared` (they were the reference's there);
+    else the run is its own when no other culprit of `culprits` leads there, else shared by
+    those that do."""
     varied = {a.path: diverging(a) for a in artifacts}
     if culprit_runs(culprit, artifacts) is None:
         return None
     own = _own_runs(culprit, varied)
     shared: set[int] = set()
-    for led in (p for p in culprit.chain[:1] if p in varied):
+    unseen = not set(culprit.outputs) <= compared  # some output of it the builds did not compare
+    for led in (p for p in culprit.chain[:1] if p in varied and unseen):
         behind = [c for c in culprits if led in c.chain[:1] or led in c.outputs]
         for run in varied[led] - own:
             if any(run in _own_runs(c, varied) for c in behind):

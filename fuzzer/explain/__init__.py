@@ -153,8 +153,9 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
             explained, left = _explain_in_budget(ranked, context, targets, contexts, taken, slots)
     else:  # every root was the audit's: no replay slot is set up
         explained, left = _explain_in_budget([], None, taken=taken)
-    # a failed traced rerun differs in every file it never built: only what its roots explain was traced
-    reached = differing if pair.divergent.ok else {path for r in roots for path in r.explains}
+    # a failed traced rerun differs in every file it never built: only what its roots that built their
+    # outputs explain was traced (a step that failed explains the failure, never a successful build's bytes)
+    reached = differing if pair.divergent.ok else {path for r in roots if not r.failed for path in r.explains}
     seen, unnamed = untraced.unexplained(builds, comparison, audited, reached, NoStep.NOT_IN_TRACED_RERUN
                                          if pair.divergent.ok else NoStep.TRACED_RERUN_FAILED, pair.divergent,
                                          _label(pair.divergent))

@@ -91,3 +91,25 @@ def test_two_culprits_leading_to_a_binary_whose_own_outputs_did_not_diverge_shar
     counted = rates.counts(runs, artifacts, [first, second], [])
     rate = counted[findings.of_culprit(first).id].rate()
     assert (rate.seen, rate.shared) == (0, 2)
+
+
+@given(runs_subset, runs_subset)
+def test_a_culprit_whose_outputs_were_compared_gets_only_the_runs_they_diverged_in(own, extra):
+    """Its outputs were the reference's in every other run: the binary's divergence there is
+    not its doing, even with no other culprit to credit (fossil: the tool links racing
+    `mkdir bld` lead to VERSION.h, which the clock changed in every build)."""
+    culprit = _culprit(0)
+    artifacts = ([_artifact("gen/0.h", own)] if own else []) + ([_artifact(BINARY, own | extra)] if own | extra else [])
+    credit = rates.credited(culprit, [culprit], artifacts, frozenset({"gen/0.h", BINARY}))
+    if credit is not None:
+        assert credit.own == own and not credit.shared
+
+
+def test_a_race_alone_above_the_clocks_file_gets_none_of_its_builds_when_its_outputs_were_compared():
+    race = Culprit("cc -o bld/mkversion", ["cc"], ".", ["bld/mkversion", "bld/translate"], Kind.RACE,
+                   chain=["bld/VERSION.h", "bld/mkversion"])
+    runs = [RunSummary(i, {}, "ok", 0, 1.0, "d", "A") for i in range(0, 7)]
+    artifacts = [_artifact("bld/VERSION.h", set(RUNS))]
+    compared = frozenset({"bld/VERSION.h", "bld/mkversion", "bld/translate"})
+    assert rates.counts(runs, artifacts, [race], [], compared)[findings.of_culprit(race).id] == rates.Count(0, 6)
+    assert rates.counts(runs, artifacts, [race], [])[findings.of_culprit(race).id] == rates.Count(6, 6)
