@@ -288,10 +288,10 @@ class LocalExecutor:
     def _entered(self, slot: _Slot, argv: list[str], tree: Path, env: dict[str, str]) -> list[str]:
         """A parallel slot's build (strace included, so its trace shows the campaign's path)
         runs in its own mount namespace, its tree (in its parent) and outputs mounted at the
-        campaign's; a build whose source is seen elsewhere too (`Workspace.seen_at`) in one
-        where the source is bound there, its own tree at its own path."""
+        campaign's; a build whose tree is seen elsewhere too (`Workspace.seen_at`) in one where
+        its own fresh tree is bound there as well, so what it writes there stays in that tree."""
         campaign, own = self.spec.workspace, self._workspace_of(slot)
-        seen = ((campaign.source, campaign.seen_at),) if campaign.seen_at is not None else ()
+        seen = ((tree, campaign.seen_at),) if campaign.seen_at is not None else ()
         if slot is self._serial and not seen:
             return argv
         isolation = self.isolation or unshare.isolation()

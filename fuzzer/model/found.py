@@ -57,6 +57,9 @@ class Proof(Model, frozen=True):
     # where the patched copy was built: the user's tree's path, which its files name (a configured
     # tree), bound there in the builds' mount namespace; "" when it was built as the campaign built
     at: str = ""
+    # every build that reproduced it before failed: after the patch only a failure showed it (a
+    # file that differs, a clock stamp that differs in every build, is another finding's)
+    by_failure: bool = False
 
 
 class Fix(Model, frozen=True):

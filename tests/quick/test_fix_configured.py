@@ -4,6 +4,8 @@ unpatched tree (fix/proof.py; issue 30, fossil)."""
 
 from __future__ import annotations
 
+import contextlib
+
 from pathlib import Path
 
 import pytest
@@ -15,10 +17,13 @@ from fuzzer.execute.workspace import Workspace
 from fuzzer.explain.builds import Selection
 from fuzzer.fix import configured
 from fuzzer.fix.proof import Proving, prove
+from fuzzer.fix.prerequisite import order_only
 from fuzzer.fix.tree import NoPatch, Tree
-from fuzzer.model import RunStatus
-from fuzzer.observe import Manifest
+from fuzzer.model import Hazard, HazardType, RunStatus
+from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
+
+from conftest import make_project
 
 
 def test_a_makefile_naming_the_tree_is_found_and_a_longer_sibling_name_is_not(tmp_path):
@@ -76,3 +81,60 @@ def test_a_rule_make_found_through_the_users_tree_is_patched_as_the_trees_own_fi
     assert tree.relative(copy / "main.mk") == "main.mk"
     with pytest.raises(NoPatch):
         tree.relative(tmp_path / "elsewhere" / "rules.mk")
+
+
+def test_every_step_of_a_mkdir_race_gets_the_order_only_directory_in_its_own_rule(tmp_path):
+    """fossil: five tool links race `mkdir bld`, each by a rule of its own; the hazard names
+    one reader, and a patch ordering only it left the other links racing (its proof failed)."""
+    make_project(tmp_path, """
+        all: bld bld/a bld/b bld/c
+        bld:
+            mkdir bld
+        bld/a: a.c
+            cp a.c bld/a
+        bld/b: b.c
+            cp b.c bld/b
+        bld/c: c.c | bld
+            cp c.c bld/c
+        """, {"a.c": "a\n", "b.c": "b\n", "c.c": "c\n"})
+    hazard = Hazard(HazardType.MKDIR_RACE, "bld/", "cp a.c bld/a", "mkdir bld", finding_id="f",
+                    steps=["cp a.c bld/a", "cp b.c bld/b", "cp c.c bld/c", "mkdir bld", "echo no rule runs me"])
+    remedy = order_only(hazard, Tree(tmp_path, "make"))
+    added = [line for line in remedy.patch.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ["+bld/a: a.c | bld", "+bld/b: b.c | bld"]  # bld/c waits already
+
+
+PATCH = "--- a/Makefile\n+++ b/Makefile\n@@ -1 +1 @@\n-all:\n+all: stamp\n"
+
+
+def _proving(tmp_path, before_ok: bool) -> Proving:
+    """Builds whose stamp differs every time (a clock), failing before the patch unless `before_ok`."""
+    tree = tmp_path / "src"
+    tree.mkdir(exist_ok=True)
+    (tree / "Makefile").write_text("all:\n")
+    stamps = iter(range(100))
+
+    def record(ok: bool) -> RunRecord:
+        manifest = Manifest({"stamp": Entry("file", str(next(stamps)))}) if ok else None
+        return RunRecord(1, Perturbation(jobs=4, cpus=(0,)), RunStatus.OK if ok else RunStatus.FAILED,
+                         0 if ok else 2, 1.0, manifest, "replay.log")
+
+    @contextlib.contextmanager
+    def builder(workspace):
+        patched = workspace.source != tree
+        yield lambda perturbation: record(patched or before_ok)
+
+    reference = record(True)
+    return Proving(reference, Selection((), ()), Workspace(tree, tmp_path / "ws" / "src"), builder)
+
+
+def test_a_finding_that_showed_by_failing_is_proven_by_no_failure_after_whatever_else_differs(tmp_path):
+    proved = prove(_proving(tmp_path, before_ok=False), PATCH, Perturbation(jobs=4, cpus=(0,)), after=4)
+    assert proved.proven and proved.counts.by_failure, proved
+    assert (proved.counts.reproduced, proved.counts.after, proved.counts.still) == (3, 4, 0)
+
+
+def test_a_finding_that_showed_by_differing_still_shows_when_a_file_differs_after(tmp_path):
+    proved = prove(_proving(tmp_path, before_ok=True), PATCH, Perturbation(jobs=4, cpus=(0,)), after=4)
+    assert not proved.proven and not proved.counts.by_failure
+    assert (proved.counts.reproduced, proved.counts.still) == (3, 1)
