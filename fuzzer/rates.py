@@ -42,18 +42,38 @@ class Rate(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     text: str
     upper_bound: float | None | msgspec.UnsetType = msgspec.UNSET  # the verdict's confidence only
     campaigns: int | msgspec.UnsetType = msgspec.UNSET  # pooled counts only
+    # a culprit's only: the builds, beyond `seen`, whose divergence it shares with other culprits
+    shared: int | msgspec.UnsetType = msgspec.UNSET
 
 
 @dataclass(frozen=True)
 class Count:
     seen: int
     builds: int
+    shared: int = 0  # a culprit's builds whose divergence no one culprit's own output shows (`Credit`)
 
     def rate(self, text: str = "", method: str = METHOD, **more) -> Rate:
         """The count's Rate; `text` defaults to "k of n builds (95% interval ...)"."""
         low, high = interval(self.seen, self.builds)
+        if self.shared:
+            more["shared"] = self.shared
         return Rate(self.seen, self.builds, round(low, 6), round(high, 6), CONFIDENCE, method,
-                    text or rate_text(self.seen, self.builds), **more)
+                    (text or rate_text(self.seen, self.builds)) + _shared_text(self.shared), **more)
+
+
+def _shared_text(shared: int) -> str:
+    return (f"; in {shared} more the file it leads to differed while no culprit's own compared output did: "
+            f"shared with the other culprits that lead there, which one caused it is not known") if shared else ""
+
+
+@dataclass(frozen=True)
+class Credit:
+    """The runs a culprit's divergence is credited to: `own` (its own output differed there,
+    or it alone leads to the file that did) and `shared` (several culprits lead to the file
+    that differed, and none's own output did: which one caused it is not known)."""
+
+    own: frozenset[int]
+    shared: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -66,14 +86,16 @@ class Tally:
 
 
 def tally(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: list[Culprit],
-          hazards: list[Hazard]) -> Tally:
+          hazards: list[Hazard], compared: frozenset[str] = frozenset()) -> Tally:
     kinds = (findings.ARTIFACT, findings.FAILURE, findings.CULPRIT, findings.HAZARD)
-    return Tally(counts(runs, artifacts, culprits, hazards), {kind: builds_of(runs, kind) for kind in kinds})
+    return Tally(counts(runs, artifacts, culprits, hazards, compared), {kind: builds_of(runs, kind) for kind in kinds})
 
 
 def counts(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: list[Culprit],
-           hazards: list[Hazard]) -> dict[str, Count]:
-    """Finding id → its count in this campaign's drawn builds (none where there was no build)."""
+           hazards: list[Hazard], compared: frozenset[str] = frozenset()) -> dict[str, Count]:
+    """Finding id → its count in this campaign's drawn builds (none where there was no build);
+    `compared`: the files the builds compared (a culprit's output among them that did not
+    diverge in a build shows the culprit did not change that build)."""
     perturbed = drawn(runs)
     ok = [r.index for r in perturbed if r.status == RunStatus.OK]
     found: dict[str, Count] = {}
@@ -86,9 +108,10 @@ def counts(runs: list[RunSummary], artifacts: list[ArtifactFinding], culprits: l
         fid = findings.of_failure(run).id
         found[fid] = Count(found[fid].seen + 1 if fid in found else 1, len(perturbed))
     for culprit in culprits:
-        showing = culprit_runs(culprit, artifacts)
-        if showing is not None:
-            found.setdefault(findings.of_culprit(culprit).id, Count(len(showing & set(ok)), len(ok)))
+        credit = credited(culprit, culprits, artifacts, compared)
+        if credit is not None:
+            found.setdefault(findings.of_culprit(culprit).id,
+                             Count(len(credit.own & set(ok)), len(ok), len(credit.shared & set(ok))))
     indices = {r.index for r in perturbed}
     for hazard in hazards:
         found.setdefault(findings.of_hazard(hazard).id, Count(len(set(hazard.runs) & indices), len(perturbed)))
@@ -115,9 +138,38 @@ def diverging(artifact: ArtifactFinding) -> set[int]:
 
 
 def culprit_runs(culprit: Culprit, artifacts: list[ArtifactFinding]) -> set[int] | None:
+    """The runs in which an artifact the culprit writes, or the one it leads to, diverged."""
     written = set(culprit.outputs) | set(culprit.chain[:1])
     matched = [a for a in artifacts if a.path in written]
     return set().union(*map(diverging, matched)) if matched else None
+
+
+def credited(culprit: Culprit, culprits: list[Culprit], artifacts: list[ArtifactFinding],
+             compared: frozenset[str] = frozenset()) -> Credit | None:
+    """Which runs' divergence is `culprit`'s (None: no artifact it writes or leads to
+    diverged). A run is its own where its own output diverged. Where only the artifact its
+    chain leads to did, the run is the culprit's whose own output diverged there; none of it
+    is this culprit's when its outputs are all `compared` (they were the reference's there);
+    else the run is its own when no other culprit of `culprits` leads there, else shared by
+    those that do."""
+    varied = {a.path: diverging(a) for a in artifacts}
+    if culprit_runs(culprit, artifacts) is None:
+        return None
+    own = _own_runs(culprit, varied)
+    shared: set[int] = set()
+    unseen = not set(culprit.outputs) <= compared  # some output of it the builds did not compare
+    for led in (p for p in culprit.chain[:1] if p in varied and unseen):
+        behind = [c for c in culprits if led in c.chain[:1] or led in c.outputs]
+        for run in varied[led] - own:
+            if any(run in _own_runs(c, varied) for c in behind):
+                continue  # another culprit's own output diverged in it: its divergence, not this one's
+            (own if len(behind) <= 1 else shared).add(run)
+    return Credit(frozenset(own), frozenset(shared))
+
+
+def _own_runs(culprit: Culprit, varied: dict[str, set[int]]) -> set[int]:
+    """The runs in which one of the culprit's own outputs diverged."""
+    return set().union(*(varied[p] for p in culprit.outputs if p in varied))
 
 
 def verdict_confidence(report: Report) -> dict:

@@ -109,7 +109,8 @@ def _showing_runs(report: Report, finding_id: str, kind: str) -> set[int]:
         return set().union(*(rates.diverging(a) for a in report.divergent_artifacts if a.finding_id == finding_id))
     if kind == findings.CULPRIT:
         culprits = [c for c in report.culprits if c.finding_id == finding_id]
-        return set().union(*(rates.culprit_runs(c, report.divergent_artifacts) or set() for c in culprits))
+        credits = [rates.credited(c, report.culprits, report.divergent_artifacts) for c in culprits]
+        return set().union(*(c.own | c.shared for c in credits if c is not None))
     hazards = [h for h in report.hazards if h.finding_id == finding_id and h.status == HazardStatus.CONFIRMED]
     return {r.index for r in report.runs if hazards and r.index > 0 and "hold" in r.perturbation.get("variations", {})
             and (r.status != RunStatus.OK or r.group != report.runs[0].group)}

@@ -21,7 +21,7 @@ from fuzzer.fix.proof import AFTER, BEFORE, Build, Proving
 from fuzzer.model import RunKind
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format
-from fuzzer.tools import strace
+from fuzzer.tools import strace, unshare
 
 
 def replay_run(store: Path, campaign_id: int | None, index: int | None, perturbation: Perturbation | None = None,
@@ -57,7 +57,7 @@ def fix_campaign(store: Path, campaign_id: int | None, wanted: tuple[str, ...], 
         out = report_json.with_name(report_json.name + ".fixes") if report_json else \
             campaign.store.campaign_dir(campaign.id) / "fixes"
         proving = Proving(campaign.runs[0], campaign.selection, campaign.spec.workspace,
-                          functools.partial(_builds, campaign))
+                          functools.partial(_builds, campaign), _unbindable(campaign))
         groups = {r.index: campaign.group_of(r) for r in campaign.runs}
         fixed = fixes.fix_findings(report, wanted, tuple(campaign.runs), groups, proving, out, before, after)
         updated = suggest.with_fixes(report, fixed)
@@ -68,6 +68,15 @@ def fix_campaign(store: Path, campaign_id: int | None, wanted: tuple[str, ...], 
         campaign.spec.workspace.remove()
         campaign.store.close()
     return fixed
+
+
+def _unbindable(campaign: Campaign) -> str:
+    """Why the campaign's builds cannot see a copy of its tree at the tree's own path ("" when
+    they can: this machine, with mount namespaces)."""
+    if campaign.config.dask is not None:
+        return "builds on a Dask cluster's workers have no mount namespace of this tree"
+    problem = unshare.UNSHARE.problem()
+    return f"no mount namespace here ({problem})" if problem else ""
 
 
 @contextlib.contextmanager

@@ -40,12 +40,12 @@ from fuzzer.execute.jitter import Jitter, JitterEvent
 from fuzzer.execute.logs import log_tail, note, trim_log
 from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.step_replay import StepCall, StepReplayer
-from fuzzer.execute.workspace import Workspace, remove_tree
+from fuzzer.execute.workspace import Workspace, WorkspaceError, remove_tree
 from fuzzer.model import RunKind, RunStatus
 from fuzzer.observe import take_manifest
 from fuzzer.parallelism import parallel_env
 from fuzzer.plan import Perturbation
-from fuzzer.tools import strace
+from fuzzer.tools import strace, unshare
 from fuzzer.tools.unshare import Isolation
 
 # Without --timeout, runs after the reference are ended after max(10 × its wall time, 300 s).
@@ -288,15 +288,20 @@ class LocalExecutor:
 
     def _entered(self, slot: _Slot, argv: list[str], tree: Path, env: dict[str, str]) -> list[str]:
         """A parallel slot's build (strace included, so its trace shows the campaign's path)
-        runs in its own mount namespace, its tree (in its parent) and outputs mounted at the campaign's."""
-        if slot is self._serial:
-            return argv
-        assert self.isolation is not None  # slots beside the serial one exist only with it
+        runs in its own mount namespace, its tree (in its parent) and outputs mounted at the
+        campaign's; a build whose tree is seen elsewhere too (`Workspace.seen_at`) in one where
+        its own fresh tree is bound there as well, so what it writes there stays in that tree."""
         campaign, own = self.spec.workspace, self._workspace_of(slot)
+        seen = ((tree, campaign.seen_at),) if campaign.seen_at is not None else ()
+        if slot is self._serial and not seen:
+            return argv
+        isolation = self.isolation or unshare.isolation()
+        if isolation is None:
+            raise WorkspaceError(f"the source cannot be seen at {campaign.seen_at}: {unshare.UNSHARE.problem()}")
         mounts = [(own.path.parent, campaign.path.parent) if campaign.parent_outputs else (tree, campaign.path)]
         mounts += [(mine.backing, Path(theirs.shown)) for mine, theirs in zip(own.outputs, campaign.outputs)]
         mounts[0][1].mkdir(parents=True, exist_ok=True)
-        return self.isolation.wrap(argv, *mounts[0], env, also=tuple(mounts[1:]), cwd=campaign.path)
+        return isolation.wrap(argv, *mounts[0], env, also=(*mounts[1:], *seen), cwd=campaign.path)
 
     def _build(self, slot: _Slot, argv: list[str], cwd: str, launch: Launch, perturbation: Perturbation,
                trace: bool, log_path: Path, timeout: float | None) -> tuple[BuildExit, tuple[JitterEvent, ...]]:

@@ -60,6 +60,9 @@ class Workspace:
     exclude: frozenset[Path] = frozenset()  # absolute paths not copied (e.g. the store)
     parent_outputs: bool = False  # the parent is buildfuzz's: what builds leave there is compared
     outputs: tuple[OutputDir, ...] = ()
+    # where builds see their tree too, bound there in their own mount namespace: a patched copy
+    # at the user's tree's path, which a configured tree's files name (`include /src/main.mk`)
+    seen_at: Path | None = None
     # (source-relative path, kind) of each special file the last prepare() did not copy
     not_copied: list[tuple[str, str]] = field(default_factory=list, compare=False, repr=False)
 

@@ -39,7 +39,7 @@ from fuzzer.execute.step_replay import REPLAYS, StepReplayer
 from fuzzer.explain.traced import TracedPair, campaign_traced, trace_pair, trace_reference
 from fuzzer.explain.untraced import differing_from, runs_text
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of, provenance
-from fuzzer.model import Culprit, Hazard, Kind, RunKind
+from fuzzer.model import Culprit, Hazard, Kind, NoStep, RunKind, UnnamedFile
 from fuzzer.observe import Manifest
 from fuzzer.plan import Perturbation
 from fuzzer.report.model import AuditSummary
@@ -68,6 +68,7 @@ class Localization:
     budget_s: float = 0.0  # the localization budget (inf: none), and the replays at once it was spent in
     slots: int = 1
     unexplained_s: tuple[float, ...] = ()  # each root left unexplained: about what its first replays take
+    unnamed: tuple[UnnamedFile, ...] = ()  # files the runs differed in that no culprit is named for, and why
 
 
 def localize(builds: Builds, comparison, executor, budget: Budget, evidence,
@@ -113,8 +114,8 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     failures = {i: error_lines(read_log(builds.runs[i].log_path)) for i in comparison.failed}
     if pair.divergent is None:
         traced = f"{len(pair.attempts)} traced rerun(s)"
-        seen = _seen_by_audit(builds, comparison, audited, set(), traced)
-        found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, tuple(found), failures, seen,
+        audit_seen = untraced.unexplained(builds, comparison, audited, set(), NoStep.NOT_REPRODUCED, None, traced)
+        found_in_logs = _from_logs(builds.runs, comparison, pair, reference_trace, tuple(found), failures, audit_seen,
                                    Declared(graph, tree))
         return replace(found_in_logs, culprits=with_rules(found_in_logs.culprits, reference_trace, graph, tree),
                        notes=found_in_logs.notes + outside)
@@ -152,16 +153,21 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
             explained, left = _explain_in_budget(ranked, context, targets, contexts, taken, slots)
     else:  # every root was the audit's: no replay slot is set up
         explained, left = _explain_in_budget([], None, taken=taken)
-    seen, unnamed = _seen_by_audit(builds, comparison, audited, differing, _label(pair.divergent), pair.divergent.ok)
+    # a failed traced rerun differs in every file it never built: only what its roots that built their
+    # outputs explain was traced (a step that failed explains the failure, never a successful build's bytes)
+    reached = differing if pair.divergent.ok else {path for r in roots if not r.failed for path in r.explains}
+    seen, unnamed = untraced.unexplained(builds, comparison, audited, reached, NoStep.NOT_IN_TRACED_RERUN
+                                         if pair.divergent.ok else NoStep.TRACED_RERUN_FAILED, pair.divergent,
+                                         _label(pair.divergent))
     culprits = with_rules(one_per_hazard(_one_per_step([*(_blame_duplicates(c, found, divergent_trace)
                                                         for c in explained), *seen]), found), reference_trace, graph, tree)
     minimal = _minimal_reproducer(builds, executor, pair.reference, pair.divergent.perturbation) if culprits else None
     notes = _notes(roots, left, budget, builds.stabilizers) + outside \
-        + untraced.note(unnamed, _label(pair.divergent)) + _driver_note(divergent_trace, differing) \
+        + untraced.note(unnamed) + _driver_note(divergent_trace, differing) \
         + ((minimal.note,) if minimal and minimal.note else ())
     return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True,
                         budget_s=budget.seconds, slots=builds.replays_at_once,
-                        unexplained_s=tuple(REPLAYS * targets.of(r.root).duration for r in left))
+                        unexplained_s=tuple(REPLAYS * targets.of(r.root).duration for r in left), unnamed=unnamed)
 
 
 def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None) -> Localization | None:
@@ -296,7 +302,8 @@ def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> L
 
 
 def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tuple[Hazard, ...],
-               failures: dict[int, str], seen: tuple[list[Culprit], list[str]], declared: Declared) -> Localization:
+               failures: dict[int, str], seen: tuple[list[Culprit], tuple[UnnamedFile, ...]],
+               declared: Declared) -> Localization:
     """No traced rerun diverged: read the failed runs' logs against the reference trace and
     the `declared` graph; `seen`: the audit's culprits for the files its replays saw vary,
     and the files left."""
@@ -310,17 +317,17 @@ def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tup
             found = _with_log_hazard(hazards, finding.hazard) if finding.hazard is not None else hazards
             return Localization(tuple(one_per_hazard([finding.culprit, *named], found)),
                                 mark_manifest(found, comparison, failures, reference=reference_trace),
-                                (note,), traced=True)
+                                (note, *untraced.note(unnamed)), traced=True, unnamed=unnamed)
     why = (f"the divergence did not reappear in {tried} traced reruns"
            + (" and the failed runs' logs name no file the build generates" if comparison.failed else ""))
-    note = f"not enough evidence to name a step: {why}"
+    listed = untraced.listing([u.path for u in unnamed])
+    note = f"not enough evidence to name a step: {why}" + (f": {listed}" if unnamed else "")
     if named:
-        listed = ", ".join(unnamed[:untraced.LISTED]) + (" and more" if len(unnamed) > untraced.LISTED else "")
         note = (f"{why}; the step audit's replays saw {sum(len(c.outputs) for c in named)} of the files the runs "
                 "differed in vary, and its culprits are named for them"
                 + (f"; not enough evidence to name a step for the other {len(unnamed)}: {listed}" if unnamed else ""))
     return Localization(tuple(named), mark_manifest(hazards, comparison, failures, reference=reference_trace), (note,),
-                        traced=True)
+                        traced=True, unnamed=unnamed)
 
 
 def _with_log_hazard(hazards: tuple[Hazard, ...], from_log: Hazard) -> tuple[Hazard, ...]:
@@ -381,17 +388,6 @@ def _differing(builds: Builds, pair) -> set[str]:
     divergent = everything(pair.divergent.manifest)
     references = (pair.reference.manifest, builds.runs[0].manifest)
     return {path for m in references for path in everything(m).differing(divergent)}
-
-
-def _seen_by_audit(builds: Builds, comparison, audited: Mapping[str, Culprit], traced: set[str], label: str,
-                   compared: bool = True) -> tuple[list[Culprit], list[str]]:
-    """Of the files other runs differed in and `traced` (the traced divergent build's) did
-    not, the audit's culprits for those its replays saw vary, and the rest; nothing when
-    the traced build failed (what it never got to is no evidence either way)."""
-    if not compared:
-        return [], []
-    files = untraced.untraced_files(builds.runs, comparison, builds.selection.everything, traced)
-    return untraced.seen_by_audit(files, audited, label)
 
 
 def _label(record) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from fuzzer.fix import makefile
 from fuzzer.fix.patch import Remedy
 from fuzzer.fix.tree import NoPatch, Tree
+from fuzzer.tools.make import Recipe
 from fuzzer.model import Hazard
 
 
@@ -24,22 +25,37 @@ def missing_prerequisite(hazard: Hazard, tree: Tree, cwd: str = ".") -> Remedy:
 
 
 def order_only(hazard: Hazard, tree: Tree, cwd: str = ".") -> Remedy:
-    """mkdir-race: the rule of the step writing into the directory gains `| dir`; where no
-    rule makes the directory (a phony `dirs` step does), a rule of its own after that rule's
-    recipe, so the fix does not depend on which phony target runs first."""
+    """mkdir-race: the rule of each step writing into the directory unordered with the step
+    creating it (the hazard's reader, then its other steps whose rule is in the same file)
+    gains `| dir`; where no rule makes the directory (a phony `dirs` step does), a rule of its
+    own after the reader's recipe, so the fix does not depend on which phony target runs first."""
     writing = tree.recipe_of(hazard.reader, cwd)
     directory = tree.local(hazard.file, cwd)
-    last = writing.rule[1]
     lines = tree.lines(writing)
-    targets = makefile.written_targets(lines, writing)
-    changes = {last: [makefile.with_prerequisite(lines[last], directory, order_only=True)]}
+    rules = {r.rule[1]: r for r in [writing, *_others(hazard, tree, cwd)] if r.file == writing.file
+             and directory not in makefile.words(makefile.rule_text(lines, r).split(":", 1)[1])}
+    changes = {last: [makefile.with_prerequisite(lines[last], directory, order_only=True)] for last in rules}
     made = ""
     if directory not in tree.recipes(cwd):
-        end = writing.lines[-1] if writing.lines else last
+        end = writing.lines[-1] if writing.lines else writing.rule[1]
         changes[end] = [*changes.get(end, [lines[end]]), "", f"{directory}:", "\tmkdir -p $@"]
         made = f", made by a rule of its own (no rule had {directory} as its target)"
-    return tree.edits(hazard.finding_id, f"{targets} waits for {directory}/{made} (an order-only prerequisite: "
+    targets = ", ".join(makefile.written_targets(lines, r) for _, r in sorted(rules.items())) or \
+        makefile.written_targets(lines, writing)
+    return tree.edits(hazard.finding_id, f"{targets} wait(s) for {directory}/{made} (an order-only prerequisite: "
                       "the directory's mtime does not rebuild it)", writing.file, changes)
+
+
+def _others(hazard: Hazard, tree: Tree, cwd: str) -> list[Recipe]:
+    """The rules of the hazard's other steps writing into the directory, where make names one."""
+    found = []
+    for step in hazard.steps:
+        if step not in (hazard.reader, hazard.writer):
+            try:
+                found.append(tree.recipe_of(step, cwd))
+            except NoPatch:
+                continue  # a step no rule runs alone (a recipe's later line): ordered through its rule's others
+    return found
 
 
 def _require_target(tree: Tree, name: str, cwd: str, does: str) -> None:

@@ -76,7 +76,7 @@ def source_tree(workspace: Workspace, command: str) -> Iterator[Tree]:
     runs $(shell ...) lines); the copy is removed after."""
     with tempfile.TemporaryDirectory(prefix="buildfuzz-fix-source-") as scratch:
         copy = Workspace(workspace.source, Path(scratch) / "tree", exclude=workspace.exclude)
-        yield Tree(copy.prepare(), command, str(workspace.path))
+        yield Tree(copy.prepare(), command, str(workspace.path), source=str(workspace.source))
 
 
 def suggest(entries: list[Culprit | Hazard], hazards: list[Hazard], tree: Tree, out: Path) -> list[Fixed]:

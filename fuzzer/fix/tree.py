@@ -27,6 +27,7 @@ class Tree:
     root: Path  # a copy of the user's source: make's database runs $(shell ...) lines
     command: str  # the build command (`make -j{jobs}`)
     workspace: str = ""  # where the campaign built it: the steps' commands name their files under it
+    source: str = ""  # the user's tree, which a configured tree's files name (`include /src/main.mk`)
     _recipes: dict[str, dict[str, Recipe]] = field(default_factory=dict)
 
     @functools.cached_property
@@ -109,8 +110,16 @@ class Tree:
         """The remedy that replaces each line `index` of `file` with its `changes[index]`."""
         old = file.read_text(encoding="utf-8").splitlines()
         new = [n for i, line in enumerate(old) for n in changes.get(i, [line])]
-        relative = str(file.relative_to(self.root))
+        relative = self.relative(file)
         return Remedy(finding_id, summary, relative, unified(relative, old, new), upstream=upstream)
+
+    def relative(self, file: Path) -> str:
+        """A file of the tree, source-relative: make names one a configured Makefile includes
+        by the user's tree's absolute path (`include /src/main.mk`), which the patch edits too."""
+        for top in (self.root, Path(self.source) if self.source else None):
+            if top is not None and file.is_relative_to(top):
+                return str(file.relative_to(top))
+        raise NoPatch(f"the rule is in {file}, outside the tree: a patch edits the tree only")
 
 
 @functools.cache

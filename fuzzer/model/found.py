@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from fuzzer.model.vocabulary import (FindingKind, FindingStatus, FixStatus, HazardStatus, HazardType, Kind, LineCause,
+from fuzzer.model.vocabulary import (FindingKind, FindingStatus, FixStatus, HazardStatus, HazardType, Kind, LineCause, NoStep,
                                      LineStatus, Unfinished)
 
 
@@ -54,6 +54,12 @@ class Proof(Model, frozen=True):
     after: int = 0  # after-builds made: the first that still shows it ends them
     still: int = 0  # of those, the ones that still showed it (0 and `after` > 0: proven)
     bound: float | None = None  # proven: the rate the finding may still have, below this at 95%
+    # where the patched copy was built: the user's tree's path, which its files name (a configured
+    # tree), bound there in the builds' mount namespace; "" when it was built as the campaign built
+    at: str = ""
+    # every build that reproduced it before failed: after the patch only a failure showed it (a
+    # file that differs, a clock stamp that differs in every build, is another finding's)
+    by_failure: bool = False
 
 
 class Fix(Model, frozen=True):
@@ -132,6 +138,20 @@ class Culprit(Model, frozen=True):
     line: SourceLine | None = None  # an intrinsic culprit's first divergent source line (Python steps)
 
 
+class UnnamedFile(Model, frozen=True):
+    """A file the campaign's runs differed in for which localization named no step, and why
+    (fuzzer/explain/untraced.py): a differing file never leaves the report unexplained."""
+
+    path: str
+    runs: list[int]  # the campaign's runs (their indices) that differed from run 0 in it
+    why: NoStep
+    traced: str = ""  # the traced rerun it rests on, by label; "" when none diverged
+    traced_run: int | None = None  # that rerun's number among the traced reruns (not a drawn run's index)
+    exit_code: int | None = None  # a failed traced rerun's exit status
+    failing: list[str] = []  # the targets a failed traced rerun's log says failed
+    log: str = ""  # a failed traced rerun's build log
+
+
 class Hazard(Model, frozen=True):
     """One file's unordered conflicts of one type between two steps (fuzzer/trace/hazards.py).
 
@@ -165,7 +185,7 @@ RATE_SCHEMA = {
     "properties": {"seen": {"type": "integer"}, "builds": {"type": "integer"}, "low": {"type": "number"},
                    "high": {"type": "number"}, "confidence": {"type": "number"}, "method": {"type": "string"},
                    "text": {"type": "string"}, "campaigns": {"type": "integer"},
-                   "upper_bound": {"type": ["number", "null"]}},
+                   "shared": {"type": "integer"}, "upper_bound": {"type": ["number", "null"]}},
     "dependentRequired": {"seen": ["builds", "low", "high", "confidence", "method", "text"]},
 }
 Rate = Annotated[dict[str, Any], msgspec.Meta(extra_json_schema=RATE_SCHEMA)]  # Any: the values RATE_SCHEMA gives

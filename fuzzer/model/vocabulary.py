@@ -149,6 +149,15 @@ class AuditResult(StrEnum):
         return self in (AuditResult.STABLE, AuditResult.VARIES)
 
 
+class NoStep(StrEnum):
+    """Why localization named no step for a file the runs differed in: the JSON report's
+    `unnamed` entries' `why`."""
+
+    TRACED_RERUN_FAILED = "traced-rerun-failed"  # the traced rerun that diverged failed before it built the file
+    NOT_IN_TRACED_RERUN = "not-in-traced-rerun"  # the traced rerun that diverged did not differ in it
+    NOT_REPRODUCED = "not-reproduced"  # no traced rerun diverged
+
+
 class Kind(StrEnum):
     """The kind of cause a culprit is (docs/contracts.md: `kind`)."""
 

@@ -128,6 +128,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         findings=findings,
         first_in_store=first_in_store,
         audit=localization.audit if localization else None,
+        unnamed=list(localization.unnamed) if localization else [],
         origin=about.origin,
         scope=scope(about.axes, [r.perturbation for r in records], about.unreached),
         cut_short=cut_short(found.culprits, localization.audit, localization.unexplained_s, localization.budget_s,

@@ -12,7 +12,7 @@ from typing import Annotated
 import msgspec
 
 from fuzzer.model import (AuditResult, Basis, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model,
-                          NotTried, Rate, Reason, RunStatus, Verdict)
+                          NotTried, Rate, Reason, RunStatus, UnnamedFile, Verdict)
 from fuzzer.settings import SOURCES
 
 SCHEMA = 2  # 2: a hazard's `runs` are numbers, its traced runs' labels in `traced`
@@ -230,6 +230,7 @@ class Report(Model, frozen=True):
     confidence: Rate = {}  # diverging builds of the successful perturbed ones, with their bound
     axis_bounds: list[AxisBound] = []  # each axis whose samples are seeds: its own count and bound
     audit: AuditSummary | None = None  # the step audit, with --check-steps
+    unnamed: list[UnnamedFile] = []  # files the runs differed in that no culprit is named for, each with why
     cut_short: CutShort | None = None  # what the localization budget cut short; None: nothing
     origin: Origin | None = None  # None in reports stored before buildfuzz recorded it
     scope: list[AxisScope] = []  # every axis: tried how often, or why not

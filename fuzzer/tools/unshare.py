@@ -40,6 +40,9 @@ MOUNT_FAILED = 125  # the exit status of a build whose tree could not be mounted
 # argv: LC_CTYPE CWD N (TREE PATH)×N PROGRAM ARGS... — LC_CTYPE is "-" when unset, "=value" when
 # set: CPython sets LC_CTYPE when it coerces a C locale (PEP 538), so the build's value is restored.
 # A missing mount point is made: inside a slot's namespace the tree's parent is the slot's own.
+# Every tree is opened before any mount, and the mounts go shallowest first: a tree bound at a
+# directory above another mount's (a patched copy at the user's tree, the campaign's path in it)
+# neither hides that one's tree nor covers its mount.
 ENTER = f"""\
 import ctypes, os, sys
 lc_ctype, cwd, count, *rest = sys.argv[1:]
@@ -49,11 +52,21 @@ if lc_ctype == "-":
 else:
     os.environ["LC_CTYPE"] = lc_ctype[1:]
 MS_BIND, MS_REC = 4096, 16384
+def failed(tree, path, errno):
+    sys.stderr.write(f"buildfuzz: cannot bind-mount {{tree}} at {{path}}: {{os.strerror(errno)}}\\n")
+    sys.exit({MOUNT_FAILED})
+opened = []
 for tree, path in zip(mounts[::2], mounts[1::2]):
+    try:
+        opened.append((tree, os.open(tree, os.O_PATH), path))
+    except OSError as e:
+        failed(tree, path, e.errno)
+for tree, fd, path in sorted(opened, key=lambda m: os.path.normpath(m[2]).count("/")):
     os.makedirs(path, exist_ok=True)
-    if ctypes.CDLL(None, use_errno=True).mount(os.fsencode(tree), os.fsencode(path), None, MS_BIND | MS_REC, None):
-        sys.stderr.write(f"buildfuzz: cannot bind-mount {{tree}} at {{path}}: {{os.strerror(ctypes.get_errno())}}\\n")
-        sys.exit({MOUNT_FAILED})
+    if ctypes.CDLL(None, use_errno=True).mount(f"/proc/self/fd/{{fd}}".encode(), os.fsencode(path), None,
+                                               MS_BIND | MS_REC, None):
+        failed(tree, path, ctypes.get_errno())
+    os.close(fd)
 os.chdir(cwd)
 try:
     os.execvp(argv[0], argv)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from fuzzer.explain import untraced
-from fuzzer.model import Culprit, Kind
+from fuzzer.model import Culprit, Kind, NoStep
 from fuzzer.observe import Entry, Manifest
 
 
@@ -37,5 +37,17 @@ def test_the_audits_culprit_is_named_for_the_files_its_replays_saw_vary_and_no_o
         ("gen", ["a.s"], Kind.INTRINSIC, ["ASLR"])]
     assert named[0].evidence.startswith("step audit: 2 distinct outputs")
     assert unnamed == ["c.txt"]
-    assert untraced.note(unnamed, "traced rerun")[0].endswith(": c.txt")
-    assert untraced.note([], "traced rerun") == ()
+    listed = untraced.unnamed({"a.s": [1], "c.txt": [1, 3]}, unnamed, NoStep.NOT_IN_TRACED_RERUN, None, "traced rerun")
+    assert [(u.path, u.runs, u.why, u.traced_run) for u in listed] == [("c.txt", [1, 3], NoStep.NOT_IN_TRACED_RERUN, None)]
+    assert untraced.note(listed)[0].endswith(": c.txt")
+    assert untraced.note(()) == ()
+
+
+def test_a_file_a_failed_traced_rerun_never_built_keeps_the_reruns_number_exit_and_failing_target():
+    failed = SimpleNamespace(ok=False, index=7, exit_code=2, log_path="logs/trace-0007.log",
+                             log_tail="make: *** [Makefile:4: check] Error 1\nmake: *** Waiting for unfinished jobs")
+    [stamp] = untraced.unnamed({"stamp.txt": [2, 5]}, ["stamp.txt"], NoStep.TRACED_RERUN_FAILED, failed,
+                               "traced rerun (cpus=1)")
+    assert (stamp.path, stamp.runs, stamp.why, stamp.traced_run, stamp.exit_code, stamp.failing, stamp.log) == (
+        "stamp.txt", [2, 5], NoStep.TRACED_RERUN_FAILED, 7, 2, ["check"], "logs/trace-0007.log")
+    assert untraced.note((stamp,))[0].startswith("no step is named for stamp.txt (")
