@@ -90,6 +90,7 @@ def _about(campaign: Campaign, verdict: Verdict) -> About:
         serial_fallback=serial_fallback(config) if config.parallel != 1 else "",
         origin=_origin(campaign),
         axes=config.axes,
+        unread=campaign.unread,
     )
 
 

@@ -91,6 +91,7 @@ class Campaign:
     notes: list[str] = field(default_factory=list)  # for the report: what this campaign could not do
     targets: dict = field(default_factory=dict)  # run index → the guided.Target it ran
     control_index: int | None = None  # the run with the targets' settings and no hold
+    unread: tuple[str, ...] = ()  # varied axes none of whose readers the hazard scan saw run (shuffle: no make)
     settings: dict = field(default_factory=dict)  # for the report: each setting and where it came from
     evidence: Evidence = field(init=False)
 

@@ -43,6 +43,7 @@ class About:
     serial_fallback: str  # why --parallel ran one build at a time ("" when it did not)
     origin: Origin
     axes: tuple[str, ...]  # the axes asked for (--axes, --vary)
+    unread: tuple[str, ...] = ()  # those none of whose readers the hazard scan ran (shuffle: no make)
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         first_in_store=first_in_store,
         audit=localization.audit if localization else None,
         origin=about.origin,
-        scope=scope(about.axes, [r.perturbation for r in records]),
+        scope=scope(about.axes, [r.perturbation for r in records], about.unread),
         cut_short=cut_short(found.culprits, localization.audit, localization.unexplained_s, localization.budget_s,
                             max(localization.slots, localization.audit.parallel if localization.audit else 1))
         if localization else None,

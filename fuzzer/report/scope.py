@@ -10,19 +10,22 @@ from fuzzer.plan import Perturbation
 from fuzzer.report.model import AxisScope
 
 
-def scope(asked: tuple[str, ...], perturbations: list[Perturbation]) -> list[AxisScope]:
+def scope(asked: tuple[str, ...], perturbations: list[Perturbation], unread: tuple[str, ...] = ()) -> list[AxisScope]:
     """`asked`: the campaign's axes (--axes and --vary); `perturbations`: its runs', the
-    reference's first."""
-    return [_axis_scope(axis, asked, perturbations) for axis in AXES] if perturbations else []
+    reference's first; `unread`: the asked axes none of whose readers the traced build ran."""
+    return [_axis_scope(axis, asked, perturbations, unread) for axis in AXES] if perturbations else []
 
 
-def _axis_scope(axis: Axis, asked: tuple[str, ...], perturbations: list[Perturbation]) -> AxisScope:
+def _axis_scope(axis: Axis, asked: tuple[str, ...], perturbations: list[Perturbation],
+                unread: tuple[str, ...]) -> AxisScope:
     value = axis.facets[0][1]
     reference = value(perturbations[0])
     varied = sum(value(p) != reference for p in perturbations[1:])
     values = len({value(p) for p in perturbations})
     if varied:
         return AxisScope(axis.name, axis.label, varied, values)
+    if axis.name in unread:
+        return AxisScope(axis.name, axis.label, 0, values, NotTried.NO_READER, f"no {' or '.join(axis.read_by)} ran")
     problem = (axis.requires() or "") if axis.name in asked else ""  # probing costs a process: only when asked
     return AxisScope(axis.name, axis.label, 0, values, _why_not(axis, asked, problem), problem)
 
@@ -43,6 +46,7 @@ def scope_line(axes: list[AxisScope]) -> str:
     if ended := left[NotTried.RUNS_ENDED]:
         parts.append(f"asked, no run drew {', '.join(s.axis for s in ended)}")
     parts += [f"{s.axis} off: {s.problem}" for s in left[NotTried.UNAVAILABLE]]
+    parts += [f"{s.axis} not tried: {s.problem} in the traced build" for s in left[NotTried.NO_READER]]
     if left[NotTried.NO_TARGET]:
         parts.append("no hazard to hold a step back for")
     if asked_not := left[NotTried.NOT_ASKED]:

