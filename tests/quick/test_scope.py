@@ -45,3 +45,13 @@ def test_the_scope_line_names_every_axis_once():
     line = scope_line(scope(("jobs", "shuffle", "hold"), runs))
     assert all(line.count(a.name) == 1 for a in axes.AXES if a.name != "hold")  # hold: "held back" only
     assert line.startswith("varied jobs (1 run)")
+
+
+def test_an_axis_no_program_of_the_build_reads_says_which_did_not_run():
+    runs = [Perturbation(1, (0,)), Perturbation(2, (0,))]
+    by_axis = {s.axis: s for s in scope(("jobs", "shuffle"), runs, unread=("shuffle",))}
+    assert (by_axis["shuffle"].runs, by_axis["shuffle"].not_tried) == (0, NotTried.NO_READER)
+    assert "make" in by_axis["shuffle"].problem
+    assert by_axis["jobs"].not_tried == NotTried.TRIED
+    line = scope_line(list(by_axis.values()))
+    assert line.count("shuffle") == 1
