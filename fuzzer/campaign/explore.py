@@ -59,6 +59,8 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
         trace = _scan_trace(campaign)
         if trace is not None:
             plan = _with_targets(campaign, _without_unread(campaign, plan, varied, trace), trace)
+        elif len(campaign.runs) == 1 or not campaign.runs[1].trace_path:  # no scan: the first drawn run shuffles
+            plan = _plan(campaign, varied, scan=False)
     pending: dict = {}
     upcoming = iter(range(len(campaign.runs), len(plan)))
     stop = ExitReason.UNSET
@@ -88,11 +90,11 @@ def _guided(campaign: Campaign) -> bool:
     return "hold" in config.axes and config.localize and strace.STRACE.problem() is None and hold.problem() is None
 
 
-def _plan(campaign: Campaign, varied: tuple[axes.Axis, ...]) -> list[Planned]:
+def _plan(campaign: Campaign, varied: tuple[axes.Axis, ...], scan: bool = True) -> list[Planned]:
     """The schedule over `varied`, what diverged before first, cut to the runs planned. Its
-    first drawn run is the hazard scan where guided runs are made."""
+    first drawn run is the hazard scan where guided runs are made (and `scan`: not skipped)."""
     config = campaign.config
-    candidates = axes.planned(_space(config), campaign.seed, varied, scan=_guided(campaign))
+    candidates = axes.planned(_space(config), campaign.seed, varied, scan=scan and _guided(campaign))
     candidates = memory.remembered_first(campaign.subject(), not campaign.runs, candidates, config.runs,
                                          _space(config), varied)
     return explore_plan(candidates, confidence.planned(config), axes.promised(varied))
