@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from fuzzer import axes
 from fuzzer.model import Reason
-from fuzzer.plan import Space, explore_plan, phases, schedule
+from fuzzer.plan import Perturbation, Space, explore_plan, phases, schedule, with_guided
 
 job_ranges = st.tuples(st.integers(1, 8), st.integers(0, 24)).map(lambda t: (t[0], t[0] + t[1]))
 cpu_sets = st.lists(st.integers(0, 7), min_size=1, max_size=8, unique=True).map(lambda c: tuple(sorted(c)))
@@ -99,3 +99,20 @@ def test_with_promised_axes_the_share_holds_once_every_extreme_has_room(space, s
     plan = explore_plan(axes.planned(space, seed, varied), runs, axes.promised(varied))
     drawn = [p for p in plan[1:] if p.reason in (Reason.EXTREME, Reason.SAMPLE)]
     assert len(shuffles(drawn)) >= len(drawn) // 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(spaces, st.integers(0, 2**32), st.integers(3, 40), VARIED, st.integers(0, 6))
+def test_any_budget_cut_of_a_plan_with_held_targets_keeps_the_share_of_its_drawn_runs(space, seed, runs, varied,
+                                                                                        targets):
+    """Targets and their control go between the drawn runs (plan.with_guided): they are
+    chosen, not drawn, and wherever the budget stops the campaign, the drawn runs before
+    that point shuffled a third of the time, rounded up, the scan aside."""
+    plan = explore_plan(axes.planned(space, seed, varied, scan=True), runs)
+    held = [Perturbation(space.jobs[1], space.cpus).with_variation("hold", f"{i + 1}@{i:016x}") for i in range(targets)]
+    if len(plan) > 2:
+        plan = with_guided(plan, held, plan[1].perturbation.with_variation("hold", ""), runs)
+    for cut in range(1, len(plan) + 1):
+        drawn = [p for p in plan[1:cut] if p.reason in (Reason.EXTREME, Reason.SAMPLE)]
+        due = 0 if len(drawn) <= 1 else -(-len(drawn) // 3)
+        assert len(shuffles(drawn)) >= due, cut
