@@ -29,6 +29,7 @@ another uid may not make one.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import random
 import re
@@ -69,6 +70,9 @@ class Axis:
     fresh: str = ""
     share: float = 0.0  # the least share of the drawn runs that vary it (fuzzer.axes.planned)
     accepts: Callable[[str], bool] = lambda value: True  # `--vary NAME=VALUE`: beyond VALID_VALUE
+    # the programs that read its value (make, for --shuffle in MAKEFLAGS): a build whose
+    # traced run ran none of them is not varied along it; () = every build reads it
+    read_by: tuple[str, ...] = ()
 
     def value(self, p: Perturbation) -> str:
         return dict(p.variations).get(self.name, REFERENCE)
@@ -95,10 +99,10 @@ def _reset_variation(name: str):
 
 def _variation(name: str, label: str, group: str, extremes: tuple[str, ...], sample, values: str,
                apply=None, setup=None, requires=lambda: None, fresh: str = "", share: float = 0.0,
-               accepts: Callable[[str], bool] = lambda value: True) -> Axis:
+               accepts: Callable[[str], bool] = lambda value: True, read_by: tuple[str, ...] = ()) -> Axis:
     facet = ((name, lambda p: dict(p.variations).get(name, "as given")),)
     return Axis(name, label, group, facet, _reset_variation(name), extremes, sample, apply, setup, requires, values,
-                fresh, share, accepts)
+                fresh, share, accepts, read_by)
 
 
 
@@ -113,7 +117,8 @@ AXES: tuple[Axis, ...] = (
     # `reverse` is one fixed order: tried once, as the extreme; every sample is a new seed,
     # and a third of the drawn runs shuffle (one seed in three broke a Debian package at -j1)
     _variation("shuffle", "make prerequisite order", ORDER, ("reverse",), axis_values.seed, "reverse or a seed",
-               apply=axis_values.make_flag, requires=make.shuffle_problem, fresh="seeds", share=1 / 3),
+               apply=axis_values.make_flag, requires=make.shuffle_problem, fresh="seeds", share=1 / 3,
+               read_by=make.NAMES),
     _variation("dirorder", "directory entry order", ORDER, ("reverse",),
                lambda rng: rng.choice(("reverse", "shuffle")), "reverse or shuffle",
                setup=axis_values.disordered, requires=disorderfs.DISORDERFS.problem),
@@ -214,15 +219,17 @@ def schedule(space: Space, seed: int, varied: tuple[Axis, ...]) -> Iterator[Pert
     return (p.perturbation for p in planned(space, seed, varied))
 
 
-def planned(space: Space, seed: int, varied: tuple[Axis, ...]) -> Iterator[Planned]:
+def planned(space: Space, seed: int, varied: tuple[Axis, ...], scan: bool = False) -> Iterator[Planned]:
     """plan's schedule, with the order and environment axes added: after the schedule's
     extremes, one run per axis extreme (at the most parallel setting), then each sample
     varies each axis half the time. They draw from their own random stream, so the
-    schedule axes' values are the same with or without them. An axis with a share varies at
-    least that share (rounded down) of every prefix of the runs after the reference: a run
-    that would leave it short takes a fresh sample, an extreme too."""
+    schedule axes' values are the same with or without them. An axis with a share varies
+    at least that share (rounded up: a budget may stop after two runs) of every prefix of
+    the runs after the reference: a run that would leave it short takes a fresh sample, an
+    extreme too. A `scan` (the first drawn run, traced: does the build run an axis's
+    readers?) varies no axis with readers, and the share is kept from the second run on."""
     first, extremes, samples = phases(space, seed)
-    draw = _Draws(random.Random(f"{seed}/variations"), varied)
+    draw = _Draws(random.Random(f"{seed}/variations"), varied, scan)
     yield Planned(first, Reason.REFERENCE)
     yield from (draw.keep_shares(Planned(p, Reason.EXTREME)) for p in extremes)
     for axis in varied:
@@ -236,12 +243,17 @@ def planned(space: Space, seed: int, varied: tuple[Axis, ...]) -> Iterator[Plann
         yield draw.keep_shares(Planned(p, Reason.SAMPLE))
 
 
+def share_due(share: float, drawn: int, scan: bool) -> int:
+    """How many of the first `drawn` runs vary an axis with `share` (none when only the scan ran)."""
+    return 0 if scan and drawn <= 1 else math.ceil(drawn * share - 1e-9)
+
+
 class _Draws:
     """The order and environment axes' random stream, the fresh values each has drawn, and
     how many drawn runs varied each axis that has a share."""
 
-    def __init__(self, rng: random.Random, varied: tuple[Axis, ...]):
-        self.rng, self.varied, self.runs = rng, varied, 0
+    def __init__(self, rng: random.Random, varied: tuple[Axis, ...], scan: bool):
+        self.rng, self.varied, self.scan, self.runs = rng, varied, scan, 0
         self.used = {a.name: set(a.extremes) for a in varied if a.fresh}
         self.varying = {a.name: 0 for a in varied if a.share}
 
@@ -255,14 +267,22 @@ class _Draws:
     def keep_shares(self, planned: Planned) -> Planned:
         self.runs += 1
         p = planned.perturbation
+        if self.scan and self.runs == 1:  # the scan's trace decides whether a read_by axis means anything
+            p = functools.reduce(lambda q, axis: q.with_variation(axis.name, REFERENCE),
+                                 [a for a in self.varied if a.read_by], p)
         for axis in self.varied:
             if not axis.share:
                 continue
             value = dict(p.variations).get(axis.name)
-            if value is None and self.varying[axis.name] < math.floor(self.runs * axis.share + 1e-9):
+            if value is None and self.varying[axis.name] < share_due(axis.share, self.runs, self.scan):
                 p = p.with_variation(axis.name, value := self.sample(axis))
             self.varying[axis.name] += value is not None
         return Planned(p, planned.reason)
+
+
+def unread(varied: tuple[Axis, ...], ran: frozenset[str]) -> tuple[str, ...]:
+    """The varied axes none of whose readers is among the programs `ran` (names, as run)."""
+    return tuple(a.name for a in varied if a.read_by and not ran & set(a.read_by))
 
 
 def promised(varied: tuple[Axis, ...]) -> tuple[str, ...]:

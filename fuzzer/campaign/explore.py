@@ -4,6 +4,7 @@ stored as it ends and stopped inside the budget."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import statistics
 from pathlib import Path
@@ -38,15 +39,14 @@ def explore(campaign: Campaign, executor: Executor, events: Events) -> None:
         campaign.notes += axes.not_run(varied, [r.perturbation for r in campaign.runs], campaign.exit_reason)
 
 
+SCANNED = 2  # the reference and the hazard scan: the runs made before the plan is finished
+
+
 def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
     config = campaign.config
     campaign.notes += axes.unavailable(config.axes) + axes.which_make(config.axes)  # said once, in the report
     varied = axes.variation_axes(config.axes)
-    candidates = axes.planned(_space(config), campaign.seed, varied)
-    # what diverged before, first
-    candidates = memory.remembered_first(campaign.subject(), not campaign.runs, candidates, config.runs,
-                                         _space(config), varied)
-    plan = explore_plan(candidates, confidence.planned(config), axes.promised(varied))
+    plan = _plan(campaign, varied)
     if not campaign.runs:
         reference = executor.run(_request(plan, 0, config.timeout))
         if not _finish_run(campaign, executor, events, reference):
@@ -61,7 +61,12 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
         elif len(campaign.runs) == 1:
             campaign.notes.append(f"hazard scan skipped: a traced build (up to {TRACE_SLOWDOWN:g} builds' time) "
                                   "would not fit the budget; no held runs (a larger --budget adds them)")
-        plan = _with_targets(campaign, plan)
+        trace = _scan_trace(campaign)
+        if trace is not None:
+            campaign.unreached.update(_shuffle_unreached(config, trace))
+            plan = _with_targets(campaign, _without_unread(campaign, plan, varied, trace), trace)
+        elif len(campaign.runs) == 1 or not campaign.runs[1].trace_path:  # no scan: the first drawn run shuffles
+            plan = _plan(campaign, varied, scan=False)
     pending: dict = {}
     upcoming = iter(range(len(campaign.runs), len(plan)))
     stop = ExitReason.UNSET
@@ -91,13 +96,41 @@ def _guided(campaign: Campaign) -> bool:
     return "hold" in config.axes and config.localize and strace.STRACE.problem() is None and hold.problem() is None
 
 
-def _with_targets(campaign: Campaign, plan: list[Planned]) -> list[Planned]:
-    """The plan with the traced run's targets right after it (the same ones on --resume)."""
+def _plan(campaign: Campaign, varied: tuple[axes.Axis, ...], scan: bool = True) -> list[Planned]:
+    """The schedule over `varied`, what diverged before first, cut to the runs planned. Its
+    first drawn run is the hazard scan where guided runs are made (and `scan`: not skipped)."""
+    config = campaign.config
+    candidates = axes.planned(_space(config), campaign.seed, varied, scan=scan and _guided(campaign))
+    candidates = memory.remembered_first(campaign.subject(), not campaign.runs, candidates, config.runs,
+                                         _space(config), varied)
+    return explore_plan(candidates, confidence.planned(config), axes.promised(varied))
+
+
+def _scan_trace(campaign: Campaign) -> BuildTrace | None:
+    """The hazard scan's trace (run 1), where it was made and kept."""
     traced = campaign.runs[1] if len(campaign.runs) > 1 else None
     if traced is None or not traced.trace_path or not Path(traced.trace_path).exists():
+        return None
+    return load_trace(traced.trace_path, str(campaign.spec.workspace.path))
+
+
+def _without_unread(campaign: Campaign, plan: list[Planned], varied: tuple[axes.Axis, ...],
+                    trace: BuildTrace) -> list[Planned]:
+    """The plan without the axes none of whose readers the scan saw run (no make ran: no
+    shuffle), planned again so the other axes keep their share; the reference and the scan,
+    made already, stay (targets are merged in after, as on --resume)."""
+    ran = frozenset(os.path.basename(argv[0]) for proc in trace.processes for argv in proc.execs if argv) | \
+        frozenset(os.path.basename(program) for program in makes.make_programs(trace, campaign.config.source))
+    campaign.unread = axes.unread(varied, ran)
+    if not campaign.unread:
         return plan
-    trace = load_trace(traced.trace_path, str(campaign.spec.workspace.path))
-    campaign.unreached.update(_shuffle_unreached(campaign.config, trace))
+    read = tuple(a for a in varied if a.name not in campaign.unread)
+    return plan[:SCANNED] + _plan(campaign, read)[SCANNED:]
+
+
+def _with_targets(campaign: Campaign, plan: list[Planned], trace: BuildTrace) -> list[Planned]:
+    """The plan with the traced run's targets right after it (the same ones on --resume)."""
+    traced = campaign.runs[1]
     found = guided.targets(trace, traced.perturbation, min(guided.MAX_TARGETS, max(0, campaign.config.runs - 3)))
     if not found:
         return plan
@@ -111,13 +144,11 @@ def _shuffle_unreached(config: FuzzConfig, trace: BuildTrace) -> dict[str, str]:
     """The shuffle axis's problem when the traced build ran a make with no --shuffle: such a
     make drops it from MAKEFLAGS for all it runs (a `debian/rules` run by its `#!/usr/bin/make`
     line, on a system whose make is 4.3, ran every make of the package's build so), so no
-    shuffled run reordered those makes, and their seeds are no trials. A build that ran no
-    make at all (a wheel built by setuptools) was not shuffled either."""
+    shuffled run reordered those makes, and their seeds are no trials. (A build that ran no
+    make at all draws no shuffle run: `_without_unread`.)"""
     if "shuffle" not in config.axes or make.shuffle_problem():
         return {}
     programs = makes.make_programs(trace, config.source)
-    if not programs:
-        return {"shuffle": "the traced build ran no make: no shuffle run reordered anything"}
     older = [(found, argv) for path, argv in programs.items()
              if (found := make.at(path)) is not None and found.version < make.SHUFFLE_SINCE]
     if not older:

@@ -92,6 +92,7 @@ def _about(campaign: Campaign, verdict: Verdict) -> About:
         origin=_origin(campaign),
         axes=config.axes,
         unreached=dict(campaign.unreached),
+        unread=campaign.unread,
     )
 
 

@@ -92,6 +92,7 @@ class Campaign:
     unreached: dict[str, str] = field(default_factory=dict)  # axis → why its runs did not reach the whole build
     targets: dict = field(default_factory=dict)  # run index → the guided.Target it ran
     control_index: int | None = None  # the run with the targets' settings and no hold
+    unread: tuple[str, ...] = ()  # varied axes none of whose readers the hazard scan saw run (shuffle: no make)
     settings: dict = field(default_factory=dict)  # for the report: each setting and where it came from
     evidence: Evidence = field(init=False)
 

@@ -107,7 +107,7 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     attempts = [(a, load_trace(a.trace_path, tree, parent)) for a in (*pair.attempts, *campaign_traced(builds))]
     reference_label = "step audit's traced reference" if borrowed else "traced reference"
     labels = trace_hazards.distinct_labels([reference_label, *(_label(a) for a, _ in attempts)])
-    graph = declared.declared_graph(builds.command, tree)
+    graph = declared.declared_graph(builds.command, tree, reference_trace)
     own = {label: a.index for label, (a, _) in zip(labels[1:], attempts) if a.kind is RunKind.EXPLORE}
     found = declared_hazards(trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)], labels, graph, own),
                              graph, reference_trace, labels[0], zip(labels[1:], (t for _, t in attempts)), tree)
@@ -193,7 +193,7 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
     if rest or differing - {path for root in roots for path in root.explains}:
         return None
     label = "step audit's traced reference"
-    graph = declared.declared_graph(builds.command, builds.tree)
+    graph = declared.declared_graph(builds.command, builds.tree, trace)
     shown = mark_manifest(trace_hazards.find_hazards([trace], [label], graph), comparison, {}, roots, "")
     explained, _ = _explain_in_budget([], None, taken=taken)
     # the audit names no race: a replay alone has no other step to race
@@ -295,7 +295,7 @@ def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> L
         reference = trace(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation)
         traces.append(load_trace(reference.trace_path, tree, parent))
         labels.append("traced reference")
-    graph = declared.declared_graph(builds.command, tree)
+    graph = declared.declared_graph(builds.command, tree, traces[0])
     found = with_missing_edges(trace_hazards.find_hazards(traces, labels, graph), traces[0], graph, tree)
     return Localization(hazards=found, traced=True,
                         notes=outside_note(traces[0], builds.compared_places))

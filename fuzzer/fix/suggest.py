@@ -138,15 +138,17 @@ def _remedy(entry: Culprit | Hazard, tree: Tree) -> Remedy:
     kind = entry.type if isinstance(entry, Hazard) else entry.kind
     if kind == Kind.BUILD_PATH:  # whatever the build system: the flag goes where the directory is made
         return build_path.prefix_map(entry)  # type: ignore[arg-type]  # a hazard is never of a culprit's kind
+    # a hazard whose rules make's database named is a make build's, below a wrapper too
+    system = tree.system or (MAKE if isinstance(entry, Hazard) and entry.rules else "")
     try:
-        if not tree.system:
+        if not system:
             raise NoPatch("the build is not one make or ninja call, nor a CMake project built by cmake: "
                           "no build file the remedies know how to edit")
-        remedy = REMEDIES.get((tree.system, kind))
+        remedy = REMEDIES.get((system, kind))
         if remedy is None:
             what = f"{kind} hazard" if isinstance(entry, Hazard) else f"{kind} culprit"
             outside = " outside a hazard" if isinstance(entry, Culprit) and kind == Kind.RACE else ""
-            raise NoPatch(f"no remedy is known for a {what}{outside} in {SYSTEMS[tree.system]}")
+            raise NoPatch(f"no remedy is known for a {what}{outside} in {SYSTEMS[system]}")
         return remedy(entry, tree)
     except NoPatch as e:
         return Remedy(entry.finding_id, "", reason=str(e))

@@ -54,9 +54,8 @@ class Tree:
 
     def recipes(self, cwd: str) -> dict[str, Recipe]:
         if cwd not in self._recipes:
-            arguments = make.make_arguments(self.argv) if cwd == "." else []
-            if arguments is None:
-                raise NoPatch("the build is not one make call: no make database to find the rule in")
+            # a make below a wrapper (`./configure && make`) is taken as plain `make` where it ran
+            arguments = (make.make_arguments(self.argv) if cwd == "." else None) or []
             self._recipes[cwd] = makefile.recipes(self.root / cwd, arguments)
         return self._recipes[cwd]
 

@@ -173,11 +173,18 @@ class Hazard(Model, frozen=True):
     files: list[str] = []  # every file it covers (a recipe run several times at once: all it wrote)
     runs: list[int] = []  # the campaign's runs (their indices) whose evidence shows it: the rate counts these
     traced: list[str] = []  # the traced runs its evidence rests on, by label ("traced reference")
-    missing_edge: str = ""  # the prerequisite the declared graph lacks: `bpf.o: config.h`, `obj/x.o: | obj`
-    rule: str = ""  # where the rule lacking it is: `Makefile:22` (its rule line, from make's database)
+    # the prerequisite the declared graph lacks: `bpf.o: config.h`, `obj/x.o: | obj`; every
+    # target that lacks it, when several do (`bld/a bld/b: | bld`)
+    missing_edge: str = ""
+    rule: str = ""  # where the reader's rule lacking it is: `Makefile:22` (its rule line, from make's database)
+    rules: list[str] = []  # every rule lacking it, the reader's first (one edge, several rules: one finding)
     fix: str = ""  # the path of its patch (fuzzer/fix/): the campaign's suggestion, or `buildfuzz fix`'s
     fix_status: str = ""  # `remedy` in words: proven: counts | suggested, not proven: why | no patch: why
     remedy: Fix | None = None  # the fix, typed: suggested by the campaign, proven by `buildfuzz fix`
+
+    def rule_lines(self) -> str:
+        """Where the rules lacking the missing edge are, for people: every one, else the reader's."""
+        return ", ".join(self.rules) if self.rules else self.rule
 
 
 # a count of builds with its exact interval (fuzzer/rates.py), or {} where none applies

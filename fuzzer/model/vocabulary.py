@@ -131,6 +131,7 @@ class NotTried(StrEnum):
     UNAVAILABLE = "unavailable"  # its tool is missing here (`problem` says which)
     RUNS_ENDED = "runs-ended"  # asked, but --runs or the budget ended before a run drew it
     NO_TARGET = "no-target"  # held runs target the traces' hazards: there was none to hold
+    NO_READER = "no-reader"  # the traced build ran none of the programs that read it (shuffle: no make ran)
 
 
 class AuditResult(StrEnum):

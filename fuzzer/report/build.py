@@ -44,6 +44,7 @@ class About:
     origin: Origin
     axes: tuple[str, ...]  # the axes asked for (--axes, --vary)
     unreached: dict[str, str] = field(default_factory=dict)  # axis → why its runs did not reach the whole build
+    unread: tuple[str, ...] = ()  # those none of whose readers the hazard scan ran (shuffle: no make)
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ def build_report(about: About, records: list[RunRecord], found: Parts, compariso
         audit=localization.audit if localization else None,
         unnamed=list(localization.unnamed) if localization else [],
         origin=about.origin,
-        scope=scope(about.axes, [r.perturbation for r in records], about.unreached),
+        scope=scope(about.axes, [r.perturbation for r in records], about.unreached, about.unread),
         cut_short=cut_short(found.culprits, localization.audit, localization.unexplained_s, localization.budget_s,
                             max(localization.slots, localization.audit.parallel if localization.audit else 1))
         if localization else None,

@@ -66,7 +66,7 @@ def cause_block(number: int, found: list[Cause], report: Report, verbose: bool =
     lead = cause.lead
     evidence = quoted_commands_cut(lead.evidence)
     written = lead.writer_process.command if lead.writer_process and lead.writer_process.command != lead.command else ""
-    edges = list(dict.fromkeys(h.missing_edge + (f" (the rule at {h.rule})" if h.rule else "")
+    edges = list(dict.fromkeys(h.missing_edge + (f" (the rule at {h.rule_lines()})" if h.rule else "")
                                for h in cause.hazards if h.missing_edge))
     facts = [Fact("written by", written, command=True), Fact("reaches", _reaches(cause, report)),
              Fact("raced", lead.other_step or "", command=True),

@@ -186,7 +186,7 @@ def _hazards(report: Report) -> str:
     rows = [f"### Hazards ({len(report.hazards)})", "", "| Type | File | Reader | Writer | Missing prerequisite |",
             "|---|---|---|---|---|"]
     for h in report.hazards[:HAZARD_ROWS]:
-        edge = f"{h.missing_edge} ({h.rule})" if h.rule else h.missing_edge
+        edge = f"{h.missing_edge} ({h.rule_lines()})" if h.rule else h.missing_edge
         rows.append(f"| {_esc(h.type)} | {_esc(h.file)} | {_esc(one_line(h.reader))} | {_esc(one_line(h.writer))} "
                     f"| {_esc(edge)} |")
     if len(report.hazards) > HAZARD_ROWS:

@@ -191,7 +191,7 @@ class AxisScope(Model, frozen=True):
     runs: int  # runs that differed from the reference along it
     values: int  # distinct values the runs took, the reference's included
     not_tried: NotTried = NotTried.TRIED  # why no run varied it
-    problem: str = ""  # for an unavailable axis: what is missing here
+    problem: str = ""  # for an unavailable axis: what is missing here; for one no program read: which did not run
 
 
 class Origin(Model, frozen=True):

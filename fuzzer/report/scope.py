@@ -10,22 +10,26 @@ from fuzzer.plan import Perturbation
 from fuzzer.report.model import AxisScope
 
 
-def scope(asked: tuple[str, ...], perturbations: list[Perturbation],
-          unreached: dict[str, str] | None = None) -> list[AxisScope]:
+def scope(asked: tuple[str, ...], perturbations: list[Perturbation], unreached: dict[str, str] | None = None,
+          unread: tuple[str, ...] = ()) -> list[AxisScope]:
     """`asked`: the campaign's axes (--axes and --vary); `perturbations`: its runs', the
     reference's first; `unreached`: axis → why its runs did not reach the whole build (a
-    make with no --shuffle in it), which becomes that axis's problem."""
-    return [_axis_scope(axis, asked, perturbations, (unreached or {}).get(axis.name, ""))
+    make with no --shuffle in it), which becomes that axis's problem; `unread`: the asked
+    axes none of whose readers the traced build ran."""
+    return [_axis_scope(axis, asked, perturbations, (unreached or {}).get(axis.name, ""), unread)
             for axis in AXES] if perturbations else []
 
 
-def _axis_scope(axis: Axis, asked: tuple[str, ...], perturbations: list[Perturbation], unreached: str) -> AxisScope:
+def _axis_scope(axis: Axis, asked: tuple[str, ...], perturbations: list[Perturbation], unreached: str,
+                unread: tuple[str, ...]) -> AxisScope:
     value = axis.facets[0][1]
     reference = value(perturbations[0])
     varied = sum(value(p) != reference for p in perturbations[1:])
     values = len({value(p) for p in perturbations})
     if varied:
         return AxisScope(axis.name, axis.label, varied, values, problem=unreached)
+    if axis.name in unread:
+        return AxisScope(axis.name, axis.label, 0, values, NotTried.NO_READER, f"no {' or '.join(axis.read_by)} ran")
     problem = (axis.requires() or "") if axis.name in asked else ""  # probing costs a process: only when asked
     return AxisScope(axis.name, axis.label, 0, values, _why_not(axis, asked, problem), problem)
 
@@ -47,6 +51,7 @@ def scope_line(axes: list[AxisScope]) -> str:
     if ended := left[NotTried.RUNS_ENDED]:
         parts.append(f"asked, no run drew {', '.join(s.axis for s in ended)}")
     parts += [f"{s.axis} off: {s.problem}" for s in left[NotTried.UNAVAILABLE]]
+    parts += [f"{s.axis} not tried: {s.problem} in the traced build" for s in left[NotTried.NO_READER]]
     if left[NotTried.NO_TARGET]:
         parts.append("no hazard to hold a step back for")
     if asked_not := left[NotTried.NOT_ASKED]:

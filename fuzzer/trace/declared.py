@@ -31,9 +31,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fuzzer.tools import make, ninja
-from fuzzer.trace.steps import Step
+from fuzzer.trace.steps import BuildTrace, Step
 
-DIRECTORY = re.compile(r"^\S*make(?:\[\d+\])?: (Entering|Leaving) directory '(.*)'$")
+# `make -pn -w` prints these as comments of its database (`# make[1]: Entering directory '/x/lib'`)
+DIRECTORY = re.compile(r"^(?:# )?\S*make(?:\[\d+\])?: (Entering|Leaving) directory '(.*)'$")
 DOT_NODE = re.compile(r'^"(\w+)" \[label="((?:[^"\\]|\\.)*)"(, shape=ellipse)?\]$')
 DOT_EDGE = re.compile(r'^"(\w+)" -> "(\w+)"(?: \[(.*)\])?$')
 RULE = re.compile(r"^([^\s#:][^:]*?)\s*::?(?!=)\s*(.*)$")
@@ -92,10 +93,11 @@ class DeclaredGraph:
         return self._upstream[target]
 
 
-def declared_graph(build_command: str, tree: str) -> DeclaredGraph | None:
+def declared_graph(build_command: str, tree: str, trace: BuildTrace | None = None) -> DeclaredGraph | None:
     """The declared graph of a build that is one make or ninja call (or `cmake --build` of
-    a Ninja build directory), read in its built tree; None where none can be printed."""
-    return from_make(build_command, tree) or from_ninja(build_command, tree)
+    a Ninja build directory), or that runs make below a wrapper (`./configure && make`, a
+    script) as its `trace` shows, read in its built tree; None where none can be printed."""
+    return from_make(build_command, tree) or from_traced_makes(trace, tree) or from_ninja(build_command, tree)
 
 
 def from_make(build_command: str, tree: str) -> DeclaredGraph | None:
@@ -106,6 +108,62 @@ def from_make(build_command: str, tree: str) -> DeclaredGraph | None:
         return None
     text = make.database(arguments, tree)
     return parse_database(text, tree) if text is not None else None
+
+
+def from_traced_makes(trace: BuildTrace | None, tree: str) -> DeclaredGraph | None:
+    """make's declared graph of a build whose makes ran below a wrapper: the database of each
+    make the trace saw that no other make ran (a sub-make's database is its parent's to print),
+    read as it ran (its arguments, its directory, its environment), all of them merged."""
+    if trace is None:
+        return None
+    graphs = [graph for arguments, cwd, env in _top_makes(trace, tree)
+              if (text := make.database(arguments, cwd, env)) is not None
+              and (graph := parse_database(text, tree)) is not None]
+    return merged(graphs)
+
+
+def _top_makes(trace: BuildTrace, tree: str) -> list[tuple[list[str], str, dict[str, str]]]:
+    """(arguments, directory in `tree`, environment) of each distinct make call with no make
+    above it, in the workspace, in start order."""
+    calls: dict[tuple[tuple[str, ...], str], dict[str, str]] = {}
+    for proc in trace.processes:
+        argv = next((a for a in proc.execs if a and os.path.basename(a[0]) in make.NAMES), None)
+        relative = os.path.relpath(proc.cwd, trace.workspace) if os.path.isabs(proc.cwd) else proc.cwd
+        if argv is None or relative.startswith("..") or _below_make(trace, proc.index):
+            continue
+        arguments = make.make_arguments(list(argv))
+        if arguments is not None:
+            env = dict(v.split("=", 1) for v in proc.env or () if "=" in v)
+            calls.setdefault((tuple(arguments), os.path.normpath(os.path.join(tree, relative))), _own(env))
+    return [(list(arguments), cwd, env) for (arguments, cwd), env in calls.items()]
+
+
+def _below_make(trace: BuildTrace, index: int) -> bool:
+    parent = trace.processes[index].parent
+    while parent is not None:
+        if any(a and os.path.basename(a[0]) in make.NAMES for a in trace.processes[parent].execs):
+            return True
+        parent = trace.processes[parent].parent
+    return False
+
+
+def _own(env: dict[str, str]) -> dict[str, str]:
+    """The build's environment without what buildfuzz put in it (its preloaded libraries)."""
+    return {k: v for k, v in env.items() if k != "LD_PRELOAD" and not k.startswith("BUILDFUZZ_")}
+
+
+def merged(graphs: list[DeclaredGraph]) -> DeclaredGraph | None:
+    """One graph of several makes' databases (one make per directory, or two calls of one)."""
+    if len(graphs) <= 1:
+        return graphs[0] if graphs else None
+    prerequisites: dict[str, frozenset[str]] = {}
+    recipes: dict[str, tuple[str, int]] = {}
+    for graph in graphs:
+        for target, needed in graph.prerequisites.items():
+            prerequisites[target] = prerequisites.get(target, frozenset()) | needed
+        recipes.update(graph.recipes)
+    made = frozenset().union(*(g.made for g in graphs))
+    return DeclaredGraph(prerequisites, made, f"{len(graphs)} make databases", recipes)
 
 
 def _makefile_named(arguments: list[str]) -> bool:

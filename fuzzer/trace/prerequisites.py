@@ -99,12 +99,30 @@ def _with_edge(hazard: Hazard, reference: BuildTrace, graph: DeclaredGraph, tree
     needed = hazard.file.rstrip("/")
     if not targets or any(needed in graph.upstream(t) for t in targets):
         return hazard  # the graph does declare it (the race is elsewhere), or names no target of the step
-    target = targets[0]
-    edge = f"{target}: | {needed}" if hazard.type == MKDIR_RACE else f"{target}: {needed}"
-    steps = hazard.steps
-    if hazard.type == MKDIR_RACE:
-        steps = sorted({*steps, *_writing_into(reference, needed, graph)})
-    return structs.replace(hazard, missing_edge=edge, rule=graph.rule_of(target, tree), steps=steps)
+    lacking = _lacking(reference, hazard, needed, graph)  # every step missing the same edge, of every rule
+    others = sorted({t for s in lacking for t in graph.targets(s)} - set(targets[:1]))
+    named = " ".join([targets[0], *others])
+    edge = f"{named}: | {needed}" if hazard.type == MKDIR_RACE else f"{named}: {needed}"
+    rules = list(dict.fromkeys(r for r in (graph.rule_of(t, tree) for t in [targets[0], *others]) if r))
+    return structs.replace(hazard, missing_edge=edge, rule=graph.rule_of(targets[0], tree), rules=rules,
+                           steps=sorted({*hazard.steps, *(s.command for s in lacking)}))
+
+
+def _lacking(reference: BuildTrace, hazard: Hazard, needed: str, graph: DeclaredGraph) -> list[Step]:
+    """The steps of the reference that need `needed` (write into the directory, or read the
+    file, without making it themselves), whose targets the graph knows and does not order
+    after it, and that need no other such step first: each lacks the same edge, and with it
+    the steps after them would wait too (a tool's link, not every file the tool writes)."""
+    def needs(step: Step) -> bool:
+        if hazard.type == MKDIR_RACE:
+            return (step.first_look(needed) is None and needed not in step.mkdirs
+                    and any(os.path.dirname(p) == needed for p in step.writes))
+        return needed in step.inputs and needed not in step.writes
+    lacking = {s.id: graph.targets(s) for s in reference.steps
+               if needs(s) and graph.targets(s) and not any(needed in graph.upstream(t) for t in graph.targets(s))}
+    lacking_targets = frozenset().union(*lacking.values())
+    return [s for s in reference.steps if s.id in lacking
+            and not any((lacking_targets - lacking[s.id]) & graph.upstream(t) for t in lacking[s.id])]
 
 
 def with_rules(culprits: Iterable[Culprit], reference: BuildTrace, graph: DeclaredGraph | None,
@@ -122,15 +140,6 @@ def _rule_of(command: str, reference: BuildTrace, graph: DeclaredGraph, tree: st
     step = next((s for s in reference.steps if s.command == command), None)
     rules = {graph.rule_of(t, tree) for t in graph.targets(step)} if step is not None else set()
     return rules.pop() if len(rules) == 1 else ""
-
-
-def _writing_into(reference: BuildTrace, directory: str, graph: DeclaredGraph) -> set[str]:
-    """The steps that wrote into `directory` without making or checking it themselves,
-    whose targets the graph knows and does not order after it: each lacks the same edge."""
-    return {s.command for s in reference.steps
-            if s.first_look(directory) is None and directory not in s.mkdirs
-            and any(os.path.dirname(p) == directory for p in s.writes)
-            and (targets := graph.targets(s)) and not any(directory in graph.upstream(t) for t in targets)}
 
 
 def _names(targets: Iterable[str]) -> str:

@@ -21,8 +21,9 @@ import os
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from fuzzer.tools.make import NAMES as MAKES
+
 WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
-MAKES = ("make", "gmake")
 
 
 class Access(NamedTuple):

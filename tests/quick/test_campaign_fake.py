@@ -124,6 +124,24 @@ def test_a_hazard_scan_the_budget_cannot_hold_leaves_the_drawn_runs_to_run(tmp_p
     assert any(n.startswith("hazard scan skipped") for n in outcome.report.notes)
 
 
+@pytest.mark.needs("make 4.4")
+def test_without_a_hazard_scan_the_first_drawn_run_shuffles(tmp_path, monkeypatch):
+    """The scan's trace would have told whether make runs; skipped (the budget), nothing
+    will, and a budget this short may leave one drawn run: it shuffles."""
+    explore = importlib.import_module("fuzzer.campaign.explore")
+    now = [0.0]
+    monkeypatch.setattr(campaign_state, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(explore, "_guided", lambda campaign: True)
+    monkeypatch.setattr("fuzzer.explain.scan_hazards", lambda *args: Localization())  # it traces for real
+
+    def tick(seconds):
+        now[0] += seconds
+
+    factory, made = fake(outcome=lambda p: {"a": "1"}, wall_s=10.0, clock=tick)
+    run_campaign(config(tmp_path, runs=4, budget_s=70.0, localize=True), executor_factory=factory)
+    assert [r.index for r in made[0].requests if "shuffle" in r.perturbation.varied][:1] == [1]
+
+
 def test_an_interrupted_campaign_resumes_where_it_stopped(tmp_path):
     calls = []
 

@@ -14,7 +14,7 @@ from fuzzer.explain.shared_cause import one_per_hazard
 from fuzzer.findings import of_culprit
 from fuzzer.fix.patch import apply
 from fuzzer.fix.prerequisite import order_only
-from fuzzer.fix.tree import Tree
+from fuzzer.fix.tree import NoPatch, Tree
 from fuzzer.model import Culprit, Hazard, Kind
 from fuzzer.trace.declared import declared_graph, from_make
 from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE, find_hazards
@@ -142,8 +142,60 @@ def test_a_mkdir_hazard_lists_every_step_the_graph_leaves_unordered_with_the_dir
     ])
     raced = Hazard(MKDIR_RACE, "build/object/", main, MKDIR, steps=[MKDIR, main])
     [found] = declared_hazards([raced], graph, reference, "reference", [], str(tmp_path))
-    assert (found.missing_edge, found.steps) == ("build/object/main.o: | build/object", sorted([MKDIR, main, util]))
-    assert found.rule.startswith("Makefile:")
+    assert (found.missing_edge, found.steps) == ("build/object/main.o build/object/util.o: | build/object",
+                                                 sorted([MKDIR, main, util]))
+    assert found.rule.startswith("Makefile:") and found.rules == [found.rule]  # one pattern rule makes both
+
+
+# fossil's shape: tools linked into bld/ by two rule lines, none after `bld`; a tool's run
+# writes into bld/ too, but after its link, which the edge orders: it needs none of its own
+TOOLS = """
+    all: bld app
+    bld:
+        -mkdir bld
+    bld/mkindex: mkindex.c
+        cp mkindex.c bld/mkindex
+    bld/translate bld/makeheaders: bld/%: %.c
+        cp $< $@
+    bld/index.h: bld/mkindex
+        sh bld/mkindex > bld/index.h
+    app: bld/index.h bld/translate bld/makeheaders
+        cat bld/index.h > app
+    """
+LINKS = {tool: f"cp {tool}.c bld/{tool}" for tool in ("mkindex", "translate", "makeheaders")}
+
+
+def test_one_directory_several_rules_lack_is_one_hazard_naming_every_rule_and_no_step_after_them(tmp_path):
+    make_project(tmp_path, TOOLS, {f"{tool}.c": "echo t\n" for tool in LINKS})
+    graph = from_make("make -j{jobs}", str(tmp_path))
+    run_index = "sh bld/mkindex > bld/index.h"
+    reference = synthetic_trace([
+        FakeStep("mkdir bld", 0, 1, mkdirs={"bld": 0.5}),
+        *(FakeStep(link, i + 1, i + 2, reads={f"{tool}.c": i + 1.5}, writes={f"bld/{tool}": i + 1.9})
+          for i, (tool, link) in enumerate(LINKS.items())),
+        FakeStep(run_index, 5, 6, reads={"bld/mkindex": 5.1}, writes={"bld/index.h": 5.9}),
+    ])
+    raced = Hazard(MKDIR_RACE, "bld/", LINKS["translate"], "mkdir bld", steps=["mkdir bld", LINKS["translate"]])
+    [found] = declared_hazards([raced], graph, reference, "reference", [], str(tmp_path))
+    lines = (tmp_path / "Makefile").read_text().splitlines()
+    explicit, pattern = (f"Makefile:{lines.index(rule) + 1}" for rule in ("bld/mkindex: mkindex.c",
+                                                                         "bld/translate bld/makeheaders: bld/%: %.c"))
+    assert found.missing_edge == "bld/translate bld/makeheaders bld/mkindex: | bld"
+    assert (found.rule, found.rules) == (pattern, [pattern, explicit])
+    assert found.steps == sorted(["mkdir bld", *LINKS.values()])  # not the index's run: it waits for its link
+
+
+def test_every_reader_missing_one_generated_file_is_listed_with_its_rule(tmp_path):
+    """Two objects read config.h and neither rule names it: one edge, both rules."""
+    make_project(tmp_path, SHUFFLED.replace("probe.o: probe.c config.h", "probe.o: probe.c"),
+                 {"config.in": "x\n", "probe.c": "p\n", "bpf.c": "b\n"})
+    graph = from_make("make -j{jobs}", str(tmp_path))
+    found = declared_hazards([], graph, serial_reference(), "reference", [("shuffled", shuffled_failure())],
+                             str(tmp_path))
+    lines = (tmp_path / "Makefile").read_text().splitlines()
+    bpf, probe = (f"Makefile:{lines.index(rule) + 1}" for rule in ("bpf.o: bpf.c", "probe.o: probe.c"))
+    assert [(h.reader, h.missing_edge, h.rules, h.steps) for h in found] == [
+        (BPF, "bpf.o probe.o: config.h", [bpf, probe], sorted([GENERATE, PROBE, BPF]))]
 
 
 NINJA_RULES = """\
@@ -227,3 +279,28 @@ def test_a_failed_runs_log_on_an_edge_the_graph_declares_is_no_missing_edge_and_
     finding = explain_failure(SHUFFLED_LOG, 4, serial_reference(), declared)
     assert finding.hazard is None
     assert (finding.culprit.command, finding.culprit.kind, finding.culprit.other_step) == (BPF, Kind.UNKNOWN, GENERATE)
+
+
+@pytest.mark.needs("make")
+def test_the_fix_of_a_directory_several_rules_lack_edits_every_rule_and_a_reversed_order_builds(tmp_path):
+    make_project(tmp_path, TOOLS, {f"{tool}.c": "echo t\n" for tool in LINKS})
+    lines = (tmp_path / "Makefile").read_text().splitlines()
+    rules = [f"Makefile:{lines.index(rule) + 1}" for rule in ("bld/translate bld/makeheaders: bld/%: %.c",
+                                                             "bld/mkindex: mkindex.c")]
+    hazard = Hazard(MKDIR_RACE, "bld/", LINKS["translate"], "mkdir bld", rules=rules, rule=rules[0],
+                    finding_id="abc")
+    broken = subprocess.run(["make", "--shuffle=reverse"], cwd=tmp_path, capture_output=True, text=True)
+    assert broken.returncode != 0  # app's prerequisites first: a tool before bld/
+    subprocess.run(["rm", "-rf", "bld", "app"], cwd=tmp_path, check=True)
+    apply(order_only(hazard, Tree(tmp_path, "sh -c 'make'")).patch, tmp_path)  # below a wrapper: by the rules' lines
+    patched = (tmp_path / "Makefile").read_text().splitlines()
+    assert "bld/mkindex: mkindex.c | bld" in patched and "bld/translate bld/makeheaders: bld/%: %.c | bld" in patched
+    built = subprocess.run(["make", "--shuffle=reverse"], cwd=tmp_path, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+
+
+def test_rule_lines_below_a_wrapper_that_the_source_does_not_hold_give_no_patch(tmp_path):
+    make_project(tmp_path, TOOLS, {})
+    hazard = Hazard(MKDIR_RACE, "bld/", LINKS["translate"], "mkdir bld", rules=["gen/rules.mk:3"], finding_id="abc")
+    with pytest.raises(NoPatch, match="gen/rules.mk:3"):
+        order_only(hazard, Tree(tmp_path, "sh -c './configure && make'"))

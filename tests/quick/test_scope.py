@@ -57,3 +57,13 @@ def test_an_axis_that_did_not_reach_the_whole_build_says_why_and_earns_no_bound(
         (1, NotTried.TRIED, why)
     assert by_axis["jobs"].problem == ""
     assert why in scope_line(list(by_axis.values()))
+
+
+def test_an_axis_no_program_of_the_build_reads_says_which_did_not_run():
+    runs = [Perturbation(1, (0,)), Perturbation(2, (0,))]
+    by_axis = {s.axis: s for s in scope(("jobs", "shuffle"), runs, unread=("shuffle",))}
+    assert (by_axis["shuffle"].runs, by_axis["shuffle"].not_tried) == (0, NotTried.NO_READER)
+    assert "make" in by_axis["shuffle"].problem
+    assert by_axis["jobs"].not_tried == NotTried.TRIED
+    line = scope_line(list(by_axis.values()))
+    assert line.count("shuffle") == 1

@@ -172,3 +172,17 @@ def test_a_cmake_build_of_a_ninja_directory_reads_its_graph_and_statement_lines(
     assert graph is not None and graph.made == {"out/g.h", "out/m.o"} and "out/g.h" not in graph.upstream("out/m.o")
     assert graph.rule_of("out/m.o", str(tmp_path)) == "out/build.ninja:4"
     assert declared_graph(command.replace("out", "elsewhere"), str(tmp_path)) is None  # no build.ninja there
+
+
+@pytest.mark.needs("make")
+def test_a_recursive_makes_targets_are_named_in_the_directory_its_sub_make_entered(tmp_path):
+    """make -pn -w prints its directory lines as comments (`# make[1]: Entering directory`):
+    read as such, the sub-make's `liba.txt` is lib/liba.txt, not a target of the top."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "Makefile").write_text(".PHONY: all lib\nall: lib\nlib:\n\t$(MAKE) -C lib\n")
+    (tmp_path / "lib" / "Makefile").write_text("liba.txt: a.in\n\tcp a.in liba.txt\n")
+    (tmp_path / "lib" / "a.in").write_text("a\n")
+    subprocess.run(["make", "-s"], cwd=tmp_path, check=True, capture_output=True)
+    graph = from_make("make", str(tmp_path))
+    assert graph is not None and graph.prerequisites["lib/liba.txt"] == {"lib/a.in"}
+    assert "liba.txt" not in graph.prerequisites and graph.rule_of("lib/liba.txt", str(tmp_path)) == "lib/Makefile:1"

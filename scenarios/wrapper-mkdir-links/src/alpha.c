@@ -1,0 +1,2 @@
+#include "headers.h"
+int alpha(void) { return PAGE_COUNT; }

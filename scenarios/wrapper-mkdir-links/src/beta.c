@@ -1,0 +1,2 @@
+#include "headers.h"
+int beta(void) { return PAGE_COUNT * 2; }
