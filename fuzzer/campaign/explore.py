@@ -119,9 +119,7 @@ def _without_unread(campaign: Campaign, plan: list[Planned], varied: tuple[axes.
     """The plan without the axes none of whose readers the scan saw run (no make ran: no
     shuffle), planned again so the other axes keep their share; the reference and the scan,
     made already, stay (targets are merged in after, as on --resume)."""
-    ran = frozenset(os.path.basename(argv[0]) for proc in trace.processes for argv in proc.execs if argv) | \
-        frozenset(os.path.basename(program) for program in makes.make_programs(trace, campaign.config.source))
-    campaign.unread = axes.unread(varied, ran)
+    campaign.unread = axes.unread(varied, programs_ran(trace, campaign.config.source))
     if not campaign.unread:
         return plan
     read = tuple(a for a in varied if a.name not in campaign.unread)
@@ -138,6 +136,13 @@ def _with_targets(campaign: Campaign, plan: list[Planned], trace: BuildTrace) ->
     guided_plan = guided.merged(plan, found, traced.perturbation, len(plan), promised)
     campaign.targets, campaign.control_index = guided_plan.targets, guided_plan.control_index
     return guided_plan.plan
+
+
+def programs_ran(trace: BuildTrace, source: Path) -> frozenset[str]:
+    """The names of the programs the traced build ran, with the make that ran a script by its
+    `#!` line (debian/rules), which the trace shows as the script's exec alone."""
+    return frozenset(os.path.basename(argv[0]) for proc in trace.processes for argv in proc.execs if argv) | \
+        frozenset(os.path.basename(program) for program in makes.make_programs(trace, source))
 
 
 def _shuffle_unreached(config: FuzzConfig, trace: BuildTrace) -> dict[str, str]:

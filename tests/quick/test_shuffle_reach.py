@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.campaign.explore import _shuffle_unreached
+from fuzzer import axes
+from fuzzer.campaign.explore import _shuffle_unreached, programs_ran
 from fuzzer.config import FuzzConfig
 from fuzzer.tools import make
 from fuzzer.trace.process_model import Process
@@ -23,11 +24,15 @@ def _fake_make(directory: Path, version: str) -> str:
     return str(path)
 
 
-def _reach(tmp_path, *argvs: tuple[str, ...], axes=("jobs", "shuffle")) -> dict[str, str]:
+def _trace(*argvs: tuple[str, ...]) -> BuildTrace:
     processes = tuple(Process(i, 10 + i, None, argv, (argv,), ".", 0.0, 1.0, 0, None, ())
                       for i, argv in enumerate(argvs))
+    return BuildTrace("/ws/tree", processes, (), {}, {})
+
+
+def _reach(tmp_path, *argvs: tuple[str, ...], axes=("jobs", "shuffle")) -> dict[str, str]:
     config = FuzzConfig(source=tmp_path, command="make", store=tmp_path / "store", axes=axes)
-    return _shuffle_unreached(config, BuildTrace("/ws/tree", processes, (), {}, {}))
+    return _shuffle_unreached(config, _trace(*argvs))
 
 
 @pytest.fixture(autouse=True)
@@ -43,6 +48,14 @@ def test_a_make_older_than_4_4_in_the_build_is_the_axis_problem(tmp_path):
     assert _reach(tmp_path, (new, "-j2")) == {}
 
 
-def test_a_build_without_make_was_not_shuffled_and_an_axis_not_asked_is_left_alone(tmp_path):
-    assert "shuffle" in _reach(tmp_path, ("python3", "-m", "build"))
-    assert _reach(tmp_path, ("python3", "-m", "build"), axes=("jobs",)) == {}
+def test_an_axis_not_asked_is_left_alone(tmp_path):
+    old = _fake_make(tmp_path / "old", "4.3")
+    assert _reach(tmp_path, (old, "-j2"), axes=("jobs",)) == {}
+
+
+def test_a_build_without_make_leaves_shuffle_unread_and_a_make_run_by_a_script_s_first_line_reads_it(tmp_path):
+    shuffle = (axes.BY_NAME["shuffle"],)
+    assert axes.unread(shuffle, programs_ran(_trace(("python3", "-m", "build")), tmp_path)) == ("shuffle",)
+    (tmp_path / "debian").mkdir()
+    (tmp_path / "debian" / "rules").write_text("#!/usr/bin/make -f\n%:\n\tdh $@\n")
+    assert axes.unread(shuffle, programs_ran(_trace(("debian/rules", "binary")), tmp_path)) == ()
