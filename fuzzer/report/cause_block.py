@@ -1,13 +1,16 @@
 """What one cause's block says, the same in every human format (terminal, Markdown, HTML):
 its title's parts, its steps, and its facts in order, each a name and a value. The formats
 differ only in how they lay a block out and escape it, and in how they shorten a command:
-the terminal and Markdown cut it to one line, the HTML folds it behind its program's name."""
+the terminal and Markdown cut it to one line, the HTML folds it behind its program's name.
+Every format shows a command as a packager reads it (`command_line`: pip's setup.py shim
+as `python3 -u -c <code naming setup.py> bdist_wheel`); the JSON and `--verbose` keep it exact."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from fuzzer.escaping import one_line, quoted_commands_cut
+from fuzzer.interpreters import shown_command
 from fuzzer.model import Verdict
 from fuzzer.report.causes import Cause, evidence_line, fix_command, stabiliser_text
 from fuzzer.report.folds import step_variants
@@ -25,7 +28,7 @@ class Fact:
 
     @property
     def line(self) -> str:
-        return one_line(self.value) if self.command else self.value
+        return command_line(self.value) if self.command else self.value
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class CauseBlock:
 
     @property
     def step_lines(self) -> list[str]:
-        return [one_line(step) for step in self.steps]
+        return [command_line(step) for step in self.steps]
 
     @property
     def what(self) -> str:
@@ -58,6 +61,12 @@ class CauseBlock:
         if len(self.steps) < 2:
             return ""
         return f"and {len(self.steps) - 1} more alike, differing in: {', '.join(step_variants(self.step_lines))}"
+
+
+def command_line(command: str) -> str:
+    """A command as one line, in the words a packager reads (an interpreter's -c code said
+    by what it runs: fuzzer/interpreters.py)."""
+    return one_line(shown_command(command))
 
 
 def cause_block(number: int, found: list[Cause], report: Report, verbose: bool = False) -> CauseBlock:

@@ -19,7 +19,7 @@ from fuzzer.rates import described
 from fuzzer.report.audit_text import left_line, summary_line
 from fuzzer.report.model import ArtifactFinding, Report
 from fuzzer.report.bookkeeping import bookkeeping_line
-from fuzzer.report.cause_block import CauseBlock, cause_block
+from fuzzer.report.cause_block import CauseBlock, cause_block, command_line
 from fuzzer.report.causes import causes
 from fuzzer.report.counts import closing_line, contrived_headline, count_line
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
@@ -187,7 +187,7 @@ def _hazards(report: Report) -> str:
             "|---|---|---|---|---|"]
     for h in report.hazards[:HAZARD_ROWS]:
         edge = f"{h.missing_edge} ({h.rule})" if h.rule else h.missing_edge
-        rows.append(f"| {_esc(h.type)} | {_esc(h.file)} | {_esc(one_line(h.reader))} | {_esc(one_line(h.writer))} "
+        rows.append(f"| {_esc(h.type)} | {_esc(h.file)} | {_esc(command_line(h.reader))} | {_esc(command_line(h.writer))} "
                     f"| {_esc(edge)} |")
     if len(report.hazards) > HAZARD_ROWS:
         rows += ["", f"… and {len(report.hazards) - HAZARD_ROWS} more in the JSON report."]
