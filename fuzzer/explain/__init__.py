@@ -146,7 +146,8 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
         with replay_slots(executor, pair.reference, builds.replays_at_once, builds.logs / "replays") as slots:
             context = Context(pair.reference, pair.divergent, _replayer_factory(slots, 0, pair, targets),
                               tuple(found), budget, {roots[i].step.key: n for i, n in noise.items()},
-                              builds.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
+                              builds.stabilizers, replay_seconds=lambda c: targets.of(c).duration,
+                              shown_in=_shown_in(builds, pair.divergent))
             contexts = [replace(context, replayer_for=_replayer_factory(slots, k, pair, targets))
                         for k in range(slots.count)]
             explained, left = _explain_in_budget(ranked, context, targets, contexts, taken, slots)
@@ -354,7 +355,7 @@ def _blame_duplicates(culprit: Culprit, found, trace: BuildTrace) -> Culprit:
                 f"run of it was rewriting it: {culprit.evidence}")
     return Culprit(command=step.command, argv=list(step.argv), cwd=step.cwd,
                    outputs=sorted(f for h in twice for f in h.files),
-                   kind=Kind.RACE, evidence=evidence, chain=culprit.chain, other_step=culprit.command)
+                   kind=Kind.RACE, evidence=evidence, chain=culprit.chain, other_step=culprit.command, key=culprit.key)
 
 
 def _one_per_step(culprits: list[Culprit]) -> list[Culprit]:
@@ -392,6 +393,13 @@ def _seen_by_audit(builds: Builds, comparison, audited: Mapping[str, Culprit], t
         return [], []
     files = untraced.untraced_files(builds.runs, comparison, builds.selection.everything, traced)
     return untraced.seen_by_audit(files, audited, label)
+
+
+def _shown_in(builds: Builds, record) -> int | None:
+    """The campaign's run whose conditions a build had: itself, or the run a traced rerun repeats."""
+    if record.kind is RunKind.EXPLORE:
+        return record.index
+    return next((run.index for run in builds.runs if run.perturbation == record.perturbation), None)
 
 
 def _label(record) -> str:

@@ -6,13 +6,14 @@ memory and every report format use these; `fuzzer/report/model.py` builds the re
 of them. `from fuzzer.model import X` is the one way to name each.
 """
 
-from fuzzer.model.found import RATE_SCHEMA, Culprit, Finding, Fix, Hazard, Model, Proof, Rate, SourceLine, WriterProcess
+from fuzzer.model.found import (RATE_SCHEMA, Culprit, Finding, Fix, Hazard, KeyEvidence, Model, Proof, Rate, SourceLine,
+                                WriterProcess)
 from fuzzer.model.host import available_cpus, cache_dir
 from fuzzer.model.vocabulary import (NAMED_KINDS, STABILIZERS, AuditResult, Basis, ExitCode, ExitReason, FindingKind,
                                      FindingStatus, FixStatus, HazardStatus, HazardType, Kind, LineCause, LineStatus,
                                      NotTried, Reason, RunKind, RunStatus, Stabilizer, Unfinished, Verdict)
 
 __all__ = ["NAMED_KINDS", "RATE_SCHEMA", "STABILIZERS", "AuditResult", "Basis", "Culprit", "ExitCode", "ExitReason",
-           "Finding", "FindingKind", "FindingStatus", "Fix", "FixStatus", "Hazard", "HazardStatus", "HazardType", "Kind",
+           "Finding", "FindingKind", "FindingStatus", "Fix", "FixStatus", "Hazard", "HazardStatus", "HazardType", "KeyEvidence", "Kind",
            "LineCause", "LineStatus", "Model", "NotTried", "Proof", "Rate", "Reason", "RunKind", "RunStatus",
            "SourceLine", "Stabilizer", "Unfinished", "Verdict", "WriterProcess", "available_cpus", "cache_dir"]

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from fuzzer.escaping import one_line, quoted_commands_cut
 from fuzzer.interpreters import shown_command
-from fuzzer.model import Verdict
+from fuzzer.model import Culprit, Kind, Verdict
 from fuzzer.report.causes import Cause, evidence_line, fix_command, stabiliser_text
+from fuzzer.report.counts import contrived, contrivance
 from fuzzer.report.folds import step_variants
 from fuzzer.report.model import Report
 from fuzzer.report.source_line import LINE_CHARS, line_text
@@ -80,11 +81,37 @@ def cause_block(number: int, found: list[Cause], report: Report, verbose: bool =
     facts = [Fact("written by", written, command=True), Fact("reaches", _reaches(cause, report)),
              Fact("raced", lead.other_step or "", command=True),
              *(Fact("missing", edge) for edge in (edges if verbose else edges[:1])),
-             Fact("evidence", evidence_line(evidence) if evidence else ""), Fact("stabiliser", stabiliser_text(lead)),
+             Fact("evidence", _strongest(lead, report) or (evidence_line(evidence) if evidence else "")),
+             Fact("stabiliser", stabiliser_text(lead)),
              Fact("line", one_line(line_text(lead.line), LINE_CHARS) if lead.line else ""),
              *(Fact("fix", fix) for fix in _fixes(cause, report))]
     return CauseBlock(number, len(found), lead.kind, lead.axis or "", lead.cwd, cause.rule, cause.steps, evidence,
                       [fact for fact in facts if fact.value])
+
+
+def _strongest(culprit: Culprit, report: Report) -> str:
+    """The strongest single fact for the culprit's kind, from its typed evidence ("" where its
+    finder typed none: the prose's first clauses stand in)."""
+    key, writer = culprit.key, culprit.writer_process
+    if culprit.kind == Kind.INTRINSIC and key and key.replays:
+        return f"replayed alone {key.replays} times with identical inputs: {key.distinct} distinct outputs"
+    if culprit.kind == Kind.RACE and key and key.file:
+        return f"the race on {key.file} showed" + (f" in {_run(key.run, report)}" if _run(key.run, report) else "")
+    if culprit.kind == Kind.ORDER and key and key.run_order:
+        return (f"from the first read that differs, {_run(key.run, report) or 'a divergent build'} read "
+                f"{', '.join(key.run_order)}; the reference {', '.join(key.reference_order)}")
+    if culprit.kind == Kind.BUILD_PATH and writer and writer.recorded_dir:
+        return f"it recorded the directory it ran in, {writer.recorded_dir}"
+    return ""
+
+
+def _run(index: int | None, report: Report) -> str:
+    """`run 4 (where `mkdir -p obj` is held back)`: the build that showed it, and what it did
+    that a plain build never does; "" for a run the report does not hold."""
+    run = next((r for r in report.runs if r.index == index), None)
+    if run is None:
+        return ""
+    return f"run {index} " + (f"(where {contrivance(run, report)})" if contrived(run) else "(a plain build)")
 
 
 def _reaches(cause: Cause, report: Report) -> str:

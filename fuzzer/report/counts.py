@@ -131,12 +131,13 @@ def contrived_headline(report: Report) -> str:
         return ""
     shown = telling(report)
     plain = [r for r in perturbed(report) if not contrived(r)]
-    what = " or ".join(dict.fromkeys(_contrivance(r, report) for r in shown))
+    what = " or ".join(dict.fromkeys(contrivance(r, report) for r in shown))
     return (f"only when {what} ({runs_text([r.index for r in shown])}): 0 of {len(plain)} plain builds "
             f"(neither held nor shuffled) failed or differed")
 
 
-def _contrivance(run: RunSummary, report: Report) -> str:
+def contrivance(run: RunSummary, report: Report) -> str:
+    """What a held or shuffled run did, in words (`mkdir -p obj` is held back)."""
     variations = run.perturbation.get("variations") or {}
     if "hold" in variations:
         step = held_step(variations["hold"], report)
