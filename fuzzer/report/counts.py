@@ -145,6 +145,16 @@ def contrivance(run: RunSummary, report: Report) -> str:
     return "make's order is shuffled"
 
 
+def _argvs(command: str) -> list[tuple[str, ...]]:
+    """The argvs a step the report names by `command` may have run as: its words, or the shell
+    line make ran with its default SHELL (a recipe's step is named by its line: trace/steps.py)."""
+    try:
+        words = [tuple(shlex.split(command))]
+    except ValueError:
+        words = []
+    return [w for w in words if w] + [("/bin/sh", "-c", command)]
+
+
 def held_step(value: str, report: Report) -> str:
     """The step a `hold` value names (`MS@HASH`, a hash of its argv), among the steps the
     report names; "" when none of them hashes to it."""
@@ -152,10 +162,6 @@ def held_step(value: str, report: Report) -> str:
     named = [*(c.command for c in report.culprits), *(c.other_step or "" for c in report.culprits),
              *(s for h in report.hazards for s in (h.reader, h.writer, *h.steps))]
     for command in dict.fromkeys(c for c in named if c):
-        try:
-            argv = tuple(shlex.split(command))
-        except ValueError:
-            continue
-        if argv and hold.argv_hash(argv) == wanted:
+        if any(hold.argv_hash(argv) == wanted for argv in _argvs(command)):
             return command
     return next((c.command for c in report.culprits if c.argv and hold.argv_hash(tuple(c.argv)) == wanted), "")

@@ -53,6 +53,12 @@ def test_a_race_names_its_file_and_the_run_with_what_it_held_back():
     assert "run" not in _evidence(_culprit(Kind.RACE, KeyEvidence(file="obj/", run=99)))  # a run not in the report
 
 
+def test_a_held_recipe_line_is_named_by_its_line():
+    line = "sed 's/@F@/fast/' config.h.in > config.h"  # make ran it as /bin/sh -c LINE; the report names the line
+    culprit = _culprit(Kind.RACE, KeyEvidence(file="config.h", run=2), other_step=line)
+    assert line in _evidence(culprit, _held_back(unreproducible(), 2, ("/bin/sh", "-c", line)))
+
+
 def test_an_order_shows_both_read_orders():
     key = KeyEvidence(file="b.o", run=2, reference_order=["a.o", "b.o"], run_order=["b.o", "a.o"])
     line = _evidence(_culprit(Kind.ORDER, key))
