@@ -37,7 +37,7 @@ def report(campaign: Campaign, comparison: Comparison | None, localization: Loca
     look = memory.Look(verdict, localization is not None and localization.traced,
                        memory.scope(config.artifacts, config.ignore, not config.count_bookkeeping), config.known,
                        sum(r.reason == Reason.REMEMBERED.value for r in campaign.runs),
-                       rates.tally(found.runs, found.artifacts, found.culprits, found.hazards))
+                       rates.tally(found.runs, found.artifacts, found.culprits, found.hazards), campaign.resumable)
     recalled = memory.remember(campaign.subject(), found.identities(), look)
     return build_report(_about(campaign, verdict), campaign.runs, found, comparison, localization,
                         recalled.findings, recalled.notes + list(tested.notes), _packages(campaign),

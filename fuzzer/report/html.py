@@ -120,6 +120,7 @@ def render(report: Report) -> str:
         phases=" · ".join(f"{name} {secs:.1f} s" for name, secs in report.phases.items()),
         memory=findings.sections(report),
         recorded=[f for f in report.findings if f.status != findings.FIXED] if report.first_in_store else None,
+        first_line=findings.first_campaign_line(report),
         rates=[(f, described(f)) for f in report.findings if f.status != findings.FIXED and f.rate],
         all_known=findings.all_known(report),
         artifact_folds=artifact_folds(report),

@@ -23,6 +23,7 @@ from fuzzer.report.cause_block import CauseBlock, cause_block, command_line
 from fuzzer.report.causes import causes
 from fuzzer.report.counts import closing_line, contrived_headline, count_line
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
+from fuzzer.report.cut_short import interrupted_line
 from fuzzer.report.scope import scope_line
 
 DIFF_LINES = 40
@@ -57,6 +58,7 @@ def _headline(report: Report) -> str:
     only = contrived_headline(report)
     counted = f"\n\nBuilds: {_esc(counted)}" if (counted := count_line(report)) else ""
     counted += f"\n\nScope: {_esc(scope_line(report.scope))}" if report.scope else ""
+    counted += f"\n\n{_esc(cut)}" if (cut := interrupted_line(report)) else ""
     # an unreproducible verdict's bounds are folded with the rates: the count above says more
     bound = "".join(f"\n\n{_esc(text)}" for text in report.bounds) if report.reproducible else ""
     aside = set_aside_line(report.packages)
@@ -69,8 +71,8 @@ def _headline(report: Report) -> str:
 def _memory(report: Report) -> str:
     """New, fixed and known findings, against earlier campaigns of this build (fuzzer/memory.py)."""
     if report.first_in_store:
-        listed = [f for f in report.findings if f.status != findings.FIXED]
-        return f"First campaign of this build in this store: {len(listed)} finding(s) recorded."
+        line = findings.first_campaign_line(report)
+        return f"{line[0].upper()}{line[1:]}."
     parts = []
     for title, found in findings.sections(report):
         items = [f"- {_esc(f.what)} ({f.kind} `{f.id}`)" for f in found[:FINDING_ROWS]]

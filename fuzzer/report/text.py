@@ -148,7 +148,7 @@ def _memory(report: Report, verbose: bool) -> list[str]:
     """What earlier campaigns of this build add: new, fixed and known findings."""
     if report.first_in_store:
         listed = [f for f in report.findings if f.status != findings.FIXED]
-        return ["", f"first campaign of this build in this store: {len(listed)} finding(s) recorded"] \
+        return ["", findings.first_campaign_line(report)] \
             + ([f"  {f.what}  [{f.kind} {f.id}]" for f in listed] if verbose else [])
     lines = []
     shown = FINDINGS_SHOWN if verbose else SHOWN
