@@ -36,7 +36,7 @@ from fuzzer.explain.noise import known_noise
 from fuzzer.explain.shared_cause import one_per_hazard
 from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots
 from fuzzer.execute.step_replay import REPLAYS, StepReplayer
-from fuzzer.explain.traced import TracedPair, campaign_traced, trace_pair, trace_reference
+from fuzzer.explain.traced import TracedPair, campaign_traced, original_run, run_label, trace_pair, trace_reference
 from fuzzer.explain.untraced import differing_from, runs_text
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of, provenance
 from fuzzer.model import Culprit, Hazard, Kind, RunKind
@@ -105,7 +105,7 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     outside = outside_note(reference_trace, builds.compared_places)
     attempts = [(a, load_trace(a.trace_path, tree, parent)) for a in (*pair.attempts, *campaign_traced(builds))]
     reference_label = "step audit's traced reference" if borrowed else "traced reference"
-    labels = trace_hazards.distinct_labels([reference_label, *(_label(a) for a, _ in attempts)])
+    labels = trace_hazards.distinct_labels([reference_label, *(run_label(a) for a, _ in attempts)])
     graph = declared.declared_graph(builds.command, tree)
     own = {label: a.index for label, (a, _) in zip(labels[1:], attempts) if a.kind is RunKind.EXPLORE}
     found = declared_hazards(trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)], labels, graph, own),
@@ -139,7 +139,7 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs, made,
                             mtimes_of(pair.reference.manifest), kept, contents)
     taken, ranked = taken_over(ranked, audited, f"localization found it as a root of the {labels[0]} and the "
-                                                f"{_label(pair.divergent)} too")
+                                                f"{run_label(pair.divergent)} too")
     if ranked and not tree_here:
         return None
     if ranked:
@@ -147,18 +147,18 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
             context = Context(pair.reference, pair.divergent, _replayer_factory(slots, 0, pair, targets),
                               tuple(found), budget, {roots[i].step.key: n for i, n in noise.items()},
                               builds.stabilizers, replay_seconds=lambda c: targets.of(c).duration,
-                              shown_in=_shown_in(builds, pair.divergent))
+                              shown_in=original_run(builds.runs, pair.divergent))
             contexts = [replace(context, replayer_for=_replayer_factory(slots, k, pair, targets))
                         for k in range(slots.count)]
             explained, left = _explain_in_budget(ranked, context, targets, contexts, taken, slots)
     else:  # every root was the audit's: no replay slot is set up
         explained, left = _explain_in_budget([], None, taken=taken)
-    seen, unnamed = _seen_by_audit(builds, comparison, audited, differing, _label(pair.divergent), pair.divergent.ok)
+    seen, unnamed = _seen_by_audit(builds, comparison, audited, differing, run_label(pair.divergent), pair.divergent.ok)
     culprits = with_rules(one_per_hazard(_one_per_step([*(_blame_duplicates(c, found, divergent_trace)
                                                         for c in explained), *seen]), found), reference_trace, graph, tree)
     minimal = _minimal_reproducer(builds, executor, pair.reference, pair.divergent.perturbation) if culprits else None
     notes = _notes(roots, left, budget, builds.stabilizers) + outside \
-        + untraced.note(unnamed, _label(pair.divergent)) + _driver_note(divergent_trace, differing) \
+        + untraced.note(unnamed, run_label(pair.divergent)) + _driver_note(divergent_trace, differing) \
         + ((minimal.note,) if minimal and minimal.note else ())
     return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True,
                         budget_s=budget.seconds, slots=builds.replays_at_once,
@@ -285,7 +285,7 @@ def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> L
 
     parallel = trace(RunKind.HAZARD_SCAN, perturbation)
     traces = [load_trace(parallel.trace_path, tree, parent)]
-    labels = [_label(parallel)]
+    labels = [run_label(parallel)]
     if builds.runs[0].perturbation != perturbation:
         reference = trace(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation)
         traces.append(load_trace(reference.trace_path, tree, parent))
@@ -395,14 +395,4 @@ def _seen_by_audit(builds: Builds, comparison, audited: Mapping[str, Culprit], t
     return untraced.seen_by_audit(files, audited, label)
 
 
-def _shown_in(builds: Builds, record) -> int | None:
-    """The campaign's run whose conditions a build had: itself, or the run a traced rerun repeats."""
-    if record.kind is RunKind.EXPLORE:
-        return record.index
-    return next((run.index for run in builds.runs if run.perturbation == record.perturbation), None)
-
-
-def _label(record) -> str:
-    kind = "traced rerun" if record.kind is not RunKind.EXPLORE else f"run {record.index}"
-    return f"{kind} ({record.perturbation.describe()})"
 
