@@ -189,8 +189,8 @@ def _hazards(report: Report) -> str:
             "|---|---|---|---|---|"]
     for h in report.hazards[:HAZARD_ROWS]:
         edge = f"{h.missing_edge} ({h.rule})" if h.rule else h.missing_edge
-        rows.append(f"| {_esc(h.type)} | {_esc(h.file)} | {_esc(command_line(h.reader))} | {_esc(command_line(h.writer))} "
-                    f"| {_esc(edge)} |")
+        rows.append(f"| {_esc(h.type)} | {_esc(h.file)} | {_esc(command_line(h.reader))} "
+                    f"| {_esc(command_line(h.writer))} | {_esc(edge)} |")
     if len(report.hazards) > HAZARD_ROWS:
         rows += ["", f"… and {len(report.hazards) - HAZARD_ROWS} more in the JSON report."]
     return "\n".join(rows)

@@ -46,7 +46,8 @@ def _cause(block: CauseBlock, verbose: bool) -> list[str]:
     lines = [f"cause {block.number} of {block.of}: [{block.kind}{axis}] {block.what}, in {block.cwd}",
              f"  step:       {block.step_lines[0]}"]
     if verbose:
-        lines += _exactly(block.steps[0], block.step_lines[0]) + [f"              {step}" for step in block.step_lines[1:]]
+        lines += _exactly(block.steps[0], block.step_lines[0])
+        lines += [f"              {step}" for step in block.step_lines[1:]]
     elif block.alike:
         lines.append(f"              {block.alike}")
     for fact in block.facts:
