@@ -24,7 +24,9 @@ from msgspec import structs
 from fuzzer.errors import UsageError
 from fuzzer.escaping import one_line, shown
 from fuzzer.execute.logs import failure_lines
-from fuzzer.model import Culprit, ExitCode, Finding, FindingKind, FindingStatus, Hazard, RunStatus, Verdict
+from fuzzer.interpreters import shown_command
+from fuzzer.model import (Culprit, ExitCode, ExitReason, Finding, FindingKind, FindingStatus, Hazard, RunStatus,
+                          Verdict)
 from fuzzer.report import json_format
 from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.trace.tempnames import identity, normalised
@@ -64,10 +66,11 @@ def of_failure(run: RunSummary) -> Identity:
 def of_culprit(culprit: Culprit) -> Identity:
     if culprit.steps and culprit.other_step:  # one cause, several steps: which of them failed first varies
         other, cwd = identity(culprit.other_step, culprit.cwd)
-        return _identity(CULPRIT, f"[{culprit.kind}] steps unordered with {one_line(other)} (in {cwd})",
+        return _identity(CULPRIT, f"[{culprit.kind}] steps unordered with {one_line(shown_command(other))} (in {cwd})",
                          other, cwd, culprit.kind, "steps")
     command, cwd = identity(culprit.command, culprit.cwd)
-    return _identity(CULPRIT, f"[{culprit.kind}] {one_line(command)} (in {cwd})", command, cwd, culprit.kind)
+    return _identity(CULPRIT, f"[{culprit.kind}] {one_line(shown_command(command))} (in {cwd})", command, cwd,
+                     culprit.kind)
 
 
 def of_hazard(hazard: Hazard) -> Identity:
@@ -127,6 +130,16 @@ def sections(report: Report) -> list[tuple[str, list[Finding]]]:
         ("known (--baseline or buildfuzz accept): not failing CI", [f for f in current if f.known]),
     ]
     return [(title, found) for title, found in listed if found]
+
+
+def first_campaign_line(report: Report) -> str:
+    """For the first campaign of a build in its store: how many findings, and whether they
+    were recorded (as fuzzer/memory.py records them: with a verdict, after all its builds)."""
+    listed = [f for f in report.findings if f.status != FIXED]
+    final = report.verdict in (Verdict.REPRODUCIBLE, Verdict.UNREPRODUCIBLE) \
+        and report.exit_reason != ExitReason.INTERRUPTED
+    how = "recorded" if final else "shown, not recorded until a campaign with a verdict completes its builds"
+    return f"first campaign of this build in this store: {len(listed)} finding(s) {how}"
 
 
 def all_known(report: Report) -> bool:

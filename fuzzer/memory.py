@@ -55,6 +55,9 @@ class Look:
     known: frozenset[str]  # finding ids the --baseline lists
     replayed: int  # runs it made of the remembered perturbations
     tally: rates.Tally = rates.Tally()  # how often each finding showed in its builds (fuzzer/rates.py)
+    # Ctrl-C cut its builds: its verdict is shown, but what it did not build is no evidence that
+    # a finding is fixed, so it records nothing; the campaign `--resume` completes records
+    resumable: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ class Sighting:
     campaign: int
     at: float  # time.time()
     scope: str  # what it compared (`scope`)
-    final: bool  # it has a verdict: it records statuses
+    final: bool  # it has a verdict and ran its builds: it records statuses
     can_fix: frozenset[str] = frozenset()  # kinds of finding it would have seen, were they still there
 
 
@@ -206,7 +209,7 @@ def _covers(sighting: Sighting, row: FindingRow) -> bool:
 
 
 def _sighting(campaign: int, look: Look, now: float) -> Sighting:
-    final = look.verdict in (Verdict.REPRODUCIBLE, Verdict.UNREPRODUCIBLE)
+    final = look.verdict in (Verdict.REPRODUCIBLE, Verdict.UNREPRODUCIBLE) and not look.resumable
     can_fix = {FAILURE, ARTIFACT, METADATA} if final else set()
     if final and (look.localized or look.verdict == Verdict.REPRODUCIBLE):  # nothing differs: no step makes it differ
         can_fix.add(CULPRIT)

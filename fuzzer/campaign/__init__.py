@@ -57,8 +57,8 @@ def _phases(campaign: Campaign, executor: Executor, events: Events) -> Outcome:
     try:
         with timed(campaign, "explore", events):
             explore(campaign, executor, events)
-    except KeyboardInterrupt:
-        campaign.exit_reason = ExitReason.INTERRUPTED
+    except KeyboardInterrupt:  # no phase after it runs: the builds left are `--resume`'s
+        campaign.exit_reason, campaign.interrupted_in = ExitReason.INTERRUPTED, "explore"
     finally:
         executor.close()
         campaign.spec.workspace.remove()

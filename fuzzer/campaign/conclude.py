@@ -22,10 +22,14 @@ from fuzzer.report import json_format
 from fuzzer.report.model import Report
 
 
+RESUME = "`buildfuzz run --resume` with the same options"
+
+
 def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     """Compare the stored runs, localize when they differ, and write the report. A campaign
     with no verdict (interrupted, too few successful builds) is neither saved nor marked
-    finished: `--resume` continues it."""
+    finished: `--resume` continues it; one whose builds Ctrl-C cut after some differed is
+    saved with its verdict (the report says what was cut), and not marked finished either."""
     comparison = compare([_selected(campaign, r) for r in campaign.runs]) if campaign.runs else None
     _require_evidence(campaign, comparison)
     localization = None
@@ -44,6 +48,7 @@ def conclude(campaign: Campaign, events: Events = SILENT) -> Outcome:
     if report.verdict != Verdict.INCONCLUSIVE:
         report = reporting.with_fixes(campaign, report)
         campaign.store.save_report(campaign.id, json_format.to_builtins(report))
+    if report.verdict != Verdict.INCONCLUSIVE and not campaign.resumable:
         campaign.store.finish(campaign.id)  # a finished campaign is not resumed
         _drop_traces(campaign)
     return Outcome(report, report.exit_code, _why(campaign, report))
@@ -115,9 +120,11 @@ def _why(campaign: Campaign, report: Report) -> str:
         reference = campaign.runs[0]
         tail = reference.log_tail or "(no output)"
         return f"the reference build failed (exit {reference.exit_code}); last lines:\n{tail}"
+    if report.verdict == Verdict.UNREPRODUCIBLE and campaign.resumable:
+        return f"interrupted after {len(campaign.runs)} runs, some of which differed: {RESUME} localizes"
     if report.verdict != Verdict.INCONCLUSIVE:
         return ""
-    resume = "`buildfuzz run --resume` with the same options continues this campaign"
+    resume = f"{RESUME} continues this campaign"
     if campaign.exit_reason == ExitReason.INTERRUPTED or campaign.interrupted_in:
         return f"interrupted after {len(campaign.runs)} runs: no verdict; {resume}"
     succeeded = sum(r.ok for r in campaign.runs)

@@ -38,7 +38,8 @@ def report(campaign: Campaign, comparison: Comparison | None, localization: Loca
                        memory.scope(config.artifacts, config.ignore, not config.count_bookkeeping), config.known,
                        sum(r.reason == Reason.REMEMBERED.value for r in campaign.runs),
                        rates.tally(found.runs, found.artifacts, found.culprits, found.hazards,
-                                   frozenset(path for m in _compared(campaign)[:1] for path in m.entries)))
+                                   frozenset(path for m in _compared(campaign)[:1] for path in m.entries)),
+                       campaign.resumable)
     recalled = memory.remember(campaign.subject(), found.identities(), look)
     return build_report(_about(campaign, verdict), campaign.runs, found, comparison, localization,
                         recalled.findings, recalled.notes + list(tested.notes), _packages(campaign),

@@ -57,15 +57,16 @@ def verdict(runs: list[RunRecord], comparison: Comparison | None, exit_reason: E
             interrupted_after_builds: bool = False) -> Verdict:
     """A verdict stands on evidence: `reproducible` needs an uninterrupted campaign with at
     least two successful builds that all agree; a difference or a perturbed failure is
-    `unreproducible`, and a Ctrl-C after the builds (in the audit or localization) takes
-    nothing back; anything less is `inconclusive`, and an interrupted campaign is never green."""
+    `unreproducible`, and a Ctrl-C takes nothing back: not after the builds (in the audit
+    or localization), nor during them once one differed or failed; anything less is
+    `inconclusive`, and an interrupted campaign is never green."""
     if runs and not runs[0].ok:
         return Verdict.REFERENCE_FAILED
-    if comparison is None or exit_reason == ExitReason.INTERRUPTED:
+    if comparison is None:
         return Verdict.INCONCLUSIVE
     if not comparison.reproducible:
         return Verdict.UNREPRODUCIBLE
-    if interrupted_after_builds or sum(r.ok for r in runs) < MIN_SUCCESSFUL:
+    if exit_reason == ExitReason.INTERRUPTED or interrupted_after_builds or sum(r.ok for r in runs) < MIN_SUCCESSFUL:
         return Verdict.INCONCLUSIVE
     return Verdict.REPRODUCIBLE
 
@@ -82,7 +83,7 @@ class Campaign:
     runs: list[RunRecord] = field(default_factory=list)
     phases: dict[str, float] = field(default_factory=dict)
     exit_reason: ExitReason = ExitReason.UNSET
-    interrupted_in: str = ""  # the phase after the builds that a Ctrl-C ended: no phase runs after it
+    interrupted_in: str = ""  # the phase a Ctrl-C ended (`explore` included): no phase runs after it
     groups: dict[str, str] = field(default_factory=dict)  # selected-manifest digest → label
     digests: dict[int, str] = field(default_factory=dict)  # run index → selected-manifest digest
     started: float = field(default_factory=lambda: time.monotonic())
@@ -169,6 +170,11 @@ class Campaign:
 
     def diverged(self) -> bool:
         return len(self.groups) > 1 or (bool(self.runs) and self.runs[0].ok and not all(r.ok for r in self.runs))
+
+    @property
+    def resumable(self) -> bool:
+        """Ctrl-C ended its builds: what it found is reported, and `--resume` builds the rest."""
+        return self.exit_reason == ExitReason.INTERRUPTED
 
     def verdict(self, comparison: Comparison | None) -> Verdict:
         return verdict(self.runs, comparison, self.exit_reason, bool(self.interrupted_in))

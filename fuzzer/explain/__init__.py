@@ -36,7 +36,7 @@ from fuzzer.explain.noise import known_noise
 from fuzzer.explain.shared_cause import one_per_hazard
 from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots
 from fuzzer.execute.step_replay import REPLAYS, StepReplayer
-from fuzzer.explain.traced import TracedPair, campaign_traced, trace_pair, trace_reference
+from fuzzer.explain.traced import TracedPair, campaign_traced, original_run, run_label, trace_pair, trace_reference
 from fuzzer.explain.untraced import differing_from, runs_text
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of, provenance
 from fuzzer.model import Culprit, Hazard, Kind, NoStep, RunKind, UnnamedFile
@@ -106,7 +106,7 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     outside = outside_note(reference_trace, builds.compared_places)
     attempts = [(a, load_trace(a.trace_path, tree, parent)) for a in (*pair.attempts, *campaign_traced(builds))]
     reference_label = "step audit's traced reference" if borrowed else "traced reference"
-    labels = trace_hazards.distinct_labels([reference_label, *(_label(a) for a, _ in attempts)])
+    labels = trace_hazards.distinct_labels([reference_label, *(run_label(a) for a, _ in attempts)])
     graph = declared.declared_graph(builds.command, tree, reference_trace)
     own = {label: a.index for label, (a, _) in zip(labels[1:], attempts) if a.kind is RunKind.EXPLORE}
     found = declared_hazards(trace_hazards.find_hazards([reference_trace, *(t for _, t in attempts)], labels, graph, own),
@@ -140,14 +140,15 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     targets = ReplayTargets(reference_trace, divergent_trace, pair.reference.perturbation.jobs, made,
                             mtimes_of(pair.reference.manifest), kept, contents)
     taken, ranked = taken_over(ranked, audited, f"localization found it as a root of the {labels[0]} and the "
-                                                f"{_label(pair.divergent)} too")
+                                                f"{run_label(pair.divergent)} too")
     if ranked and not tree_here:
         return None
     if ranked:
         with replay_slots(executor, pair.reference, builds.replays_at_once, builds.logs / "replays") as slots:
             context = Context(pair.reference, pair.divergent, _replayer_factory(slots, 0, pair, targets),
                               tuple(found), budget, {roots[i].step.key: n for i, n in noise.items()},
-                              builds.stabilizers, replay_seconds=lambda c: targets.of(c).duration)
+                              builds.stabilizers, replay_seconds=lambda c: targets.of(c).duration,
+                              shown_in=original_run(builds.runs, pair.divergent))
             contexts = [replace(context, replayer_for=_replayer_factory(slots, k, pair, targets))
                         for k in range(slots.count)]
             explained, left = _explain_in_budget(ranked, context, targets, contexts, taken, slots)
@@ -158,7 +159,7 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     reached = differing if pair.divergent.ok else {path for r in roots if not r.failed for path in r.explains}
     seen, unnamed = untraced.unexplained(builds, comparison, audited, reached, NoStep.NOT_IN_TRACED_RERUN
                                          if pair.divergent.ok else NoStep.TRACED_RERUN_FAILED, pair.divergent,
-                                         _label(pair.divergent))
+                                         run_label(pair.divergent))
     culprits = with_rules(one_per_hazard(_one_per_step([*(_blame_duplicates(c, found, divergent_trace)
                                                         for c in explained), *seen]), found), reference_trace, graph, tree)
     minimal = _minimal_reproducer(builds, executor, pair.reference, pair.divergent.perturbation) if culprits else None
@@ -290,7 +291,7 @@ def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> L
 
     parallel = trace(RunKind.HAZARD_SCAN, perturbation)
     traces = [load_trace(parallel.trace_path, tree, parent)]
-    labels = [_label(parallel)]
+    labels = [run_label(parallel)]
     if builds.runs[0].perturbation != perturbation:
         reference = trace(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation)
         traces.append(load_trace(reference.trace_path, tree, parent))
@@ -361,7 +362,7 @@ def _blame_duplicates(culprit: Culprit, found, trace: BuildTrace) -> Culprit:
                 f"run of it was rewriting it: {culprit.evidence}")
     return Culprit(command=step.command, argv=list(step.argv), cwd=step.cwd,
                    outputs=sorted(f for h in twice for f in h.files),
-                   kind=Kind.RACE, evidence=evidence, chain=culprit.chain, other_step=culprit.command)
+                   kind=Kind.RACE, evidence=evidence, chain=culprit.chain, other_step=culprit.command, key=culprit.key)
 
 
 def _one_per_step(culprits: list[Culprit]) -> list[Culprit]:
@@ -390,7 +391,4 @@ def _differing(builds: Builds, pair) -> set[str]:
     return {path for m in references for path in everything(m).differing(divergent)}
 
 
-def _label(record) -> str:
-    kind = "traced rerun" if record.kind is not RunKind.EXPLORE else f"run {record.index}"
-    return f"{kind} ({record.perturbation.describe()})"
 

@@ -32,7 +32,7 @@ from fuzzer.explain.budget import UNLIMITED, Budget
 from fuzzer.explain.lines import replays as line_search
 from fuzzer.explain.noise import Noise
 from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, ReplayOutcome, StepReplayer, Variation, joined
-from fuzzer.model import Culprit, Hazard, Kind, Unfinished
+from fuzzer.model import Culprit, Hazard, KeyEvidence, Kind, Unfinished
 from fuzzer.parallelism import parallel_env
 from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
 from fuzzer.trace.hazards import DUPLICATE, MKDIR_RACE, WRITE_WRITE
@@ -68,6 +68,7 @@ class Context:
     # replays run (fuzzer.explain.writer), else the step's
     replay_seconds: Callable[[RootCandidate], float] | None = None
     earlier: Earlier | None = None  # the step audit's plain replays of this candidate (one candidate's context)
+    shown_in: int | None = None  # the campaign's run whose conditions `divergent` built in (a traced rerun's original)
 
 
 def classify(candidate: RootCandidate, context: Context) -> Culprit:
@@ -76,13 +77,15 @@ def classify(candidate: RootCandidate, context: Context) -> Culprit:
     if race:
         shared = _shared_state(candidate, context.hazards)
         other = race[0].other or (_other(shared, step.command) if shared is not None else None)
-        return _culprit(candidate, Kind.RACE, evidence=_race_evidence(candidate, race), other=other)
+        return _culprit(candidate, Kind.RACE, evidence=_race_evidence(candidate, race), other=other,
+                        key=KeyEvidence(file=race[0].file, run=context.shown_in))
     shared = _shared_state(candidate, context.hazards)
     if shared is not None:
         failed = f"it failed with exit {step.exit_code} in the divergent run; " if candidate.failed else ""
         return _culprit(candidate, Kind.RACE, other=_other(shared, step.command), evidence=(
             f"{failed}it depends on {shared.file}, which a step not ordered with it changes ({shared.type}: "
-            f"{shared.detail}; {shared.evidence}): what it found depended on which ran first"))
+            f"{shared.detail}; {shared.evidence}): what it found depended on which ran first"),
+            key=KeyEvidence(file=shared.file, run=context.shown_in))
     if candidate.failed:
         # no evidence of a race, and replaying a failing step tells nothing: say so
         return _culprit(candidate, Kind.UNKNOWN, evidence=_failure_evidence(candidate))
@@ -234,7 +237,8 @@ def _intrinsic(candidate, replayer: StepReplayer, plain, context: Context, per_r
                 f"first two that differ); {search.describe()}")
     varied = tuple(dict.fromkeys(name for found in (search.stabilizers, *search.alternatives) for name in found))
     culprit = _culprit(candidate, Kind.INTRINSIC, evidence=evidence, stabilized_by=list(search.stabilizers),
-                       alternatives=[list(a) for a in search.alternatives])
+                       alternatives=[list(a) for a in search.alternatives],
+                       key=KeyEvidence(replays=len(plain.digests), distinct=plain.distinct))
     culprit = structs.replace(culprit, line=line_search.search(replayer, varied, context.budget, per_replay_s))
     if search.left_replays:
         return _unfinished(culprit, Unfinished.STABILISER_SEARCH, search.left_replays * per_replay_s)
@@ -280,7 +284,9 @@ def _order_or_metadata(candidate: RootCandidate, replayer: StepReplayer, digest:
     order = [d for d in candidate.input_differences if d.how == READ_ORDER]
     if order:
         return _culprit(candidate, Kind.ORDER, evidence=(
-            f"{stable}; it read its inputs in a different order ({order[0].detail or order[0].file})"))
+            f"{stable}; it read its inputs in a different order ({order[0].detail or order[0].file})"),
+            key=KeyEvidence(file=order[0].file, run=context.shown_in, reference_order=list(order[0].ref_order),
+                            run_order=list(order[0].div_order)))
     found = _differed_metadata(candidate, context)
     planned = metadata.experiments(found)
     needed_s = len(planned) * metadata.EXPERIMENT_REPLAYS * per_replay_s
@@ -313,7 +319,8 @@ def _unfinished(culprit: Culprit, what: Unfinished, seconds: float) -> Culprit:
 
 
 def _culprit(candidate, kind: Kind, *, evidence: str, axis: str | None = None, stabilized_by: list[str] | None = None,
-             alternatives: list[list[str]] | None = None, other: str | None = None) -> Culprit:
+             alternatives: list[list[str]] | None = None, other: str | None = None,
+             key: KeyEvidence | None = None) -> Culprit:
     step = candidate.div or candidate.ref
     outputs = list(candidate.outputs)
     writer = list(step.leaf.get(outputs[0], ())) if outputs else []
@@ -332,4 +339,5 @@ def _culprit(candidate, kind: Kind, *, evidence: str, axis: str | None = None, s
         chain=list(candidate.chain),
         writer=writer,
         other_step=other,
+        key=key,
     )

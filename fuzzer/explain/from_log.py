@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from msgspec import structs
 
 from fuzzer.execute.logs import failed_targets
-from fuzzer.model import Culprit, Hazard, HazardType, Kind
+from fuzzer.model import Culprit, Hazard, HazardType, KeyEvidence, Kind
 from fuzzer.trace.declared import DeclaredGraph
 from fuzzer.trace.hazards import MKDIR_RACE, READ_BEFORE_WRITE
 from fuzzer.trace.prerequisites import with_missing_edges
@@ -143,7 +143,8 @@ def _judged(missed: Missed, trace: BuildTrace, declared: Declared) -> LogFinding
     graph = declared.graph
     ordered = _declared_order(graph, other, culprit, missed.file.rstrip("/")) if graph is not None else ""
     named = Culprit(command=culprit.command, argv=list(culprit.argv), cwd=culprit.cwd, outputs=sorted(culprit.outputs),
-                    kind=Kind.RACE, evidence=f"{told}, {missed.unordered}", other_step=other.command)
+                    kind=Kind.RACE, evidence=f"{told}, {missed.unordered}", other_step=other.command,
+                    key=KeyEvidence(file=missed.file, run=run))
     if ordered:
         said = (f"; but {ordered}, so the build waits for `{other.command}` before it: {missed.file} was not missing "
                 "for a lack of an edge. Something else made it absent (a step removing or rewriting it, a recipe not "

@@ -70,3 +70,15 @@ def _affordable(builds: Builds) -> bool:
     """One more traced build, and the reference's, still fit in the budget."""
     typical = max(r.wall_s for r in builds.runs)
     return builds.seconds_left() > 2 * TRACE_SLOWDOWN * typical
+
+
+def run_label(record: RunRecord) -> str:
+    kind = "traced rerun" if record.kind is not RunKind.EXPLORE else f"run {record.index}"
+    return f"{kind} ({record.perturbation.describe()})"
+
+
+def original_run(runs: tuple[RunRecord, ...], record: RunRecord) -> int | None:
+    """The campaign's run whose conditions a build had: itself, or the run a traced rerun repeats."""
+    if record.kind is RunKind.EXPLORE:
+        return record.index
+    return next((run.index for run in runs if run.perturbation == record.perturbation), None)

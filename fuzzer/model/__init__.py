@@ -6,7 +6,8 @@ memory and every report format use these; `fuzzer/report/model.py` builds the re
 of them. `from fuzzer.model import X` is the one way to name each.
 """
 
-from fuzzer.model.found import (RATE_SCHEMA, Culprit, Finding, Fix, Hazard, Model, Proof, Rate, SourceLine, UnnamedFile,
+from fuzzer.model.found import (RATE_SCHEMA, Culprit, Finding, Fix, Hazard, KeyEvidence, Model, Proof, Rate,
+                                SourceLine, UnnamedFile,
                                 WriterProcess)
 from fuzzer.model.host import available_cpus, cache_dir
 from fuzzer.model.vocabulary import (NAMED_KINDS, STABILIZERS, AuditResult, Basis, ExitCode, ExitReason, FindingKind,
@@ -14,7 +15,7 @@ from fuzzer.model.vocabulary import (NAMED_KINDS, STABILIZERS, AuditResult, Basi
                                      NoStep, NotTried, Reason, RunKind, RunStatus, Stabilizer, Unfinished, Verdict)
 
 __all__ = ["NAMED_KINDS", "RATE_SCHEMA", "STABILIZERS", "AuditResult", "Basis", "Culprit", "ExitCode", "ExitReason",
-           "Finding", "FindingKind", "FindingStatus", "Fix", "FixStatus", "Hazard", "HazardStatus", "HazardType", "Kind",
-           "LineCause", "LineStatus", "Model", "NoStep", "NotTried", "Proof", "Rate", "Reason", "RunKind", "RunStatus",
-           "SourceLine", "Stabilizer", "Unfinished", "UnnamedFile", "Verdict", "WriterProcess", "available_cpus",
-           "cache_dir"]
+           "Finding", "FindingKind", "FindingStatus", "Fix", "FixStatus", "Hazard", "HazardStatus", "HazardType",
+           "KeyEvidence", "Kind", "LineCause", "LineStatus", "Model", "NoStep", "NotTried", "Proof", "Rate", "Reason",
+           "RunKind", "RunStatus", "SourceLine", "Stabilizer", "Unfinished", "UnnamedFile", "Verdict", "WriterProcess",
+           "available_cpus", "cache_dir"]

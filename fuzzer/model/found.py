@@ -108,6 +108,18 @@ class SourceLine(Model, frozen=True):
     fix: Fix | None = None  # the patch to this line (fuzzer/fix/line.py): suggested, or proven by `buildfuzz fix`
 
 
+class KeyEvidence(Model, frozen=True):
+    """The strongest single fact behind a culprit's kind, typed: what the cause block's one
+    evidence line says (fuzzer/report/cause_block.py), where `Culprit.evidence` is the prose."""
+
+    replays: int = 0  # intrinsic: the step replayed alone, with identical inputs, this many times
+    distinct: int = 0  # ... giving this many distinct outputs
+    file: str = ""  # race: the file the unordered step changed under it; order: the first read in another order
+    run: int | None = None  # race, order: the build whose trace (or log) showed it, against the reference
+    reference_order: list[str] = []  # order: the reads from the first that differs, as the reference made them
+    run_order: list[str] = []  # ... and as `run` made them
+
+
 class Culprit(Model, frozen=True):
     """A build step that introduced a difference, its kind, and what stabilises it."""
 
@@ -136,6 +148,7 @@ class Culprit(Model, frozen=True):
     unfinished: Unfinished | None = None
     unfinished_s: float = 0.0
     line: SourceLine | None = None  # an intrinsic culprit's first divergent source line (Python steps)
+    key: KeyEvidence | None = None  # the strongest fact for its kind, where the kind's finder typed one
 
 
 class UnnamedFile(Model, frozen=True):

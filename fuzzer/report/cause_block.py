@@ -1,15 +1,19 @@
 """What one cause's block says, the same in every human format (terminal, Markdown, HTML):
 its title's parts, its steps, and its facts in order, each a name and a value. The formats
 differ only in how they lay a block out and escape it, and in how they shorten a command:
-the terminal and Markdown cut it to one line, the HTML folds it behind its program's name."""
+the terminal and Markdown cut it to one line, the HTML folds it behind its program's name.
+Every format shows a command as a packager reads it (`command_line`: pip's setup.py shim
+as `python3 -u -c <code naming setup.py> bdist_wheel`); the JSON and `--verbose` keep it exact."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from fuzzer.escaping import one_line, quoted_commands_cut
-from fuzzer.model import Verdict
+from fuzzer.interpreters import shown_command
+from fuzzer.model import Culprit, Kind, Verdict
 from fuzzer.report.causes import Cause, evidence_line, fix_command, stabiliser_text
+from fuzzer.report.counts import contrived, contrivance
 from fuzzer.report.folds import step_variants
 from fuzzer.report.model import Report
 from fuzzer.report.source_line import LINE_CHARS, line_fix_text, line_text
@@ -25,7 +29,7 @@ class Fact:
 
     @property
     def line(self) -> str:
-        return one_line(self.value) if self.command else self.value
+        return command_line(self.value) if self.command else self.value
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ class CauseBlock:
 
     @property
     def step_lines(self) -> list[str]:
-        return [one_line(step) for step in self.steps]
+        return [command_line(step) for step in self.steps]
 
     @property
     def what(self) -> str:
@@ -60,6 +64,12 @@ class CauseBlock:
         return f"and {len(self.steps) - 1} more alike, differing in: {', '.join(step_variants(self.step_lines))}"
 
 
+def command_line(command: str) -> str:
+    """A command as one line, in the words a packager reads (an interpreter's -c code said
+    by what it runs: fuzzer/interpreters.py)."""
+    return one_line(shown_command(command))
+
+
 def cause_block(number: int, found: list[Cause], report: Report, verbose: bool = False) -> CauseBlock:
     """`verbose`: every missing prerequisite, not the first only."""
     cause = found[number - 1]
@@ -71,12 +81,38 @@ def cause_block(number: int, found: list[Cause], report: Report, verbose: bool =
     facts = [Fact("written by", written, command=True), Fact("reaches", _reaches(cause, report)),
              Fact("raced", lead.other_step or "", command=True),
              *(Fact("missing", edge) for edge in (edges if verbose else edges[:1])),
-             Fact("evidence", evidence_line(evidence) if evidence else ""), Fact("stabiliser", stabiliser_text(lead)),
+             Fact("evidence", _strongest(lead, report) or (evidence_line(evidence) if evidence else "")),
+             Fact("stabiliser", stabiliser_text(lead)),
              Fact("line", one_line(line_text(lead.line), LINE_CHARS) if lead.line else ""),
              Fact("line fix", line_fix_text(lead.line.fix, fix_command(report)) if lead.line and lead.line.fix else ""),
              *(Fact("fix", fix) for fix in _fixes(cause, report))]
     return CauseBlock(number, len(found), lead.kind, lead.axis or "", lead.cwd, cause.rule, cause.steps, evidence,
                       [fact for fact in facts if fact.value])
+
+
+def _strongest(culprit: Culprit, report: Report) -> str:
+    """The strongest single fact for the culprit's kind, from its typed evidence ("" where its
+    finder typed none: the prose's first clauses stand in)."""
+    key, writer = culprit.key, culprit.writer_process
+    if culprit.kind == Kind.INTRINSIC and key and key.replays:
+        return f"replayed alone {key.replays} times with identical inputs: {key.distinct} distinct outputs"
+    if culprit.kind == Kind.RACE and key and key.file:
+        return f"the race on {key.file} showed" + (f" in {_run(key.run, report)}" if _run(key.run, report) else "")
+    if culprit.kind == Kind.ORDER and key and key.run_order:
+        return (f"from the first read that differs, {_run(key.run, report) or 'a divergent build'} read "
+                f"{', '.join(key.run_order)}; the reference {', '.join(key.reference_order)}")
+    if culprit.kind == Kind.BUILD_PATH and writer and writer.recorded_dir:
+        return f"it recorded the directory it ran in, {writer.recorded_dir}"
+    return ""
+
+
+def _run(index: int | None, report: Report) -> str:
+    """`run 4 (where `mkdir -p obj` is held back)`: the build that showed it, and what it did
+    that a plain build never does; "" for a run the report does not hold."""
+    run = next((r for r in report.runs if r.index == index), None)
+    if run is None:
+        return ""
+    return f"run {index} " + (f"(where {contrivance(run, report)})" if contrived(run) else "(a plain build)")
 
 
 def _reaches(cause: Cause, report: Report) -> str:

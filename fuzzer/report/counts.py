@@ -131,17 +131,28 @@ def contrived_headline(report: Report) -> str:
         return ""
     shown = telling(report)
     plain = [r for r in perturbed(report) if not contrived(r)]
-    what = " or ".join(dict.fromkeys(_contrivance(r, report) for r in shown))
+    what = " or ".join(dict.fromkeys(contrivance(r, report) for r in shown))
     return (f"only when {what} ({runs_text([r.index for r in shown])}): 0 of {len(plain)} plain builds "
             f"(neither held nor shuffled) failed or differed")
 
 
-def _contrivance(run: RunSummary, report: Report) -> str:
+def contrivance(run: RunSummary, report: Report) -> str:
+    """What a held or shuffled run did, in words (`mkdir -p obj` is held back)."""
     variations = run.perturbation.get("variations") or {}
     if "hold" in variations:
         step = held_step(variations["hold"], report)
         return f"`{step}` is held back" if step else "a traced step is held back"
     return "make's order is shuffled"
+
+
+def _argvs(command: str) -> list[tuple[str, ...]]:
+    """The argvs a step the report names by `command` may have run as: its words, or the shell
+    line make ran with its default SHELL (a recipe's step is named by its line: trace/steps.py)."""
+    try:
+        words = [tuple(shlex.split(command))]
+    except ValueError:
+        words = []
+    return [w for w in words if w] + [("/bin/sh", "-c", command)]
 
 
 def held_step(value: str, report: Report) -> str:
@@ -151,10 +162,6 @@ def held_step(value: str, report: Report) -> str:
     named = [*(c.command for c in report.culprits), *(c.other_step or "" for c in report.culprits),
              *(s for h in report.hazards for s in (h.reader, h.writer, *h.steps))]
     for command in dict.fromkeys(c for c in named if c):
-        try:
-            argv = tuple(shlex.split(command))
-        except ValueError:
-            continue
-        if argv and hold.argv_hash(argv) == wanted:
+        if any(hold.argv_hash(argv) == wanted for argv in _argvs(command)):
             return command
     return next((c.command for c in report.culprits if c.argv and hold.argv_hash(tuple(c.argv)) == wanted), "")

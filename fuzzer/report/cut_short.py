@@ -1,4 +1,5 @@
-"""What the localization budget cut short, and about what budget would complete it.
+"""What the localization budget cut short, and about what budget would complete it; and
+what a Ctrl-C during the builds cut from an unreproducible campaign (`interrupted_line`).
 
 Without an overnight budget a long build's localization runs out: culprits named with no
 stabiliser search, audited steps with fewer replays than a claim of stable needs, roots left
@@ -13,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from fuzzer.model import Culprit, Unfinished
-from fuzzer.report.model import AuditSummary, CutShort
+from fuzzer.model import Culprit, ExitReason, Unfinished, Verdict
+from fuzzer.report.model import AuditSummary, CutShort, Report
 
 
 def cut_short(culprits: Sequence[Culprit], audit: AuditSummary | None, unexplained_s: Sequence[float],
@@ -53,3 +54,12 @@ def _duration(seconds: float, option: bool = False) -> str:
     if option:
         return f"{seconds / 60:.0f}m"
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} minutes"
+
+
+def interrupted_line(report: Report) -> str:
+    """For a campaign whose builds Ctrl-C cut once one differed: what was not done, and how to
+    go on (its verdict stands on the builds that ran); "" otherwise."""
+    if report.exit_reason != ExitReason.INTERRUPTED or report.verdict != Verdict.UNREPRODUCIBLE:
+        return ""
+    return ("cut short by an interruption during the builds: the rest of them, the step audit and localization were "
+            "not done (no culprit named); `buildfuzz run --resume` with the same options does them")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from fuzzer.interpreters import shown_command
 from fuzzer.model import Culprit, Hazard, Verdict
 from fuzzer.report.causes import rule_place
 from fuzzer.report.model import Report
@@ -27,7 +28,7 @@ def annotations(report: Report, workspace: Path) -> list[str]:
 def _message(item: Culprit | Hazard) -> str:
     if isinstance(item, Culprit):
         stabilised = f"; stabilised by {' + '.join(item.stabilized_by)}" if item.stabilized_by else ""
-        return f"[{item.kind}] {item.command}{stabilised}"
+        return f"[{item.kind}] {shown_command(item.command)}{stabilised}"
     edge = f"; missing prerequisite {item.missing_edge}" if item.missing_edge else ""
     return f"{item.type} on {item.file} between {item.writer} and {item.reader}{edge}"
 

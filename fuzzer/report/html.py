@@ -18,12 +18,12 @@ import jinja2
 
 from fuzzer import axes, findings, structs
 from fuzzer.rates import described
-from fuzzer.escaping import is_long, program, visible
+from fuzzer.escaping import is_long, one_line, program, visible
 from fuzzer.execute.logs import failure_lines
 from fuzzer.plan import Perturbation
 from fuzzer.model import NAMED_KINDS, Kind, RunStatus
 from fuzzer.report.audit_text import audit_lines
-from fuzzer.report.cause_block import CauseBlock, cause_block
+from fuzzer.report.cause_block import CauseBlock, cause_block, command_line
 from fuzzer.report.causes import causes
 from fuzzer.report.counts import closing_line
 from fuzzer.report.folds import artifact_folds, failure_folds
@@ -53,10 +53,11 @@ TEMPLATES = jinja2.Environment(
 
 @dataclass(frozen=True)
 class Folded:
-    """A command line, folded behind its program's name when it is too long to read."""
+    """A command line, folded behind its program's name when it is too long to read, or
+    behind the words a packager reads (`command_line`) where they differ from it."""
 
     text: str
-    program: str
+    program: str  # the summary of the fold
     size: str  # "40 arguments", "5123 characters"
     long: bool
 
@@ -119,6 +120,7 @@ def render(report: Report) -> str:
         phases=" · ".join(f"{name} {secs:.1f} s" for name, secs in report.phases.items()),
         memory=findings.sections(report),
         recorded=[f for f in report.findings if f.status != findings.FIXED] if report.first_in_store else None,
+        first_line=findings.first_campaign_line(report),
         rates=[(f, described(f)) for f in report.findings if f.status != findings.FIXED and f.rate],
         all_known=findings.all_known(report),
         artifact_folds=artifact_folds(report),
@@ -138,6 +140,9 @@ def folded(command: str, argv: list[str] | None = None) -> Folded:
     """`argv`, when given, is what the command line is made of (a writer's exec), so its
     size is counted in arguments."""
     size = f"{len(argv)} arguments" if argv else f"{len(command)} characters"
+    shown = command_line(command)
+    if shown != one_line(command):
+        return Folded(command, shown, size, True)
     return Folded(command, program(argv[0] if argv else command), size, is_long(command))
 
 

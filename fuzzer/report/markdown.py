@@ -19,10 +19,11 @@ from fuzzer.rates import described
 from fuzzer.report.audit_text import left_line, summary_line
 from fuzzer.report.model import ArtifactFinding, Report
 from fuzzer.report.bookkeeping import bookkeeping_line
-from fuzzer.report.cause_block import CauseBlock, cause_block
+from fuzzer.report.cause_block import CauseBlock, cause_block, command_line
 from fuzzer.report.causes import causes
 from fuzzer.report.counts import closing_line, contrived_headline, count_line
 from fuzzer.report.packages import inside_lines, package_verdict, set_aside_line
+from fuzzer.report.cut_short import interrupted_line
 from fuzzer.report.scope import scope_line
 
 DIFF_LINES = 40
@@ -57,6 +58,7 @@ def _headline(report: Report) -> str:
     only = contrived_headline(report)
     counted = f"\n\nBuilds: {_esc(counted)}" if (counted := count_line(report)) else ""
     counted += f"\n\nScope: {_esc(scope_line(report.scope))}" if report.scope else ""
+    counted += f"\n\n{_esc(cut)}" if (cut := interrupted_line(report)) else ""
     # an unreproducible verdict's bounds are folded with the rates: the count above says more
     bound = "".join(f"\n\n{_esc(text)}" for text in report.bounds) if report.reproducible else ""
     aside = set_aside_line(report.packages)
@@ -69,8 +71,8 @@ def _headline(report: Report) -> str:
 def _memory(report: Report) -> str:
     """New, fixed and known findings, against earlier campaigns of this build (fuzzer/memory.py)."""
     if report.first_in_store:
-        listed = [f for f in report.findings if f.status != findings.FIXED]
-        return f"First campaign of this build in this store: {len(listed)} finding(s) recorded."
+        line = findings.first_campaign_line(report)
+        return f"{line[0].upper()}{line[1:]}."
     parts = []
     for title, found in findings.sections(report):
         items = [f"- {_esc(f.what)} ({f.kind} `{f.id}`)" for f in found[:FINDING_ROWS]]
@@ -187,8 +189,8 @@ def _hazards(report: Report) -> str:
             "|---|---|---|---|---|"]
     for h in report.hazards[:HAZARD_ROWS]:
         edge = f"{h.missing_edge} ({h.rule_lines()})" if h.rule else h.missing_edge
-        rows.append(f"| {_esc(h.type)} | {_esc(h.file)} | {_esc(one_line(h.reader))} | {_esc(one_line(h.writer))} "
-                    f"| {_esc(edge)} |")
+        rows.append(f"| {_esc(h.type)} | {_esc(h.file)} | {_esc(command_line(h.reader))} "
+                    f"| {_esc(command_line(h.writer))} | {_esc(edge)} |")
     if len(report.hazards) > HAZARD_ROWS:
         rows += ["", f"… and {len(report.hazards) - HAZARD_ROWS} more in the JSON report."]
     return "\n".join(rows)

@@ -8,7 +8,7 @@ from fuzzer.execute.step_replay import REPLAYS
 from fuzzer.model import RunStatus
 from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.counts import HEADLINES, contrived_headline, count_line
-from fuzzer.report.cut_short import cut_short_line
+from fuzzer.report.cut_short import cut_short_line, interrupted_line
 from fuzzer.report.model import Report
 from fuzzer.report.packages import set_aside_line
 from fuzzer.report.scope import scope_line
@@ -29,6 +29,7 @@ def runs_line(report: Report) -> str:
 def opening(report: Report) -> list[tuple[str, str]]:
     """(name, line) under the verdict, the empty ones left out; the cut-short line names itself ("")."""
     facts = [("builds", count_line(report)), ("scope", scope_line(report.scope) if report.scope else ""),
-             ("", cut_short_line(report.cut_short, REPLAYS)), ("packages", set_aside_line(report.packages)),
+             ("", interrupted_line(report)), ("", cut_short_line(report.cut_short, REPLAYS)),
+             ("packages", set_aside_line(report.packages)),
              ("bookkeeping", bookkeeping_line(report.bookkeeping))]
     return [(name, line) for name, line in facts if line]

@@ -10,7 +10,7 @@ from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
 from fuzzer.plan import Perturbation
 from fuzzer.report.audit_text import audit_lines
-from fuzzer.report.cause_block import CauseBlock, cause_block
+from fuzzer.report.cause_block import CauseBlock, cause_block, command_line
 from fuzzer.report.causes import Cause, causes, evidence_line, unattached_hazards
 from fuzzer.report.counts import closing_line
 from fuzzer.report.folds import artifact_folds, failure_folds, rate_folds
@@ -46,6 +46,7 @@ def _cause(block: CauseBlock, verbose: bool) -> list[str]:
     lines = [f"cause {block.number} of {block.of}: [{block.kind}{axis}] {block.what}, in {block.cwd}",
              f"  step:       {block.step_lines[0]}"]
     if verbose:
+        lines += _exactly(block.steps[0], block.step_lines[0])
         lines += [f"              {step}" for step in block.step_lines[1:]]
     elif block.alike:
         lines.append(f"              {block.alike}")
@@ -54,7 +55,13 @@ def _cause(block: CauseBlock, verbose: bool) -> list[str]:
             lines += ["  evidence:"] + [f"    {line}" for line in block.evidence.splitlines()]
         else:
             lines.append(f"  {fact.name + ':':<11} {fact.line}")
+            lines += _exactly(fact.value, fact.line) if verbose and fact.command else []
     return lines
+
+
+def _exactly(command: str, shown: str) -> list[str]:
+    """With --verbose, a command shown in other words (an interpreter's -c code) as it ran, whole."""
+    return [f"  {'exactly:':<11} {command}"] if shown != one_line(command) else []
 
 
 def _failures(report: Report, verbose: bool) -> list[str]:
@@ -82,8 +89,8 @@ def _hazards(report: Report, found: list[Cause], verbose: bool) -> list[str]:
     for hazard in listed if verbose else listed[:10]:
         edge = f"; missing {hazard.missing_edge}" + (f" (the rule at {hazard.rule_lines()})" if hazard.rule else "") \
             if hazard.missing_edge else ""
-        lines.append(f"  {hazard.type} on {hazard.file} [{hazard.status}]: {one_line(hazard.reader)}  /  "
-                     f"{one_line(hazard.writer)}{edge}")
+        lines.append(f"  {hazard.type} on {hazard.file} [{hazard.status}]: {command_line(hazard.reader)}  /  "
+                     f"{command_line(hazard.writer)}{edge}")
         if verbose:
             lines += [f"     {text}" for text in (quoted_commands_cut(hazard.evidence),
                                                   hazard.reproduce and "reproduce: " + hazard.reproduce) if text]
@@ -142,7 +149,7 @@ def _memory(report: Report, verbose: bool) -> list[str]:
     """What earlier campaigns of this build add: new, fixed and known findings."""
     if report.first_in_store:
         listed = [f for f in report.findings if f.status != findings.FIXED]
-        return ["", f"first campaign of this build in this store: {len(listed)} finding(s) recorded"] \
+        return ["", findings.first_campaign_line(report)] \
             + ([f"  {f.what}  [{f.kind} {f.id}]" for f in listed] if verbose else [])
     lines = []
     shown = FINDINGS_SHOWN if verbose else SHOWN

@@ -33,6 +33,9 @@ class InputDifference:
     ref_time: float | None
     div_time: float | None
     detail: str
+    # read-order: the reads from the first that differs, three at most, in each run
+    ref_order: tuple[str, ...] = ()
+    div_order: tuple[str, ...] = ()
 
 
 def input_differences(ref: BuildTrace, div: BuildTrace, r: Step, d: Step) -> list[InputDifference]:
@@ -124,11 +127,9 @@ def _read_order(r: Step, d: Step) -> InputDifference | None:
     if ref_order == div_order:
         return None
     first = next(i for i, (a, b) in enumerate(zip(ref_order, div_order)) if a != b)
-    detail = (
-        f"read order differs from position {first}: reference {ref_order[first : first + 3]}, "
-        f"divergent {div_order[first : first + 3]}"
-    )
-    return InputDifference(div_order[first], READ_ORDER, None, None, None, detail)
+    ref_shown, div_shown = tuple(ref_order[first : first + 3]), tuple(div_order[first : first + 3])
+    detail = f"read order differs from position {first}: reference {list(ref_shown)}, divergent {list(div_shown)}"
+    return InputDifference(div_order[first], READ_ORDER, None, None, None, detail, ref_shown, div_shown)
 
 
 def since(trace: BuildTrace, t: float | None) -> float | None:

@@ -24,6 +24,7 @@ from fuzzer.explain.ablation import shrink
 from fuzzer.explain.classify import Context, classify
 from fuzzer.execute.step_replay import ReplayOutcome
 from fuzzer.plan import Perturbation
+from fuzzer.report import text
 from fuzzer.store import Store
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
@@ -159,6 +160,35 @@ def test_an_interrupted_campaign_resumes_where_it_stopped(tmp_path):
     assert second.report.campaign == first.report.campaign
     assert [r.index for r in made[0].requests] == list(range(3, 8))
     assert [r.index for r in second.report.runs] == list(range(8)) and second.exit_code == 0
+
+
+def test_a_ctrl_c_during_the_builds_after_a_difference_keeps_the_verdict_and_resumes(tmp_path):
+    calls = []
+
+    def differs_then_interrupted(p):  # every build after the reference differs; Ctrl-C during the fourth
+        calls.append(p)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return {"a": str(len(calls) > 1)}
+
+    factory, made = fake(outcome=differs_then_interrupted)
+    first = run_campaign(config(tmp_path, localize=True), executor_factory=factory)
+    report = first.report
+    assert (report.verdict, first.exit_code, report.exit_reason) == ("unreproducible", 1, "interrupted")
+    assert len(report.runs) == 3 and len(made) == 1  # no localization: no executor after the builds'
+    opening = text.render(report).split("\n\n")[0]
+    assert "--resume" in opening and "--resume" in first.message  # at the top: what was cut, and how to go on
+    assert "not recorded" in text.render(report)  # the first campaign's findings: shown, not recorded
+    store = Store(tmp_path / "store")
+    try:
+        assert store.report(report.campaign) is not None  # `buildfuzz explain` reads it
+    finally:
+        store.close()
+    factory, made = fake(outcome=lambda p: {"a": "1"})
+    second = run_campaign(config(tmp_path, resume=True), executor_factory=factory)
+    assert second.report.campaign == report.campaign and second.exit_code == 1
+    assert [r.index for r in made[0].requests] == list(range(3, 8))
+    assert second.report.exit_reason != "interrupted"
 
 
 @pytest.mark.parametrize("outcome, verdict, code", [(one_cpu_differs, "unreproducible", 1),

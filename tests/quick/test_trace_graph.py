@@ -201,6 +201,7 @@ def test_read_order_and_ranking():
     assert [r.command for r in roots] == ["ar rcs lib.a *.o", "date > stamp"]  # same reach: earliest first
     (diff,) = roots[0].input_differences
     assert (diff.how, diff.file) == (READ_ORDER, "y.o")
+    assert (diff.ref_order, diff.div_order) == (("x.o", "y.o"), ("y.o", "x.o"))  # typed, for the cause block
 
 
 # --- real races -----------------------------------------------------------------------

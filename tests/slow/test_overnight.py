@@ -165,6 +165,38 @@ def test_interrupt_stops_cleanly_and_still_reports(tmp_path, slow_project, signu
     assert not any((store / "workspace").iterdir())
 
 
+def test_ctrl_c_after_builds_differed_is_unreproducible_and_resumes(tmp_path):
+    """Issue 31: a Ctrl-C while drawn builds run, once one differed, keeps the verdict (exit 1,
+    what was cut in a note), leaves no build running, and `--resume` builds the rest."""
+    source = make_project(tmp_path / "src", """
+        all: out.txt
+        out.txt:
+            sleep 0.3; date +%s%N > $@
+        """)
+    store, report = tmp_path / "s", tmp_path / "r.json"
+    args = ["run", "--source", str(source), "--store", str(store), "--runs", "12", "--seed", "1", "--no-localize",
+            "--report-json", str(report), "--", "make"]
+    proc = subprocess.Popen([sys.executable, "-m", "fuzzer", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(stored_runs(store)) < 3:  # the reference and two that differ
+        time.sleep(0.05)
+    build = {p.pid: p for p in _all_descendants(psutil.Process(proc.pid))}
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 1, stderr
+    assert "Traceback" not in stderr
+    data = json.loads(report.read_text())
+    assert (data["verdict"], data["exit_reason"]) == ("unreproducible", "interrupted")
+    assert 3 <= len(data["runs"]) < 12 and not data["localized"]
+    assert not [p for p in build.values() if _alive(p)]
+    assert not any((store / "workspace").iterdir())
+    resumed = buildfuzz(*args[:-2], "--resume", "--", "make")
+    again = json.loads(report.read_text())
+    assert resumed.returncode == 1, resumed.stderr
+    assert again["campaign"] == data["campaign"] and len(again["runs"]) == 12 and again["exit_reason"] != "interrupted"
+
+
 @pytest.mark.alone
 def test_budget_holds_with_localization(tmp_path, nproc_project):
     r, data, overshoot = run_with_budget(tmp_path, nproc_project, 8, 500)

@@ -7,17 +7,16 @@ shebang) can be traced line by line; the line search says why not for anything e
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from dataclasses import dataclass
 
-PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
+from fuzzer.interpreters import is_python, python_call
+
 # other interpreters, by their program's name: the script is their first argument that is no option
 INTERPRETERS = {"perl": "perl", "ruby": "ruby", "node": "node", "tclsh": "tcl", "sh": "shell", "bash": "shell",
                 "dash": "shell"}
 ISOLATING = {"I": "-I (isolated: PYTHONPATH ignored)", "E": "-E (PYTHONPATH ignored)",
              "S": "-S (no site module: no sitecustomize)"}
-OPTIONS_WITH_VALUE = ("W", "X", "Q")
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,7 @@ class Program:
 def program(argv: tuple[str, ...], cwd: str, env: dict[str, str]) -> Program:
     executable = _found(argv[0], cwd, env) if argv else ""
     name = os.path.basename(argv[0] if argv else "")
-    if PYTHON.match(name):
+    if is_python(name):
         return _python(argv[1:], executable, cwd)
     language = INTERPRETERS.get(name.rstrip("0123456789."))
     if language:
@@ -40,7 +39,7 @@ def program(argv: tuple[str, ...], cwd: str, env: dict[str, str]) -> Program:
         words = head[2:].split(b"\n")[0].decode("utf-8", "replace").split()
         names = [os.path.basename(w) for w in words[:2]]
         interpreter = names[1] if names[:1] == ["env"] and len(names) > 1 else (names[0] if names else "")
-        if PYTHON.match(interpreter):
+        if is_python(interpreter):
             flags = words[2 if names[:1] == ["env"] else 1:]
             return _python(tuple(flags), executable, cwd, script=executable)
         return Program(INTERPRETERS.get(interpreter.rstrip("0123456789."), interpreter or "script"), executable)
@@ -51,18 +50,13 @@ def program(argv: tuple[str, ...], cwd: str, env: dict[str, str]) -> Program:
 
 def _python(args: tuple[str, ...], executable: str, cwd: str, script: str = "") -> Program:
     """`args`: the interpreter's arguments (a shebang's flags, then nothing more of interest)."""
-    problems, i = [], 0
-    while i < len(args) and args[i].startswith("-") and args[i] not in ("-", "-m", "-c"):
-        letters = args[i][1:]
-        if letters[:1] in OPTIONS_WITH_VALUE:
-            i += 1 if len(letters) > 1 else 2
-            continue
-        problems += [ISOLATING[c] for c in letters if c in ISOLATING]
-        i += 1
-    if not script and i < len(args):
-        script = args[i + 1] if args[i] == "-m" and i + 1 < len(args) else args[i]
-        script = script if args[i] == "-m" else os.path.join(cwd, script)
-    return Program("python", script or executable, "; ".join(problems))
+    call = python_call(args)
+    problems = "; ".join(ISOLATING[letter] for letter in dict.fromkeys(call.letters) if letter in ISOLATING)
+    if not script and call.mode == "-m":
+        script = call.target
+    elif not script and call.mode == "script":
+        script = os.path.join(cwd, call.target)
+    return Program("python", script or executable, problems)
 
 
 def _found(name: str, cwd: str, env: dict[str, str]) -> str:
