@@ -33,8 +33,7 @@ from fuzzer.execute import keep
 from fuzzer.execute.local import build_env
 from fuzzer.execute.step_replay import StepCall
 from fuzzer.model import Culprit, WriterProcess
-from fuzzer.observe import EMPTY_DIGESTS, Manifest
-from fuzzer.report.packages import is_package
+from fuzzer.observe import EMPTY_DIGESTS, Manifest, is_package
 from fuzzer.trace.absent import Absence
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace, Step

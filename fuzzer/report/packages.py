@@ -19,7 +19,6 @@ from fuzzer.compare.package_metadata import described
 from fuzzer.observe import Manifest, hash_file, is_package
 from fuzzer.report.model import ArtifactFinding, PackageFile
 
-__all__ = ["is_package", "package_files", "packages_line"]
 SHOWN_IN_TEXT = 6
 
 
