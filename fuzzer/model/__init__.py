@@ -10,9 +10,10 @@ from fuzzer.model.found import RATE_SCHEMA, Culprit, Finding, Fix, Hazard, Model
 from fuzzer.model.host import available_cpus, cache_dir
 from fuzzer.model.vocabulary import (NAMED_KINDS, STABILIZERS, AuditResult, Basis, ExitCode, ExitReason, FindingKind,
                                      FindingStatus, FixStatus, HazardStatus, HazardType, Kind, LineCause, LineStatus,
-                                     NotTried, Reason, RunKind, RunStatus, Stabilizer, Unfinished, Verdict)
+                                     NotTried, Reason, RunKind, RunStatus, SettingSource, Stabilizer, Unfinished,
+                                     Verdict)
 
 __all__ = ["NAMED_KINDS", "RATE_SCHEMA", "STABILIZERS", "AuditResult", "Basis", "Culprit", "ExitCode", "ExitReason",
            "Finding", "FindingKind", "FindingStatus", "Fix", "FixStatus", "Hazard", "HazardStatus", "HazardType", "Kind",
            "LineCause", "LineStatus", "Model", "NotTried", "Proof", "Rate", "Reason", "RunKind", "RunStatus",
-           "SourceLine", "Stabilizer", "Unfinished", "Verdict", "WriterProcess", "available_cpus", "cache_dir"]
+           "SettingSource", "SourceLine", "Stabilizer", "Unfinished", "Verdict", "WriterProcess", "available_cpus", "cache_dir"]

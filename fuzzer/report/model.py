@@ -12,8 +12,7 @@ from typing import Annotated
 import msgspec
 
 from fuzzer.model import (AuditResult, Basis, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model,
-                          NotTried, Rate, Reason, RunStatus, Verdict)
-from fuzzer.settings import SOURCES
+                          NotTried, Rate, Reason, RunStatus, SettingSource, Verdict)
 
 SCHEMA = 2  # 2: a hazard's `runs` are numbers, its traced runs' labels in `traced`
 
@@ -22,7 +21,7 @@ RunReason = Annotated[str, msgspec.Meta(extra_json_schema={"enum": ["", *(r.valu
 # each setting the run used → {"value": ..., "source": command line | environment | file | default, "origin": ...}
 Settings = Annotated[dict, msgspec.Meta(extra_json_schema={"additionalProperties": {
     "type": "object",
-    "properties": {"value": {}, "source": {"enum": sorted(SOURCES.values())}, "origin": {"type": "string"}},
+    "properties": {"value": {}, "source": {"enum": sorted(s.value for s in SettingSource)}, "origin": {"type": "string"}},
     "required": ["value", "source", "origin"],
 }})]
 
