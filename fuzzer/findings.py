@@ -21,8 +21,8 @@ from msgspec import structs
 
 from fuzzer.escaping import one_line
 from fuzzer.execute.logs import failure_lines
-from fuzzer.model import Culprit, ExitCode, Finding, FindingKind, FindingStatus, Hazard, RunStatus, Verdict
-from fuzzer.report.model import ArtifactFinding, Report, RunSummary
+from fuzzer.model import (ArtifactFinding, Culprit, ExitCode, Finding, FindingKind, FindingStatus, Hazard, Report,
+                          RunStatus, RunSummary, Verdict)
 from fuzzer.trace.tempnames import identity, normalised
 
 # the names memory, bisect and the reports use

@@ -39,10 +39,9 @@ from fuzzer.execute.step_replay import REPLAYS, StepReplayer
 from fuzzer.explain.traced import TracedPair, campaign_traced, trace_pair, trace_reference
 from fuzzer.explain.untraced import differing_from, runs_text
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of, provenance
-from fuzzer.model import Culprit, Hazard, Kind, RunKind
+from fuzzer.model import AuditSummary, Culprit, Hazard, Kind, RunKind
 from fuzzer.observe import Manifest
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import AuditSummary
 from fuzzer.tools import strace
 from fuzzer.trace import declared
 from fuzzer.trace import hazards as trace_hazards

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from fuzzer.execute.run import RunRecord
-from fuzzer.report.model import InsideSummary, MetadataStabilizer
+from fuzzer.model import InsideSummary, MetadataStabilizer
 
 VARIABLE = "SOURCE_DATE_EPOCH"
 EPOCH = "1700000000"  # any fixed date will do: what matters is that it does not move

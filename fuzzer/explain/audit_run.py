@@ -31,8 +31,7 @@ from fuzzer.explain.budget import Budget
 from fuzzer.explain.builds import Builds
 from fuzzer.explain.classify import Context
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of
-from fuzzer.model import AuditResult, Culprit, RunKind
-from fuzzer.report.model import AuditedStep, AuditSummary
+from fuzzer.model import AuditedStep, AuditResult, AuditSummary, Culprit, RunKind
 from fuzzer.trace.steps import load_trace
 
 

@@ -13,8 +13,8 @@ import msgspec
 from fuzzer.errors import UsageError
 from fuzzer.escaping import shown
 from fuzzer.findings import ID_PATTERN, identities
+from fuzzer.model import Report
 from fuzzer.report import json_format
-from fuzzer.report.model import Report
 
 BASELINE_FORMAT = "buildfuzz-baseline"  # the key (and version) of a file `buildfuzz baseline` writes
 BASELINE_VERSION = 1

@@ -13,8 +13,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from fuzzer.model import Culprit, Unfinished
-from fuzzer.report.model import AuditSummary, CutShort
+from fuzzer.model import AuditSummary, Culprit, CutShort, Unfinished
 
 
 def cut_short(culprits: Sequence[Culprit], audit: AuditSummary | None, unexplained_s: Sequence[float],

@@ -8,9 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from fuzzer.model import Culprit, Hazard, Verdict
+from fuzzer.model import Culprit, Hazard, Report, Verdict
 from fuzzer.report.causes import rule_place
-from fuzzer.report.model import Report
 
 TITLE = "buildfuzz"
 

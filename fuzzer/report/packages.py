@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Callable
 
 from fuzzer.compare.package_metadata import described
+from fuzzer.model import ArtifactFinding, PackageFile
 from fuzzer.observe import Manifest, hash_file, is_package
-from fuzzer.report.model import ArtifactFinding, PackageFile
 
 SHOWN_IN_TEXT = 6
 
