@@ -164,7 +164,7 @@ def _shared_state(candidate: RootCandidate, hazards: tuple[Hazard, ...]) -> Haza
     that wrote into the directory and succeeded found it there, so the race did not make its
     bytes; fossil's `mkversion > bld/VERSION.h` differs by the clock, not by `mkdir bld`), or
     a file it wrote while another run of its own recipe wrote it too."""
-    step = candidate.ref or candidate.div
+    step = candidate.replayed
     steps = [s for s in (candidate.ref, candidate.div) if s is not None]
     read = {p for s in steps for p in s.inputs}
     wrote = {p for s in steps for p in s.writes}
