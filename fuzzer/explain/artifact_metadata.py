@@ -77,6 +77,6 @@ def _verdict(path: str, reference: RunRecord, control: RunRecord, records: list[
     return MetadataStabilizer(VARIABLE, False, len(records), identical, evidence)
 
 
-def _identity(record: RunRecord, path: str) -> tuple | None:
+def _identity(record: RunRecord, path: str) -> tuple[str, str, bool] | None:
     entry = record.manifest.entries.get(path)
     return entry.identity() if entry is not None else None

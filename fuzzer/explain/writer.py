@@ -23,7 +23,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from msgspec import structs
 
@@ -225,7 +225,7 @@ class ReplayTargets:
             made_dirs=handed_down(trace.processes, proc.index, [p.index for p in writer.members]),
         )
 
-    def _brought_back(self, trace: BuildTrace, members) -> tuple[tuple[str, str], ...]:
+    def _brought_back(self, trace: BuildTrace, members: Iterable[int]) -> tuple[tuple[str, str], ...]:
         kept = self.kept if trace is self.reference else NOTHING_KEPT
         return tuple(sorted(restored_inputs(trace, members, kept).items()))
 
@@ -267,7 +267,7 @@ def _rewriters(candidate: RootCandidate, in_reference: bool) -> tuple[Step, ...]
     return tuple(s for s in candidate.rewriters if s.cwd == step.cwd)
 
 
-def in_sequence(steps) -> tuple[str, ...]:
+def in_sequence(steps: Iterable[Step]) -> tuple[str, ...]:
     """One shell running the steps' argvs one after another, stopping at the first that fails."""
     return ("/bin/sh", "-c", " && ".join(shlex.join(s.argv) for s in steps))
 
