@@ -100,9 +100,9 @@ def _localize(builds: Builds, comparison: Comparison, executor: Executor, budget
     """`borrowed`: the reference is the audit's; None: its tree is not `tree_here` (the
     audit did not set it aside) and a root needs replays."""
     tree, parent = builds.tree, builds.parent_outputs
-    reference_trace = load_trace(pair.reference.trace_path, tree, parent)
+    reference_trace = load_trace(pair.reference.trace_file, tree, parent)
     outside = outside_note(reference_trace, builds.compared_places)
-    attempts = [(a, load_trace(a.trace_path, tree, parent)) for a in (*pair.attempts, *campaign_traced(builds))]
+    attempts = [(a, load_trace(a.trace_file, tree, parent)) for a in (*pair.attempts, *campaign_traced(builds))]
     reference_label = "step audit's traced reference" if borrowed else "traced reference"
     labels = trace_hazards.distinct_labels([reference_label, *(_label(a) for a, _ in attempts)])
     graph = declared.declared_graph(builds.command, tree)
@@ -120,7 +120,7 @@ def _localize(builds: Builds, comparison: Comparison, executor: Executor, budget
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
     differing = _differing(builds, pair.reference, pair.divergent)
     roots = find_roots(reference_trace, divergent_trace, differing,
-                       builds.selection.everything(pair.divergent.manifest).entries.keys() - differing)
+                       builds.selection.everything(pair.divergent.built).entries.keys() - differing)
     shown = mark_manifest(found, comparison, failures, roots,
                           labels[1 + next(i for i, (a, _) in enumerate(attempts) if a is pair.divergent)],
                           reference_trace)
@@ -179,7 +179,7 @@ def _from_audit(builds: Builds, comparison: Comparison, executor: Executor,
     differing = differing_from(first, [*(builds.runs[i].built for i in telling), reference.built], everything)
     if not differing:
         return None
-    trace = load_trace(reference.trace_path, builds.tree, builds.parent_outputs)
+    trace = load_trace(reference.trace_file, builds.tree, builds.parent_outputs)
     roots = find_roots(trace, trace, differing, first.entries.keys() - differing)
     clause = (f"localization followed the {len(differing)} file(s) run 0 and {runs_text(telling)} differ in back to "
               "it through the step audit's traced reference")
@@ -284,11 +284,11 @@ def scan_hazards(builds: Builds, executor: Executor, traced: RunRecord | None = 
         return executor.run(builds.request(kind, at, trace=True))
 
     parallel = trace(RunKind.HAZARD_SCAN, perturbation)
-    traces = [load_trace(parallel.trace_path, tree, parent)]
+    traces = [load_trace(parallel.trace_file, tree, parent)]
     labels = [_label(parallel)]
     if builds.runs[0].perturbation != perturbation:
         reference = trace(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation)
-        traces.append(load_trace(reference.trace_path, tree, parent))
+        traces.append(load_trace(reference.trace_file, tree, parent))
         labels.append("traced reference")
     graph = declared.declared_graph(builds.command, tree)
     found = with_missing_edges(trace_hazards.find_hazards(traces, labels, graph), traces[0], graph, tree)

@@ -105,8 +105,9 @@ def known_noise(runs: Sequence[RunRecord], evidence: KeptVariants, executor: Exe
                 continue
             noises = [_noise_in(runs, evidence, executor, traced_reference, path, Path(scratch))
                       for path in root.outputs]
-            if all(noises):
-                found[i] = _merged(noises)
+            judged = [noise for noise in noises if noise is not None]
+            if len(judged) == len(noises):  # every output's variants differ only in noise
+                found[i] = _merged(judged)
     return found
 
 
