@@ -42,12 +42,11 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fuzzer.model import available_cpus  # noqa: E402
+from fuzzer.model import AuditedStep, available_cpus  # noqa: E402
 from fuzzer.execute.replay_slots import ReplaySlots, in_slots  # noqa: E402
 from fuzzer.execute.step_replay import REPLAYS, Variation  # noqa: E402
 from fuzzer.explain import audit  # noqa: E402
 from fuzzer.explain.writer import ReplayTargets  # noqa: E402
-from fuzzer.report.model import AuditedStep  # noqa: E402
 from fuzzer.store import Store  # noqa: E402
 from fuzzer.tools import strace  # noqa: E402
 

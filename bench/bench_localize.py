@@ -43,7 +43,7 @@ from bench_core import REPO, machine_facts, table
 
 from fuzzer.campaign import run_campaign
 from fuzzer.config import FuzzConfig
-from fuzzer.report.model import Report
+from fuzzer.model import Report
 from fuzzer.scenarios import Scenario, load_scenario, score
 
 SHAPES = ("configure-tmpnames", "perl-hash-order", "timestamp", "joint-seed-slow")

@@ -40,7 +40,7 @@ from bench_core import REPO, machine_facts, table
 from fuzzer.campaign import run_campaign
 from fuzzer.config import FuzzConfig
 from fuzzer.explain import writer as writer_module
-from fuzzer.report.model import Report
+from fuzzer.model import Report
 
 SCENARIO = REPO / "scenarios" / "script-autom4te"
 CHECKS = 9  # the `check` calls in configure.sh

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 import msgspec
 
 from fuzzer import findings, structs
-from fuzzer.model import Culprit, Hazard, Reason, RunStatus, Verdict
+from fuzzer.model import ArtifactFinding, AxisBound, Culprit, Hazard, Reason, Report, RunStatus, RunSummary, Verdict
 from fuzzer.axes import AXES, Axis
-from fuzzer.report.model import ArtifactFinding, AxisBound, Report, RunSummary
 from fuzzer.stats import (CONFIDENCE, interval, percent, percent_above, percent_above_tenth, rate_text,
                           upper_bound_zero)
 

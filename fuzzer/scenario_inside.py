@@ -4,7 +4,7 @@ identical. Each check is (name, passed, detail), for `scenarios.score`."""
 
 from __future__ import annotations
 
-from fuzzer.report.model import InsideSummary, Report
+from fuzzer.model import InsideSummary, Report
 
 
 def inside_checks(members: tuple[str, ...], metadata_only: tuple[str, ...], stabilized_by: str | None,

@@ -23,9 +23,8 @@ from fuzzer import axes as axis_table
 from fuzzer.campaign import run_campaign
 from fuzzer.config import FuzzConfig, parse_check_steps, shown
 from fuzzer.errors import UsageError
-from fuzzer.model import LineStatus, SourceLine, Verdict
+from fuzzer.model import LineStatus, Report, SourceLine, Verdict
 from fuzzer.report import json_format
-from fuzzer.report.model import Report
 from fuzzer.scenario_culprits import every_culprit
 from fuzzer.scenario_file import Expect, ScenarioFile
 from fuzzer.scenario_inside import inside_checks

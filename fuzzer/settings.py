@@ -28,16 +28,17 @@ from msgspec import Meta
 
 from fuzzer.config import shown
 from fuzzer.errors import UsageError
+from fuzzer.model import SettingSource
 from fuzzer.structs import read_table, shown_toml
 
 ENV_PREFIX = "BUILDFUZZ"
 FILE_NAMES = ("buildfuzz.toml", "pyproject.toml")
 # the report's `source` of each setting (None: click knows none, a parameter never processed)
-SOURCES: dict[ParameterSource | None, str] = {
-    ParameterSource.COMMANDLINE: "command line",
-    ParameterSource.ENVIRONMENT: "environment",
-    ParameterSource.DEFAULT_MAP: "file",
-    ParameterSource.DEFAULT: "default",
+SOURCES: dict[ParameterSource | None, SettingSource] = {
+    ParameterSource.COMMANDLINE: SettingSource.COMMAND_LINE,
+    ParameterSource.ENVIRONMENT: SettingSource.ENVIRONMENT,
+    ParameterSource.DEFAULT_MAP: SettingSource.FILE,
+    ParameterSource.DEFAULT: SettingSource.DEFAULT,
 }
 NOT_IN_FILE = {"source"}  # the file is found in the source directory
 
@@ -143,7 +144,7 @@ def used(ctx: click.Context) -> dict[str, dict]:
         origins: dict[ParameterSource | None, str | None] = {
             ParameterSource.COMMANDLINE: option, ParameterSource.ENVIRONMENT: _variable(ctx, param),
             ParameterSource.DEFAULT_MAP: found.where}
-        settings[_key(param)] = {"value": _json(ctx.params[param.name]), "source": SOURCES.get(source, "default"),
+        settings[_key(param)] = {"value": _json(ctx.params[param.name]), "source": SOURCES.get(source, SettingSource.DEFAULT),
                                  "origin": origins.get(source) or ""}
     return dict(sorted(settings.items()))
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from msgspec import Struct, structs
 
 from fuzzer.axes import AXES
-from fuzzer.model import Culprit, Hazard, HazardStatus, Kind, NotTried
-from fuzzer.report.model import ArtifactFinding, AxisScope, Report, RunSummary, VariantSummary
+from fuzzer.model import (ArtifactFinding, AxisScope, Culprit, Hazard, HazardStatus, Kind, NotTried, Report, RunSummary,
+                          VariantSummary)
 
 # A file name that is also an HTML injection: it must always show as text.
 HOSTILE_NAME = "<img src=x onerror=alert(1)>.txt"

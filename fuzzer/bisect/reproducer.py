@@ -14,10 +14,9 @@ from fuzzer.compare import bookkeeping
 from fuzzer.errors import UsageError
 from fuzzer.escaping import shown
 from fuzzer.execute.run import RunRecord
-from fuzzer.model import HazardStatus, RunStatus, available_cpus
+from fuzzer.model import HazardStatus, Report, RunStatus, available_cpus
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format
-from fuzzer.report.model import Report
 from fuzzer.stats import interval
 from fuzzer.store import Store
 

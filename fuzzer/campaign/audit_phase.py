@@ -12,8 +12,7 @@ from fuzzer import explain
 from fuzzer.campaign.state import Campaign, Events, with_own_executor
 from fuzzer.explain.audit_run import AuditOutcome, run_audit
 from fuzzer.explain.budget import localization_budget
-from fuzzer.model import Verdict
-from fuzzer.report.model import AuditedStep
+from fuzzer.model import AuditedStep, Verdict
 
 LOCALIZATION_BUILDS = 1
 

@@ -17,9 +17,8 @@ from fuzzer.execute.logs import failed_targets
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain.audit_run import AuditOutcome
 from fuzzer.explain.budget import localization_budget
-from fuzzer.model import ExitReason, Verdict
+from fuzzer.model import ExitReason, Report, Verdict
 from fuzzer.report import json_format
-from fuzzer.report.model import Report
 
 
 RESUME = "`buildfuzz run --resume` with the same options"

@@ -16,9 +16,9 @@ from fuzzer.compare.inside import Inside, look_inside
 from fuzzer.compare.package_metadata import Expected, expected_difference, is_package_metadata
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunRecord
+from fuzzer.model import InsideSummary
 from fuzzer.observe import Entry, Manifest, has_digest
 from fuzzer.report.build import Diff
-from fuzzer.report.model import InsideSummary
 from fuzzer.tools import diffoscope
 
 BLOB_LIMIT = 64 << 20  # variants larger than this are not kept for diffs

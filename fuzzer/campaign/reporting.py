@@ -18,10 +18,9 @@ from fuzzer.execute.run import RunRecord
 from fuzzer.explain import Localization
 from fuzzer.explain.artifact_metadata import Tested
 from fuzzer.fix import suggest
-from fuzzer.model import Reason, Verdict
+from fuzzer.model import Origin, PackageFile, Reason, Report, Verdict
 from fuzzer.observe import Manifest
 from fuzzer.report.build import About, Diff, Label, build_report, parts
-from fuzzer.report.model import Origin, PackageFile, Report
 from fuzzer.report.bookkeeping import bookkeeping_files
 from fuzzer.report.packages import package_files
 

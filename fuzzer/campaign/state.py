@@ -18,8 +18,7 @@ from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.explain.builds import Builds, Selection
 from fuzzer.memory import Subject
 from fuzzer.observe import Manifest
-from fuzzer.model import ExitCode, ExitReason, RunKind, Verdict
-from fuzzer.report.model import Report
+from fuzzer.model import ExitCode, ExitReason, Report, RunKind, Verdict
 from fuzzer.store import Store
 
 R = TypeVar("R")  # what a phase's work returns

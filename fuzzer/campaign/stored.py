@@ -13,7 +13,7 @@ from fuzzer.campaign.conclude import conclude
 from fuzzer.campaign.resume import open_stored
 from fuzzer.campaign.state import Outcome
 from fuzzer.errors import UsageError
-from fuzzer.report import json_format
+from fuzzer.report import baseline, json_format
 from fuzzer.findings import Identity
 from fuzzer.store import Store
 
@@ -70,7 +70,7 @@ def stored_baseline(store_path: Path, campaign_id: int | None) -> dict:
     """A baseline file's content: a stored campaign's findings."""
     store = Store(store_path)
     try:
-        return findings.baseline_file(_stored_report(store, campaign_id)[1])
+        return baseline.baseline_file(_stored_report(store, campaign_id)[1])
     finally:
         store.close()
 

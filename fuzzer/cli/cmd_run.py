@@ -99,7 +99,7 @@ def run(ctx, command, source, runs, budget, seed, artifact, ignore, output, coun
         report_json, junit, markdown, html, baseline, store, quiet, verbose, parallel, dask, shared_source) -> None:
     """Fuzz BUILD COMMAND (after --; {jobs} is replaced by the job count)."""
     from fuzzer.campaign import run_campaign
-    from fuzzer.findings import read_baseline
+    from fuzzer.report.baseline import read_baseline
     from fuzzer.report.progress import ConsoleEvents
 
     switched_off = {axis for axis, on in (("jitter", jitter), ("cpus", affinity)) if not on}

@@ -127,3 +127,7 @@ class SpreadReplayer:
             futures = [pool.submit(in_borrowed, slot, count) for slot, count in zip(borrowed, counts[1:])]
             outcomes = [self.own.replay_each(variations, counts[0], seen)] + [f.result() for f in futures]
         return {v.name: joined([o[v.name] for o in outcomes]) for v in variations}
+
+
+# what replays one step: in its own slot, or spread over the free ones too (Lender.spread)
+Replayer = StepReplayer | SpreadReplayer

@@ -63,3 +63,11 @@ class RunRecord:
         if self.manifest is None:
             raise ValueError(f"{self.kind.value} run {self.index} ({self.status.value}) left no manifest")
         return self.manifest
+
+    @property
+    def trace_file(self) -> str:
+        """The strace output of a traced run, where the caller knows it was traced: typed as
+        such, and an error naming the run where it has none."""
+        if self.trace_path is None:
+            raise ValueError(f"{self.kind.value} run {self.index} ({self.status.value}) left no trace")
+        return self.trace_path

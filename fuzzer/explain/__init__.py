@@ -17,13 +17,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from msgspec import structs
 
+from fuzzer.compare import Comparison
+from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain import ranking, stabilizers, untraced
-from fuzzer.explain.ablation import any_rebuild, minimal_reproducer
+from fuzzer.explain.ablation import Reproducer, any_rebuild, minimal_reproducer
 from fuzzer.explain.audit_run import AuditOutcome, taken_over
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.build_path import traced_bytes
@@ -32,17 +34,17 @@ from fuzzer.explain.classify import Context, classify
 from fuzzer.explain.from_log import Declared, explain_failure, read_log
 from fuzzer.explain.manifest import mark_manifest
 from fuzzer.execute.logs import error_lines
-from fuzzer.explain.noise import known_noise
-from fuzzer.explain.shared_cause import one_per_hazard
+from fuzzer.explain.noise import KeptVariants, known_noise
+from fuzzer.explain.shared_cause import one_per_hazard, one_per_step
 from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots
-from fuzzer.execute.step_replay import REPLAYS, StepReplayer
+from fuzzer.execute.replay_spread import Replayer
+from fuzzer.execute.step_replay import REPLAYS
 from fuzzer.explain.traced import TracedPair, campaign_traced, original_run, run_label, trace_pair, trace_reference
 from fuzzer.explain.untraced import differing_from, runs_text
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of, provenance
-from fuzzer.model import Culprit, Hazard, Kind, NoStep, RunKind, UnnamedFile
+from fuzzer.model import AuditSummary, Culprit, Hazard, Kind, NoStep, RunKind, UnnamedFile
 from fuzzer.observe import Manifest
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import AuditSummary
 from fuzzer.tools import strace
 from fuzzer.trace import declared
 from fuzzer.trace import hazards as trace_hazards
@@ -52,9 +54,6 @@ from fuzzer.trace.prerequisites import declared_hazards, with_missing_edges, wit
 from fuzzer.trace.steps import BuildTrace, load_trace, written_by_drivers
 
 LISTED = 5  # roots left unexplained named in the note; the rest are counted
-# When one step is found twice, the stronger evidence wins: a kind drawn from the traces
-# or from replays beats "unknown".
-STRENGTH = {Kind.RACE: 0, Kind.INTRINSIC: 1, Kind.PARALLELISM_LEVEL: 2, Kind.ORDER: 3, Kind.BUILD_PATH: 4, Kind.UNKNOWN: 5}
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ class Localization:
     unnamed: tuple[UnnamedFile, ...] = ()  # files the runs differed in that no culprit is named for, and why
 
 
-def localize(builds: Builds, comparison, executor, budget: Budget, evidence,
+def localize(builds: Builds, comparison: Comparison, executor: Executor, budget: Budget, evidence: KeptVariants,
              audit: AuditOutcome | None = None) -> Localization:
     """`budget`: the localization's (`budget.localization_budget`), which `builds.deadline`
     holds its tracing and shrinking runs to as well; `evidence`: the variants kept of the
@@ -84,11 +83,11 @@ def localize(builds: Builds, comparison, executor, budget: Budget, evidence,
     explained = _from_audit(builds, comparison, executor, audit)
     if explained is not None:
         return explained
-    kept = audit is not None and audit.reference is not None and audit.kept_tree is not None
-    borrowed = audit.reference if audit is not None and (audit.classified or kept) else None
+    kept_tree = audit.kept_tree if audit is not None and audit.reference is not None else None
+    borrowed = audit.reference if audit is not None and (audit.classified or kept_tree is not None) else None
     pair = trace_pair(builds, comparison, executor, borrowed)  # the divergent builds, at the campaign's path
     # the reference's tree is this workspace's own, or the audit's put back after those builds
-    here = borrowed is None or (kept and executor.reuse_tree(borrowed, audit.kept_tree))
+    here = borrowed is None or (kept_tree is not None and executor.reuse_tree(borrowed, kept_tree))
     audited = audit.classified if audit is not None else {}
     found = _localize(builds, comparison, executor, budget, evidence, pair, audited, borrowed is not None, here)
     if found is None:  # a root the audit did not classify is replayed here, on this workspace's reference tree
@@ -97,14 +96,14 @@ def localize(builds: Builds, comparison, executor, budget: Budget, evidence,
     return found
 
 
-def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pair: TracedPair,
-              audited: Mapping[str, Culprit], borrowed: bool, tree_here: bool) -> Localization | None:
+def _localize(builds: Builds, comparison: Comparison, executor: Executor, budget: Budget, evidence: KeptVariants,
+              pair: TracedPair, audited: Mapping[str, Culprit], borrowed: bool, tree_here: bool) -> Localization | None:
     """`borrowed`: the reference is the audit's; None: its tree is not `tree_here` (the
     audit did not set it aside) and a root needs replays."""
     tree, parent = builds.tree, builds.parent_outputs
-    reference_trace = load_trace(pair.reference.trace_path, tree, parent)
+    reference_trace = load_trace(pair.reference.trace_file, tree, parent)
     outside = outside_note(reference_trace, builds.compared_places)
-    attempts = [(a, load_trace(a.trace_path, tree, parent)) for a in (*pair.attempts, *campaign_traced(builds))]
+    attempts = [(a, load_trace(a.trace_file, tree, parent)) for a in (*pair.attempts, *campaign_traced(builds))]
     reference_label = "step audit's traced reference" if borrowed else "traced reference"
     labels = trace_hazards.distinct_labels([reference_label, *(run_label(a) for a, _ in attempts)])
     graph = declared.declared_graph(builds.command, tree, reference_trace)
@@ -120,9 +119,9 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
         return replace(found_in_logs, culprits=with_rules(found_in_logs.culprits, reference_trace, graph, tree),
                        notes=found_in_logs.notes + outside)
     divergent_trace = next(t for a, t in attempts if a is pair.divergent)
-    differing = _differing(builds, pair)
+    differing = _differing(builds, pair.reference, pair.divergent)
     roots = find_roots(reference_trace, divergent_trace, differing,
-                       builds.selection.everything(pair.divergent.manifest).entries.keys() - differing)
+                       builds.selection.everything(pair.divergent.built).entries.keys() - differing)
     shown = mark_manifest(found, comparison, failures, roots,
                           labels[1 + next(i for i, (a, _) in enumerate(attempts) if a is pair.divergent)],
                           reference_trace)
@@ -160,18 +159,19 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
     seen, unnamed = untraced.unexplained(builds, comparison, audited, reached, NoStep.NOT_IN_TRACED_RERUN
                                          if pair.divergent.ok else NoStep.TRACED_RERUN_FAILED, pair.divergent,
                                          run_label(pair.divergent))
-    culprits = with_rules(one_per_hazard(_one_per_step([*(_blame_duplicates(c, found, divergent_trace)
+    culprits = with_rules(one_per_hazard(one_per_step([*(_blame_duplicates(c, found, divergent_trace)
                                                         for c in explained), *seen]), found), reference_trace, graph, tree)
     minimal = _minimal_reproducer(builds, executor, pair.reference, pair.divergent.perturbation) if culprits else None
     notes = _notes(roots, left, budget, builds.stabilizers) + outside \
         + untraced.note(unnamed) + _driver_note(divergent_trace, differing) \
         + ((minimal.note,) if minimal and minimal.note else ())
-    return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True,
+    return Localization(tuple(culprits), shown, notes, minimal.command if minimal else None, traced=True,
                         budget_s=budget.seconds, slots=builds.replays_at_once,
                         unexplained_s=tuple(REPLAYS * targets.of(r.root).duration for r in left), unnamed=unnamed)
 
 
-def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None) -> Localization | None:
+def _from_audit(builds: Builds, comparison: Comparison, executor: Executor,
+                audit: AuditOutcome | None) -> Localization | None:
     """The localization the step audit already made, or None: every file run 0 differs in
     from a telling run (or from the audit's traced build) leads back, in the audit's trace,
     to roots the audit found varying alone. Tracing a divergent build would only find them
@@ -182,11 +182,11 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
     if not telling:
         return None
     reference, everything = audit.reference, builds.selection.everything
-    first = everything(builds.runs[0].manifest)
-    differing = differing_from(first, [*(builds.runs[i].manifest for i in telling), reference.manifest], everything)
+    first = everything(builds.runs[0].built)  # no run failed: every one left a manifest
+    differing = differing_from(first, [*(builds.runs[i].built for i in telling), reference.built], everything)
     if not differing:
         return None
-    trace = load_trace(reference.trace_path, builds.tree, builds.parent_outputs)
+    trace = load_trace(reference.trace_file, builds.tree, builds.parent_outputs)
     roots = find_roots(trace, trace, differing, first.entries.keys() - differing)
     clause = (f"localization followed the {len(differing)} file(s) run 0 and {runs_text(telling)} differ in back to "
               "it through the step audit's traced reference")
@@ -198,7 +198,7 @@ def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None
     shown = mark_manifest(trace_hazards.find_hazards([trace], [label], graph), comparison, {}, roots, "")
     explained, _ = _explain_in_budget([], None, taken=taken)
     # the audit names no race: a replay alone has no other step to race
-    culprits = with_rules(_one_per_step(explained), trace, graph, builds.tree)
+    culprits = with_rules(one_per_step(explained), trace, graph, builds.tree)
     divergent = builds.runs[telling[0]].perturbation
     minimal = _minimal_reproducer(builds, executor, reference, divergent)
     note = (f"localization traced no divergent build: each of the {len(differing)} file(s) run 0 and "
@@ -242,7 +242,7 @@ def _explain_in_budget(ranked: list[ranking.Ranked], context: Context | None, ta
     return [culprit for _, culprit in done], left
 
 
-def _notes(roots, left: list[ranking.Ranked], budget: Budget, chosen: tuple[str, ...]) -> tuple[str, ...]:
+def _notes(roots: list[RootCandidate], left: list[ranking.Ranked], budget: Budget, chosen: tuple[str, ...]) -> tuple[str, ...]:
     notes = [] if roots else ["no step could be named: the differing files were written by no traced step"]
     if left:
         named = "; ".join(f"`{r.root.command}` ({', '.join(r.root.outputs[:2]) or 'no output'}, {r.tier.label})"
@@ -265,7 +265,8 @@ def _driver_note(trace: BuildTrace, differing: set[str]) -> tuple[str, ...]:
             f"step, so no culprit is named for them: {', '.join(sorted(by_driver)[:LISTED])}",)
 
 
-def _minimal_reproducer(builds: Builds, executor, traced_reference: RunRecord, divergent: Perturbation):
+def _minimal_reproducer(builds: Builds, executor: Executor, traced_reference: RunRecord,
+                        divergent: Perturbation) -> Reproducer:
     """The traced reference rebuild already differed from run 0: any rebuild does, so the
     reference perturbation reproduces, and no build is spent shrinking."""
     if builds.differs_from_reference(traced_reference):
@@ -273,7 +274,7 @@ def _minimal_reproducer(builds: Builds, executor, traced_reference: RunRecord, d
     return minimal_reproducer(builds, executor, divergent)
 
 
-def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> Localization:
+def scan_hazards(builds: Builds, executor: Executor, traced: RunRecord | None = None) -> Localization:
     """One traced run at the campaign's most parallel perturbation, read together with a
     traced reference: races that did not change the output this time are still races.
     `traced`: a traced build already made (the step audit's reference), not built again
@@ -284,17 +285,17 @@ def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> L
     perturbation = max((r.perturbation for r in builds.runs), key=lambda p: (p.jobs, p.ncpus, -p.jitter))
     tree, parent = builds.tree, builds.parent_outputs
 
-    def trace(kind: RunKind, at) -> RunRecord:
+    def trace(kind: RunKind, at: Perturbation) -> RunRecord:
         if traced is not None and traced.trace_path and traced.perturbation == at:
             return traced
         return executor.run(builds.request(kind, at, trace=True))
 
     parallel = trace(RunKind.HAZARD_SCAN, perturbation)
-    traces = [load_trace(parallel.trace_path, tree, parent)]
+    traces = [load_trace(parallel.trace_file, tree, parent)]
     labels = [run_label(parallel)]
     if builds.runs[0].perturbation != perturbation:
         reference = trace(RunKind.TRACE_REFERENCE, builds.runs[0].perturbation)
-        traces.append(load_trace(reference.trace_path, tree, parent))
+        traces.append(load_trace(reference.trace_file, tree, parent))
         labels.append("traced reference")
     graph = declared.declared_graph(builds.command, tree, traces[0])
     found = with_missing_edges(trace_hazards.find_hazards(traces, labels, graph), traces[0], graph, tree)
@@ -302,9 +303,9 @@ def scan_hazards(builds: Builds, executor, traced: RunRecord | None = None) -> L
                         notes=outside_note(traces[0], builds.compared_places))
 
 
-def _from_logs(runs, comparison, pair, reference_trace: BuildTrace, hazards: tuple[Hazard, ...],
-               failures: dict[int, str], seen: tuple[list[Culprit], tuple[UnnamedFile, ...]],
-               declared: Declared) -> Localization:
+def _from_logs(runs: Sequence[RunRecord], comparison: Comparison, pair: TracedPair,
+               reference_trace: BuildTrace, hazards: tuple[Hazard, ...], failures: dict[int, str],
+               seen: tuple[list[Culprit], tuple[UnnamedFile, ...]], declared: Declared) -> Localization:
     """No traced rerun diverged: read the failed runs' logs against the reference trace and
     the `declared` graph; `seen`: the audit's culprits for the files its replays saw vary,
     and the files left."""
@@ -342,14 +343,15 @@ def _with_log_hazard(hazards: tuple[Hazard, ...], from_log: Hazard) -> tuple[Haz
     return tuple(merged if h is known else h for h in hazards)
 
 
-def _replayer_factory(slots, slot: int, pair, targets: ReplayTargets):
-    def replayer_for(candidate: RootCandidate) -> StepReplayer:
+def _replayer_factory(slots: Slots, slot: int, pair: TracedPair,
+                      targets: ReplayTargets) -> Callable[[RootCandidate], Replayer]:
+    def replayer_for(candidate: RootCandidate) -> Replayer:
         return slots.replayer(slot, targets.of(candidate).call, pair.reference.perturbation.cpus)
 
     return replayer_for
 
 
-def _blame_duplicates(culprit: Culprit, found, trace: BuildTrace) -> Culprit:
+def _blame_duplicates(culprit: Culprit, found: Iterable[Hazard], trace: BuildTrace) -> Culprit:
     """A race against a writer that ran several times at once (one recipe for several
     targets) is that recipe's fault: the reader only saw its half-written output."""
     if culprit.kind != Kind.RACE or culprit.other_step is None:
@@ -365,29 +367,14 @@ def _blame_duplicates(culprit: Culprit, found, trace: BuildTrace) -> Culprit:
                    kind=Kind.RACE, evidence=evidence, chain=culprit.chain, other_step=culprit.command, key=culprit.key)
 
 
-def _one_per_step(culprits: list[Culprit]) -> list[Culprit]:
-    """A step found twice (two roots, two runs) is one culprit: the strongest evidence wins,
-    and it keeps every differing output."""
-    best: dict[tuple[str, str], Culprit] = {}
-    for culprit in culprits:
-        key = (culprit.command, culprit.cwd)
-        kept = best.get(key)
-        if kept is None:
-            best[key] = culprit
-            continue
-        stronger, weaker = sorted((kept, culprit), key=lambda c: STRENGTH.get(c.kind, len(STRENGTH)))
-        best[key] = structs.replace(stronger, outputs=sorted(set(stronger.outputs) | set(weaker.outputs)))
-    return list(best.values())
-
-
-def _differing(builds: Builds, pair) -> set[str]:
+def _differing(builds: Builds, reference: RunRecord, traced_divergent: RunRecord) -> set[str]:
     """Files that differ between the traced divergent run and either reference run.
 
     The stored reference counts too: a timestamp step differs from a reference built
     earlier but maybe not from the traced reference built in the same second."""
     everything = builds.selection.everything
-    divergent = everything(pair.divergent.manifest)
-    references = (pair.reference.manifest, builds.runs[0].manifest)
+    divergent = everything(traced_divergent.built)
+    references = (reference.built, builds.runs[0].built)
     return {path for m in references for path in everything(m).differing(divergent)}
 
 

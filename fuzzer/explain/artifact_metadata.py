@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from fuzzer.execute.run import RunRecord
-from fuzzer.report.model import InsideSummary, MetadataStabilizer
+from fuzzer.model import InsideSummary, MetadataStabilizer
 
 VARIABLE = "SOURCE_DATE_EPOCH"
 EPOCH = "1700000000"  # any fixed date will do: what matters is that it does not move
@@ -77,6 +77,6 @@ def _verdict(path: str, reference: RunRecord, control: RunRecord, records: list[
     return MetadataStabilizer(VARIABLE, False, len(records), identical, evidence)
 
 
-def _identity(record: RunRecord, path: str) -> tuple | None:
+def _identity(record: RunRecord, path: str) -> tuple[str, str, bool] | None:
     entry = record.manifest.entries.get(path)
     return entry.identity() if entry is not None else None

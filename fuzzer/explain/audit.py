@@ -21,6 +21,7 @@ earlier, and every step left is counted with why.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fuzzer.explain import ranking
@@ -94,7 +95,7 @@ def not_replayable(trace: BuildTrace, step: Step, mtimes: Mtimes = {}, outputs: 
     return reason
 
 
-def _device(trace: BuildTrace, members) -> str | None:
+def _device(trace: BuildTrace, members: Iterable[int]) -> str | None:
     return next((path for i in members for a in trace.processes[i].accesses
                  if a.kind == "read" and (path := a.path).startswith("/dev/") and path not in DEVICES_REPLAYED), None)
 

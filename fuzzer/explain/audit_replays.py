@@ -29,9 +29,8 @@ from fuzzer.explain import audit
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.classify import Context, Earlier, classify
 from fuzzer.explain.writer import ReplayTargets
-from fuzzer.model import AuditResult, Culprit
+from fuzzer.model import AuditedStep, AuditResult, Culprit
 from fuzzer.observe import Manifest
-from fuzzer.report.model import AuditedStep
 from fuzzer.stats import percent_above, upper_bound_zero
 from fuzzer.trace.steps import BuildTrace
 

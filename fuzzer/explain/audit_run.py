@@ -19,20 +19,23 @@ import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from msgspec import structs
 
+from fuzzer.execute.executor import Executor
 from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots
+from fuzzer.execute.replay_spread import Replayer
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain import audit
 from fuzzer.explain.audit_replays import Steps, row
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.builds import Builds
+from fuzzer.explain.ranking import Ranked
 from fuzzer.explain.classify import Context
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of
-from fuzzer.model import AuditResult, Culprit, RunKind
-from fuzzer.report.model import AuditedStep, AuditSummary
+from fuzzer.model import AuditedStep, AuditResult, AuditSummary, Culprit, RunKind
+from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import load_trace
 
 
@@ -50,7 +53,7 @@ class AuditOutcome:
         return tuple(self.classified.values())
 
 
-def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audits: dict[str, str],
+def run_audit(builds: Builds, executor: Executor, budget: Budget, share: float, last_audits: dict[str, str],
               reserve_builds: int = 0) -> AuditOutcome:
     """Trace the reference once, replay the planned steps alone (`share` of them, the least
     recently audited first: `last_audits`, by step identity), classify those that vary.
@@ -97,7 +100,8 @@ def run_audit(builds: Builds, executor, budget: Budget, share: float, last_audit
     return AuditOutcome(summary, steps.classified, notes, budget, record)
 
 
-def taken_over(ranked, audited: Mapping[str, Culprit], found: str):
+def taken_over(ranked: Iterable[Ranked], audited: Mapping[str, Culprit],
+               found: str) -> tuple[list[tuple[Ranked, Culprit]], list[Ranked]]:
     """Of localization's ranked roots, those the audit classified, each as the audit's
     culprit (its kind, stabilisers and replays are the evidence) with what localization's
     builds add: the outputs they differ in (not every output the audit compared: dh binary
@@ -117,7 +121,8 @@ def taken_over(ranked, audited: Mapping[str, Culprit], found: str):
     return taken, rest
 
 
-def _replayer(slots: Slots, slot: int, targets: ReplayTargets, cpus, candidate):
+def _replayer(slots: Slots, slot: int, targets: ReplayTargets, cpus: tuple[int, ...],
+              candidate: RootCandidate) -> Replayer:
     return slots.replayer(slot, targets.of(candidate).call, cpus)
 
 

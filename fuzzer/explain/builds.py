@@ -64,8 +64,8 @@ class Selection:
         """A failed run, or one whose compared files (settled) differ from the reference's."""
         if not record.ok:
             return True
-        theirs = self.compared(reference.manifest)
-        return self.settled(record.manifest, theirs).digest() != theirs.digest()
+        theirs = self.compared(reference.built)
+        return self.settled(record.built, theirs).digest() != theirs.digest()
 
 
 # a request for one more build of a kind: the campaign numbers each kind's builds across its phases

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from msgspec import structs
 
@@ -31,12 +31,13 @@ from fuzzer.explain import metadata, stabilizers
 from fuzzer.explain.budget import UNLIMITED, Budget
 from fuzzer.explain.lines import replays as line_search
 from fuzzer.explain.noise import Noise
-from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, ReplayOutcome, StepReplayer, Variation, joined
+from fuzzer.execute.replay_spread import Replayer
+from fuzzer.execute.step_replay import REPLAYS, SPREAD_S, ReplayOutcome, Variation, joined
 from fuzzer.model import Culprit, Hazard, KeyEvidence, Kind, Unfinished
 from fuzzer.parallelism import parallel_env
 from fuzzer.trace.graph import ONE_RUN, RACE_EVIDENCE, READ_ORDER, RootCandidate
 from fuzzer.trace.hazards import DUPLICATE, MKDIR_RACE, WRITE_WRITE
-from fuzzer.trace.differences import workspace_inputs
+from fuzzer.trace.differences import InputDifference, workspace_inputs
 from fuzzer.trace.steps import StepKey
 
 AXIS_REPLAYS = 2
@@ -59,7 +60,7 @@ class Context:
 
     reference: RunRecord
     divergent: RunRecord
-    replayer_for: Callable[[RootCandidate], StepReplayer]  # a replayer of the candidate's reference step
+    replayer_for: Callable[[RootCandidate], Replayer]  # a replayer of the candidate's reference step
     hazards: tuple[Hazard, ...] = ()  # unordered conflicts seen in the traces
     budget: Budget = UNLIMITED
     noise: Mapping[StepKey, Noise] = field(default_factory=dict)  # roots whose outputs are known noise
@@ -72,7 +73,7 @@ class Context:
 
 
 def classify(candidate: RootCandidate, context: Context) -> Culprit:
-    step = candidate.div or candidate.ref
+    step = candidate.step
     race = [d for d in candidate.input_differences if d.how in RACE_EVIDENCE or (d.how == ONE_RUN and d.other)]
     if race:
         shared = _shared_state(candidate, context.hazards)
@@ -110,7 +111,7 @@ def _plain_wanted(context: Context) -> int:
     return 0 if earlier.varies else max(REPLAYS - len(earlier.digests), 0)
 
 
-def _by_replay(candidate: RootCandidate, replayer: StepReplayer, context: Context, noise: Noise | None) -> Culprit:
+def _by_replay(candidate: RootCandidate, replayer: Replayer, context: Context, noise: Noise | None) -> Culprit:
     """The plain replays are a screen: two different outputs decide "it varies", so they
     stop there (`step_replay.decided`); only a step that matches gets all REPLAYS."""
     earlier = context.earlier
@@ -130,7 +131,7 @@ def _by_replay(candidate: RootCandidate, replayer: StepReplayer, context: Contex
     return _stable_alone(candidate, replayer, plain.digests[0], context, per_replay_s)
 
 
-def _stable_alone(candidate: RootCandidate, replayer: StepReplayer, digest: str, context: Context,
+def _stable_alone(candidate: RootCandidate, replayer: Replayer, digest: str, context: Context,
                   per_replay_s: float) -> Culprit:
     """Stable replayed alone: its output follows the CPU set or the job count, or the order
     or timing of its inputs, or the evidence is too thin to say."""
@@ -152,7 +153,7 @@ def _failure_evidence(candidate: RootCandidate) -> str:
     """What a step's failure in the divergent run is compared with: the same step (command,
     cwd and occurrence, temporary names blanked) in the reference, and nothing else: a check
     failing in both is no root at all (trace/graph.py)."""
-    step, same = candidate.div, candidate.ref
+    step, same = candidate.step, candidate.ref  # the divergent run's step, where it failed
     if same is None:
         return (f"failed with exit {step.exit_code} in the divergent run; the reference ran no step with its command, "
                 "directory and occurrence, so there is no run of it to compare with: not enough evidence to name a kind")
@@ -167,7 +168,7 @@ def _shared_state(candidate: RootCandidate, hazards: tuple[Hazard, ...]) -> Haza
     that wrote into the directory and succeeded found it there, so the race did not make its
     bytes; fossil's `mkversion > bld/VERSION.h` differs by the clock, not by `mkdir bld`), or
     a file it wrote while another run of its own recipe wrote it too."""
-    step = candidate.ref or candidate.div
+    step = candidate.replayed
     steps = [s for s in (candidate.ref, candidate.div) if s is not None]
     read = {p for s in steps for p in s.inputs}
     wrote = {p for s in steps for p in s.writes}
@@ -218,7 +219,7 @@ def _noise(candidate: RootCandidate, noise: Noise, how: str) -> Culprit:
     return _culprit(candidate, Kind.INTRINSIC, evidence=f"intrinsic: {noise.describe()}; {noise.evidence()}; {how}")
 
 
-def _replayed_noise(plain) -> str:
+def _replayed_noise(plain: ReplayOutcome) -> str:
     """What the replays add to known noise. A stable replay does not undo it: the variants
     the builds left differ only in those names (a CMake configure replayed over its own cache
     skips the checks that draw them)."""
@@ -228,7 +229,8 @@ def _replayed_noise(plain) -> str:
             "only in those names")
 
 
-def _intrinsic(candidate, replayer: StepReplayer, plain, context: Context, per_replay_s: float) -> Culprit:
+def _intrinsic(candidate: RootCandidate, replayer: Replayer, plain: ReplayOutcome, context: Context,
+               per_replay_s: float) -> Culprit:
     search = stabilizers.search(replayer, context.stabilizers, context.budget, per_replay_s)
     shared = (f" ({len(context.earlier.outcome.digests)} of them the step audit's, made in the same conditions and "
               "counted once)" if context.earlier else "")
@@ -245,7 +247,7 @@ def _intrinsic(candidate, replayer: StepReplayer, plain, context: Context, per_r
     return culprit
 
 
-def _tracked_axis(replayer: StepReplayer, stable_digest: str, context: Context) -> tuple[str, str] | None:
+def _tracked_axis(replayer: Replayer, stable_digest: str, context: Context) -> tuple[str, str] | None:
     """Replay with only the CPU set, then only the job count, of the divergent run."""
     ref, div = context.reference.perturbation, context.divergent.perturbation
     trials = []
@@ -263,7 +265,7 @@ def _tracked_axis(replayer: StepReplayer, stable_digest: str, context: Context) 
     return None
 
 
-def _race_evidence(candidate, differences) -> str:
+def _race_evidence(candidate: RootCandidate, differences: Sequence[InputDifference]) -> str:
     lines = []
     for d in differences[:3]:
         text = d.detail or d.how
@@ -271,11 +273,11 @@ def _race_evidence(candidate, differences) -> str:
         lines.append(f"{d.file}: {text}{other}")
     if len(differences) > 3:
         lines.append(f"and {len(differences) - 3} more")
-    failed = f"it failed with exit {candidate.div.exit_code} in the divergent run; " if candidate.failed else ""
+    failed = f"it failed with exit {candidate.step.exit_code} in the divergent run; " if candidate.failed else ""
     return failed + "it observed different inputs in the two builds: " + "; ".join(lines)
 
 
-def _order_or_metadata(candidate: RootCandidate, replayer: StepReplayer, digest: str, context: Context,
+def _order_or_metadata(candidate: RootCandidate, replayer: Replayer, digest: str, context: Context,
                        per_replay_s: float) -> Culprit:
     """Stable alone on identical contents: its reads came in another order (seen in the
     traces), or its output follows its inputs' metadata (shown by replays that move them),
@@ -318,10 +320,10 @@ def _unfinished(culprit: Culprit, what: Unfinished, seconds: float) -> Culprit:
     return structs.replace(culprit, unfinished=what, unfinished_s=round(seconds, 1))
 
 
-def _culprit(candidate, kind: Kind, *, evidence: str, axis: str | None = None, stabilized_by: list[str] | None = None,
-             alternatives: list[list[str]] | None = None, other: str | None = None,
-             key: KeyEvidence | None = None) -> Culprit:
-    step = candidate.div or candidate.ref
+def _culprit(candidate: RootCandidate, kind: Kind, *, evidence: str, axis: str | None = None,
+             stabilized_by: list[str] | None = None, alternatives: list[list[str]] | None = None,
+             other: str | None = None, key: KeyEvidence | None = None) -> Culprit:
+    step = candidate.step
     outputs = list(candidate.outputs)
     writer = list(step.leaf.get(outputs[0], ())) if outputs else []
     chain = " ← ".join(candidate.chain) if len(candidate.chain) > 1 else ""

@@ -31,7 +31,7 @@ from msgspec import structs
 from fuzzer.compare import Comparison
 from fuzzer.execute.logs import any_target_of, failed_targets
 from fuzzer.model import Hazard, HazardStatus
-from fuzzer.trace.differences import ONE_RUN, RACE_EVIDENCE
+from fuzzer.trace.differences import ONE_RUN, RACE_EVIDENCE, InputDifference
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.hazards import DUPLICATE, WRITE_WRITE
 from fuzzer.trace.steps import BuildTrace
@@ -104,7 +104,7 @@ def _by_failed_readers(hazard: Hazard, error_lines: Mapping[int, str], reference
     return [run for run, text in sorted(error_lines.items()) if any_target_of(failed_targets(text), made)]
 
 
-def _word(name: str) -> re.Pattern:
+def _word(name: str) -> re.Pattern[str]:
     """`parser.h` as a file name in a log line: not `xparser.h`, not `parser.hpp`."""
     return re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\w)")
 
@@ -115,7 +115,7 @@ def _by_roots(hazard: Hazard, roots: list[RootCandidate]) -> bool:
                and any(_raced(d) and d.file in files for d in root.input_differences) for root in roots)
 
 
-def _raced(difference) -> bool:
+def _raced(difference: InputDifference) -> bool:
     """Seen differently because of the interleaving (a file looked at in one run only counts
     when another step wrote it: a listing that missed it)."""
     return difference.how in RACE_EVIDENCE or (difference.how == ONE_RUN and difference.other is not None)

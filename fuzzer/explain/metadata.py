@@ -18,9 +18,12 @@ input the same owner, and directory order is what the `dirorder` axis varies.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fuzzer.execute.step_replay import MovedMetadata, StepReplayer, Variation
+from fuzzer.execute.replay_spread import Replayer
+from fuzzer.execute.step_replay import MovedMetadata, Variation
+from fuzzer.observe import Manifest
 
 MOVED_REPLAYS = 2  # under the moved metadata: identical to each other, unlike the stable bytes
 CONTROL_REPLAYS = 1  # with the metadata put back: the stable bytes again
@@ -69,7 +72,8 @@ class Differed:
                 f"({', '.join(self.mtimes[:LISTED])}{more}: up to {self.spread_s:.1f} s apart)")
 
 
-def differed(inputs, restored: set[str], reference, divergent, umask_varied: bool) -> Differed:
+def differed(inputs: Iterable[str], restored: set[str], reference: Manifest, divergent: Manifest,
+             umask_varied: bool) -> Differed:
     """From the two builds' manifests: `inputs`, the step's reads in the tree; `restored`,
     what the step itself writes (never moved: a replay puts those back)."""
     files = [f for f in sorted(inputs) if f not in restored and _file(reference, f) and _file(divergent, f)]
@@ -85,7 +89,7 @@ def experiments(found: Differed) -> list[Experiment]:
     return chosen + ([MODES] if found.modes else [])
 
 
-def follows(replayer: StepReplayer, stable: str, found: Differed, experiment: Experiment) -> str | None:
+def follows(replayer: Replayer, stable: str, found: Differed, experiment: Experiment) -> str | None:
     """Run one experiment; its evidence when the output followed the moved metadata."""
     paths = found.files if experiment is MODES else found.mtimes
     moved = MovedMetadata(paths, experiment.shift_ns, experiment.reverse, experiment.mode_xor)
@@ -100,6 +104,6 @@ def follows(replayer: StepReplayer, stable: str, found: Differed, experiment: Ex
             f"it {experiment.records} (usual remedy: {experiment.remedy})")
 
 
-def _file(manifest, path: str) -> bool:
+def _file(manifest: Manifest, path: str) -> bool:
     entry = manifest.entries.get(path)
     return entry is not None and entry.kind == "file"

@@ -17,7 +17,10 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, Sequence
 
+from fuzzer.execute.executor import Executor
+from fuzzer.execute.run import RunRecord
 from fuzzer.explain.ranking import is_log_or_cache
 from fuzzer.trace import tempnames
 from fuzzer.trace.graph import RootCandidate
@@ -38,6 +41,18 @@ DATES = NameKind("dates", ((
 # Each kind: what the report calls it, and how its values are found and blanked; the
 # random names are those every other stage blanks too (fuzzer/trace/tempnames.py).
 KINDS: tuple[NameKind, ...] = (*tempnames.KINDS, DATES)
+
+
+class KeptVariants(Protocol):
+    """What the campaign kept of its runs' files (fuzzer/campaign/evidence.py's `Evidence`)."""
+
+    @property
+    def dir(self) -> Path: ...  # the campaign's directory: scratch files go under it
+
+    @property
+    def reference_tree(self) -> Path: ...  # run 0's tree
+
+    def blob(self, digest: str) -> Path: ...  # a kept variant, by its digest
 
 
 @dataclass(frozen=True)
@@ -76,7 +91,8 @@ def _first_difference(a: list[bytes], b: list[bytes]) -> tuple[str, str]:
     return x.decode(errors="replace"), y.decode(errors="replace")
 
 
-def known_noise(runs, evidence, executor, traced_reference, roots: list[RootCandidate]) -> dict[int, Noise]:
+def known_noise(runs: Sequence[RunRecord], evidence: KeptVariants, executor: Executor, traced_reference: RunRecord,
+                roots: list[RootCandidate]) -> dict[int, Noise]:
     """Roots (by index) whose differing outputs are all logs or caches differing only in
     temporary names, pids or dates, judged on the variants at hand: run 0's tree, the traced
     reference's, and the variants of the campaign's `runs` kept in `evidence` (its
@@ -89,12 +105,14 @@ def known_noise(runs, evidence, executor, traced_reference, roots: list[RootCand
                 continue
             noises = [_noise_in(runs, evidence, executor, traced_reference, path, Path(scratch))
                       for path in root.outputs]
-            if all(noises):
-                found[i] = _merged(noises)
+            judged = [noise for noise in noises if noise is not None]
+            if len(judged) == len(noises):  # every output's variants differ only in noise
+                found[i] = _merged(judged)
     return found
 
 
-def _noise_in(runs, evidence, executor, traced_reference, path: str, scratch: Path) -> Noise | None:
+def _noise_in(runs: Sequence[RunRecord], evidence: KeptVariants, executor: Executor, traced_reference: RunRecord,
+              path: str, scratch: Path) -> Noise | None:
     variants = _variants(runs, evidence, executor, traced_reference, path, scratch)
     if len(variants) < 2:
         return None
@@ -103,7 +121,8 @@ def _noise_in(runs, evidence, executor, traced_reference, path: str, scratch: Pa
     return judged[0] if all(judged) else None
 
 
-def _variants(runs, evidence, executor, traced_reference, path: str, scratch: Path) -> list[bytes]:
+def _variants(runs: Sequence[RunRecord], evidence: KeptVariants, executor: Executor, traced_reference: RunRecord,
+              path: str, scratch: Path) -> list[bytes]:
     """Distinct contents of one file: run 0's, the traced reference's, the kept blobs."""
     fetched = scratch / "traced"
     fetched.unlink(missing_ok=True)  # another file's, fetched before

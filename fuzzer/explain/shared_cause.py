@@ -12,6 +12,8 @@ A recipe that ran twice at once (a generator writing temporaries, `mv` lines put
 in place, a compile, an `ar`) gives a race culprit per line whose output differs. They
 are one culprit too, named by the line farthest upstream of what differs (the longest
 chain: the one that wrote the bytes the others carried on, never the `ar` at the end).
+
+And one step found twice (two roots, two runs) is one culprit, the stronger evidence's.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from msgspec import structs
 
 from fuzzer.model import Culprit, Hazard, Kind
 from fuzzer.trace.hazards import DUPLICATE, MKDIR_RACE, READ_BEFORE_WRITE
+
+# When one step is found twice, the stronger evidence wins: a kind drawn from the traces
+# or from replays beats "unknown".
+STRENGTH = {Kind.RACE: 0, Kind.INTRINSIC: 1, Kind.PARALLELISM_LEVEL: 2, Kind.ORDER: 3, Kind.BUILD_PATH: 4, Kind.UNKNOWN: 5}
 
 
 def one_per_hazard(culprits: Iterable[Culprit], hazards: Iterable[Hazard]) -> list[Culprit]:
@@ -74,3 +80,18 @@ def _listed(culprit: Culprit, hazard: Hazard) -> Culprit:
         said = (f"{len(steps)} steps share this cause, each unordered with `{hazard.writer}` ({hazard.type} on "
                 f"{hazard.file}{edge}): one finding, one fix")
     return structs.replace(culprit, steps=steps, evidence=f"{culprit.evidence}\n{said}")
+
+
+def one_per_step(culprits: list[Culprit]) -> list[Culprit]:
+    """A step found twice (two roots, two runs) is one culprit: the strongest evidence wins,
+    and it keeps every differing output."""
+    best: dict[tuple[str, str], Culprit] = {}
+    for culprit in culprits:
+        key = (culprit.command, culprit.cwd)
+        kept = best.get(key)
+        if kept is None:
+            best[key] = culprit
+            continue
+        stronger, weaker = sorted((kept, culprit), key=lambda c: STRENGTH.get(c.kind, len(STRENGTH)))
+        best[key] = structs.replace(stronger, outputs=sorted(set(stronger.outputs) | set(weaker.outputs)))
+    return list(best.values())

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Sequence, TypeVar
 
 from fuzzer import stats
-from fuzzer.execute.step_replay import ReplayOutcome, StepReplayer, Variation, umask_wrapper
+from fuzzer.execute.replay_spread import Replayer
+from fuzzer.execute.step_replay import ReplayOutcome, Variation, umask_wrapper
 from fuzzer.explain.budget import UNLIMITED, Budget
 from fuzzer.model import STABILIZERS
 from fuzzer.model import Stabilizer as S
@@ -42,6 +43,7 @@ SCREEN_REPLAYS = 3  # identical replays that make a set a candidate while narrow
 CONFIRM_REPLAYS, MAX_CONFIRM_REPLAYS = 10, 30  # identical replays a claimed set needs, more when affordable
 CONFIRM_SHARE = 0.25  # going above CONFIRM_REPLAYS may spend this share of the budget left
 MAX_ALTERNATIVES = 3
+T = TypeVar("T")  # what _split cuts into chunks
 
 # The candidate table, most common causes first (ties in minimal sets go to them); the
 # report prints each name, and `--stabilizers` picks among them (in model.Stabilizer's order). A candidate whose tool is
@@ -119,7 +121,7 @@ class StabilizerSearch:
                 f"({distinct} distinct in {replays}): no known stabiliser")
 
 
-def search(replayer: StepReplayer, only: tuple[str, ...] = (), budget: Budget = UNLIMITED,
+def search(replayer: Replayer, only: tuple[str, ...] = (), budget: Budget = UNLIMITED,
            per_replay_s: float = 0.0) -> StabilizerSearch:
     """`per_replay_s`: what one replay was seen to cost, so no test starts that the budget
     cannot finish. The plain replays size nothing: a partial stabiliser leaves a lower
@@ -166,7 +168,7 @@ def _narrowed(pool: list[Variation], tester: "_Tester") -> tuple[Variation, ...]
 class _Tester:
     """Replays sets of candidates fixed together; remembers every test and every digest."""
 
-    def __init__(self, replayer: StepReplayer, budget: Budget, per_replay_s: float):
+    def __init__(self, replayer: Replayer, budget: Budget, per_replay_s: float):
         self.replayer, self.budget, self.per_replay_s = replayer, budget, per_replay_s
         self.tried: list[tuple[str, int, int]] = []
         self.digests: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -234,7 +236,7 @@ class _Tester:
                                 self.unconfirmed)
 
 
-def _key(variations) -> tuple[str, ...]:
+def _key(variations: Sequence[Variation]) -> tuple[str, ...]:
     return tuple(v.name for v in variations)
 
 
@@ -256,7 +258,7 @@ def _guarantee(tests: int, identical: int) -> str:
             f"{MAX_TESTS} tests, Bonferroni)")
 
 
-def _ddmin(pool: list[Variation], stable) -> list[Variation]:
+def _ddmin(pool: list[Variation], stable: Callable[[list[Variation]], bool]) -> list[Variation]:
     """Delta debugging (complements only): a 1-minimal subset of a stable `pool` that is
     still stable, about k·log n tests for a set of k. Later chunks go first, so earlier
     (preferred) candidates are kept when either would do."""
@@ -275,7 +277,7 @@ def _ddmin(pool: list[Variation], stable) -> list[Variation]:
     return current
 
 
-def _split(items: list, n: int) -> list[list]:
+def _split(items: list[T], n: int) -> list[list[T]]:
     size, extra = divmod(len(items), n)
     parts, start = [], 0
     for i in range(n):
@@ -285,7 +287,7 @@ def _split(items: list, n: int) -> list[list]:
     return [p for p in parts if p]
 
 
-def combine(variations) -> Variation:
+def combine(variations: Sequence[Variation]) -> Variation:
     return Variation(
         " + ".join(v.name for v in variations),
         env=tuple(kv for v in variations for kv in v.env),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from fuzzer.compare import Comparison
 from fuzzer.execute.executor import Executor
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain.builds import Builds
@@ -30,7 +31,7 @@ class TracedPair:
     attempts: tuple[RunRecord, ...]  # every traced rerun of a divergent perturbation
 
 
-def divergent_perturbations(runs: tuple[RunRecord, ...], comparison) -> list[Perturbation]:
+def divergent_perturbations(runs: tuple[RunRecord, ...], comparison: Comparison) -> list[Perturbation]:
     """Perturbations worth tracing, most telling first: failures, then divergent runs."""
     seen: list[Perturbation] = []
     for index in comparison.telling_runs():
@@ -40,7 +41,8 @@ def divergent_perturbations(runs: tuple[RunRecord, ...], comparison) -> list[Per
     return seen
 
 
-def trace_pair(builds: Builds, comparison, executor: Executor, reference: RunRecord | None = None) -> TracedPair:
+def trace_pair(builds: Builds, comparison: Comparison, executor: Executor,
+               reference: RunRecord | None = None) -> TracedPair:
     """`reference`: a traced reference build already at hand (the step audit's), traced
     again only when its tree is needed here (`trace_reference`)."""
     candidates = divergent_perturbations(builds.runs, comparison)

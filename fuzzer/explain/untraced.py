@@ -11,10 +11,11 @@ file (then its number, exit status and failing targets), or no traced rerun dive
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from msgspec import structs
 
+from fuzzer.compare import Comparison
 from fuzzer.execute.logs import failed_targets
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain.builds import Builds
@@ -24,7 +25,8 @@ from fuzzer.observe import Manifest
 LISTED = 5  # files named in the note; the rest are counted
 
 
-def differing_from(first: Manifest, manifests, everything) -> set[str]:
+def differing_from(first: Manifest, manifests: Iterable[Manifest],
+                   everything: Callable[[Manifest], Manifest]) -> set[str]:
     """Files any of `manifests` (`everything` selects their compared files) differs in from `first`."""
     return {path for m in manifests for path in first.differing(everything(m))}
 
@@ -33,14 +35,15 @@ def runs_text(indices: Sequence[int]) -> str:
     return f"run {indices[0]}" if len(indices) == 1 else f"runs {', '.join(map(str, indices))}"
 
 
-def untraced_files(runs, comparison, everything, traced: set[str]) -> dict[str, list[int]]:
+def untraced_files(runs: Sequence[RunRecord], comparison: Comparison, everything: Callable[[Manifest], Manifest],
+                   traced: set[str]) -> dict[str, list[int]]:
     """Files the successful runs that differ from run 0 differ in, less `traced` (those a
     traced divergent build differed in too), each with the runs that differed in it."""
-    first = everything(runs[0].manifest)
+    first = everything(runs[0].built)
     found: dict[str, list[int]] = {}
     for i in comparison.telling_runs():
         if runs[i].ok:
-            for path in differing_from(first, [runs[i].manifest], everything) - traced:
+            for path in differing_from(first, [runs[i].built], everything) - traced:
                 found.setdefault(path, []).append(i)
     return dict(sorted(found.items()))
 
@@ -73,7 +76,7 @@ def unnamed(untraced: dict[str, list[int]], left: list[str], why: NoStep, traced
                              traced.log_path or "") for path in left)
 
 
-def unexplained(builds: Builds, comparison, audited: Mapping[str, Culprit], reached: set[str], why: NoStep,
+def unexplained(builds: Builds, comparison: Comparison, audited: Mapping[str, Culprit], reached: set[str], why: NoStep,
                 traced: RunRecord | None, label: str) -> tuple[list[Culprit], tuple[UnnamedFile, ...]]:
     """Of the files other runs differed in and the traced rerun did not reach (`reached`:
     those its roots explain), the audit's culprits for those its replays saw vary, and the

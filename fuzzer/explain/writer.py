@@ -23,7 +23,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from msgspec import structs
 
@@ -33,8 +33,7 @@ from fuzzer.execute import keep
 from fuzzer.execute.local import build_env
 from fuzzer.execute.step_replay import StepCall
 from fuzzer.model import Culprit, WriterProcess
-from fuzzer.observe import EMPTY_DIGESTS, Manifest
-from fuzzer.report.packages import is_package
+from fuzzer.observe import EMPTY_DIGESTS, Manifest, is_package
 from fuzzer.trace.absent import Absence
 from fuzzer.trace.graph import RootCandidate
 from fuzzer.trace.steps import BuildTrace, Step
@@ -95,15 +94,14 @@ def kept_files(trace_path: str | None, trace: BuildTrace, tree: str, parent: boo
     trace names them: only the versions a process read before another removed them, and
     the files some process read that were removed (a compile's object in a random directory,
     whose bytes say what it recorded: `fuzzer.explain.build_path`), the others deleted now."""
-    entries = keep.entries(trace_path) if trace_path else []
-    if not entries:
+    if not trace_path or not (entries := keep.entries(trace_path)):
         return NOTHING_KEPT
-    into = keep.kept_dir(trace_path)  # type: ignore[arg-type]
+    into = keep.kept_dir(trace_path)
     kept = kept_of(entries, PathNames(tree, parent).relative, lambda digest: str(into / digest))
     read = {where for proc in trace.processes for where in restored_inputs(trace, [proc.index], kept).values()}
     read |= {where for proc in trace.processes for a in proc.accesses if a.kind == "read"
              for _, where, _ in kept.get(a.path, ())}
-    keep.select(trace_path, {Path(where).name for where in read})  # type: ignore[arg-type]
+    keep.select(trace_path, {Path(where).name for where in read})
     return {path: left for path, versions in kept.items() if (left := tuple(v for v in versions if v[1] in read))}
 
 
@@ -164,7 +162,7 @@ class ReplayTargets:
         return self._targets[key]
 
     def _target(self, candidate: RootCandidate) -> ReplayTarget:
-        step = candidate.ref or candidate.div
+        step = candidate.replayed
         trace = self.reference if candidate.ref is not None else self.divergent
         paths = tuple(dict.fromkeys((*candidate.outputs, *candidate.explains)))
         made = self.made if trace is self.reference else Provenance()
@@ -175,32 +173,32 @@ class ReplayTargets:
         if then:  # its bytes are what the lines after it left: replayed together, as one step
             return ReplayTarget(self._step_call(candidate, trace, then), candidate.duration, None,
                                 tuple(s.command for s in then))
-        writer = writer_of(trace, step, paths, made_from, made.copied, mtimes, kept) if step.members else None  # type: ignore[union-attr]
+        writer = writer_of(trace, step, paths, made_from, made.copied, mtimes, kept) if step.members else None
         if writer is None or writer.is_step:
             return ReplayTarget(self._step_call(candidate, trace), candidate.duration, writer)
         return ReplayTarget(self._process_call(writer, trace), writer.duration, writer)
 
     def _step_call(self, candidate: RootCandidate, trace: BuildTrace, then: tuple[Step, ...] = ()) -> StepCall:
         """The step, and `then` after it in one shell (the lines that rewrote its output)."""
-        step = candidate.ref or candidate.div
+        step = candidate.replayed
         steps = (step, *then)
         # outside the tree too (a wheel under /tmp): what replays write there is removed again
         touched = {p for s in (candidate.ref, candidate.div, *then) if s is not None for p in (*s.writes, *s.deletes)}
-        members = [i for s in steps for i in s.members]  # type: ignore[union-attr]
+        members = [i for s in steps for i in s.members]
         hidden = created_after_missed(trace, members)
-        writes = {p: t for s in steps for p, t in s.writes.items()}  # type: ignore[union-attr]
+        writes = {p: t for s in steps for p, t in s.writes.items()}
         return StepCall(
-            argv=in_sequence(steps) if then else step.argv,  # type: ignore[union-attr]
-            cwd=step.cwd,  # type: ignore[union-attr]
-            env=environment(step.env, self.jobs),  # type: ignore[union-attr]
-            exit_code=step.exit_code,  # type: ignore[union-attr]
+            argv=in_sequence(steps) if then else step.argv,
+            cwd=step.cwd,
+            env=environment(step.env, self.jobs),
+            exit_code=step.exit_code,
             restored=tuple(sorted(touched.union(hidden))),
-            compared=tuple(candidate.outputs) or tuple(sorted(step.outputs)),  # type: ignore[union-attr]
-            looked_at=tuple(sorted({p for s in steps for p in s.reads}  # type: ignore[union-attr]
-                                   | {p for s in steps for p, probe in s.probes.items() if probe.found})),  # type: ignore[union-attr]
-            listed=tuple(sorted({p for s in steps for p in s.lists})),  # type: ignore[union-attr]
+            compared=tuple(candidate.outputs) or tuple(sorted(step.outputs)),
+            looked_at=tuple(sorted({p for s in steps for p in s.reads}
+                                   | {p for s in steps for p, probe in s.probes.items() if probe.found})),
+            listed=tuple(sorted({p for s in steps for p in s.lists})),
             created=self._absence[id(trace)].created([trace.processes[i] for i in members],
-                                                     step.start, writes) + hidden,  # type: ignore[union-attr]
+                                                     step.start, writes) + hidden,
             brought_back=self._brought_back(trace, members),
             made_dirs=handed_down(trace.processes, members[0], members) if members else (),
         )
@@ -227,7 +225,7 @@ class ReplayTargets:
             made_dirs=handed_down(trace.processes, proc.index, [p.index for p in writer.members]),
         )
 
-    def _brought_back(self, trace: BuildTrace, members) -> tuple[tuple[str, str], ...]:
+    def _brought_back(self, trace: BuildTrace, members: Iterable[int]) -> tuple[tuple[str, str], ...]:
         kept = self.kept if trace is self.reference else NOTHING_KEPT
         return tuple(sorted(restored_inputs(trace, members, kept).items()))
 
@@ -269,7 +267,7 @@ def _rewriters(candidate: RootCandidate, in_reference: bool) -> tuple[Step, ...]
     return tuple(s for s in candidate.rewriters if s.cwd == step.cwd)
 
 
-def in_sequence(steps) -> tuple[str, ...]:
+def in_sequence(steps: Iterable[Step]) -> tuple[str, ...]:
     """One shell running the steps' argvs one after another, stopping at the first that fails."""
     return ("/bin/sh", "-c", " && ".join(shlex.join(s.argv) for s in steps))
 

@@ -15,10 +15,9 @@ from fuzzer.fix import suggest
 from fuzzer.fix.patch import PatchError, apply
 from fuzzer.fix.proof import AFTER, BEFORE, Proving, prove
 from fuzzer.fix.suggest import Fixed
-from fuzzer.model import Culprit, Fix, FixStatus, Hazard, Kind
+from fuzzer.model import Culprit, Fix, FixStatus, Hazard, Kind, Report
 from fuzzer.plan import Perturbation
 from fuzzer.report import json_format
-from fuzzer.report.model import Report
 from fuzzer.store import Store
 
 TRACED_RERUN = re.compile(r"traced rerun \((.+)\)")  # explain's label: a divergent run's perturbation, traced

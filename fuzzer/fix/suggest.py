@@ -27,8 +27,7 @@ from fuzzer.fix.prerequisite import missing_prerequisite, order_only
 from fuzzer.fix.proof import statement
 from fuzzer.fix.stabiliser import intrinsic
 from fuzzer.fix.tree import CMAKE, MAKE, NINJA, NoPatch, Tree
-from fuzzer.model import Culprit, Fix, FixStatus, Hazard, HazardType, Kind, LineStatus
-from fuzzer.report.model import Report
+from fuzzer.model import Culprit, Fix, FixStatus, Hazard, HazardType, Kind, LineStatus, Report
 
 # (build system, hazard type or culprit kind) → the remedy written in that system's files; a
 # hazard's remedy takes the Hazard, a culprit's the Culprit (Any: the key says which)

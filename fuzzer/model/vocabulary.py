@@ -3,7 +3,8 @@ line exits (`ExitCode`), why a campaign stopped (`ExitReason`), how a build ende
 (`RunStatus`), why a run is in the plan (`Reason`) and why it was made (`RunKind`), the
 stabilisers localization tries (`Stabilizer`), what the step audit made of a step
 (`AuditResult`), the kind of cause a culprit is (`Kind`), the types and statuses of
-hazards and findings, and what became of a fix (`FixStatus`). The enums whose values
+hazards and findings, what became of a fix (`FixStatus`) and where a setting came from
+(`SettingSource`). The enums whose values
 reach JSON are str-valued, so a member is written as its string and compares equal to it
 (docs/contracts.md).
 """
@@ -212,6 +213,16 @@ class FindingStatus(StrEnum):
     NEW = "new"  # first seen, or back after a fix
     STILL = "still"
     FIXED = "fixed"  # by this campaign
+
+
+class SettingSource(StrEnum):
+    """Where a setting of `buildfuzz run` came from (fuzzer/settings.py): the JSON report's
+    settings' `source`, the first of these that sets it."""
+
+    COMMAND_LINE = "command line"
+    ENVIRONMENT = "environment"  # a BUILDFUZZ_* variable
+    FILE = "file"  # the source tree's settings file
+    DEFAULT = "default"
 
 
 class Reason(enum.Enum):

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from fuzzer.config import STDOUT, Outputs
-from fuzzer.report.model import Report
+from fuzzer.model import Report
 
 
 def write_outputs(report: Report, outputs: Outputs) -> None:

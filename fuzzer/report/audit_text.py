@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from fuzzer.escaping import one_line
-from fuzzer.model import AuditResult
-from fuzzer.report.model import AuditedStep, AuditSummary
+from fuzzer.model import AuditedStep, AuditResult, AuditSummary
 
 SHOWN = 20  # steps listed; the JSON report has every one
 

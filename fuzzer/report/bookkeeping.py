@@ -9,8 +9,8 @@ as the reference's and decides nothing, and the report names them here, once.
 from __future__ import annotations
 
 from fuzzer.compare.bookkeeping import is_bookkeeping, tool_of
+from fuzzer.model import Bookkeeping, BookkeepingFile
 from fuzzer.observe import Manifest
-from fuzzer.report.model import Bookkeeping, BookkeepingFile
 
 SHOWN_IN_LINE = 6
 

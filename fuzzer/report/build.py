@@ -14,12 +14,11 @@ from fuzzer import findings as finding_ids
 from fuzzer import rates, replay_commands, structs
 from fuzzer.compare import Comparison, DivergentArtifact
 from fuzzer.execute.run import RunRecord
-from fuzzer.model import Culprit, ExitReason, Finding, Hazard, Verdict
+from fuzzer.model import (ArtifactFinding, Bookkeeping, Culprit, ExitReason, Finding, Hazard, InsideSummary,
+                          MetadataStabilizer, Origin, PackageFile, Report, RunSummary, VariantSummary, Verdict)
 from fuzzer.report.counts import basis
 from fuzzer.report.cut_short import cut_short
 from fuzzer.report.scope import scope
-from fuzzer.report.model import (ArtifactFinding, Bookkeeping, InsideSummary, MetadataStabilizer, Origin, PackageFile,
-                                 Report, RunSummary, VariantSummary)
 
 if TYPE_CHECKING:
     from fuzzer.explain import Localization

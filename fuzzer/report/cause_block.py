@@ -11,11 +11,10 @@ from dataclasses import dataclass
 
 from fuzzer.escaping import one_line, quoted_commands_cut
 from fuzzer.interpreters import shown_command
-from fuzzer.model import Culprit, Kind, Verdict
+from fuzzer.model import Culprit, Kind, Report, Verdict
 from fuzzer.report.causes import Cause, evidence_line, fix_command, stabiliser_text
 from fuzzer.report.counts import contrived, contrivance
 from fuzzer.report.folds import step_variants
-from fuzzer.report.model import Report
 from fuzzer.report.source_line import LINE_CHARS, line_fix_text, line_text
 
 MEMBERS_SHOWN = 3  # an archive's members named in `reaches`; the artifact's fold lists them all

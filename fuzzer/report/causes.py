@@ -14,8 +14,7 @@ import os
 import shlex
 from dataclasses import dataclass
 
-from fuzzer.model import Culprit, Hazard, Kind, Unfinished
-from fuzzer.report.model import Report
+from fuzzer.model import Culprit, Hazard, Kind, Report, Unfinished
 
 STEM = "%"
 EVIDENCE_CHARS = 160  # one terminal line of evidence; the whole of it is in the JSON and behind --verbose

@@ -14,9 +14,8 @@ import shlex
 from dataclasses import dataclass
 
 from fuzzer import findings, hold, rates
-from fuzzer.model import Basis, Reason, RunStatus, Verdict
+from fuzzer.model import Basis, Reason, Report, RunStatus, RunSummary, Verdict
 from fuzzer.report.folds import runs_text
-from fuzzer.report.model import Report, RunSummary
 
 # why a run was chosen rather than drawn, for each of rates.CHOSEN: one set decides which runs count
 CHOSEN_AS = {Reason.REMEMBERED.value: "remembered", Reason.TARGET.value: "held target",

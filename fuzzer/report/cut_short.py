@@ -14,8 +14,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from fuzzer.model import Culprit, ExitReason, Unfinished, Verdict
-from fuzzer.report.model import AuditSummary, CutShort, Report
+from fuzzer.model import AuditSummary, Culprit, CutShort, ExitReason, Report, Unfinished, Verdict
 
 
 def cut_short(culprits: Sequence[Culprit], audit: AuditSummary | None, unexplained_s: Sequence[float],

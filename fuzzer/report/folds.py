@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from fuzzer import findings
 from fuzzer.execute.logs import failure_summary
 from fuzzer.escaping import one_line
-from fuzzer.model import RunStatus
+from fuzzer.model import ArtifactFinding, Report, RunStatus, RunSummary
 from fuzzer.rates import described
-from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,8 @@ import os
 from pathlib import Path
 
 from fuzzer.interpreters import shown_command
-from fuzzer.model import Culprit, Hazard, Verdict
+from fuzzer.model import Culprit, Hazard, Report, Verdict
 from fuzzer.report.causes import rule_place
-from fuzzer.report.model import Report
 
 TITLE = "buildfuzz"
 

@@ -21,13 +21,12 @@ from fuzzer.rates import described
 from fuzzer.escaping import is_long, one_line, program, visible
 from fuzzer.execute.logs import failure_lines
 from fuzzer.plan import Perturbation
-from fuzzer.model import NAMED_KINDS, Kind, RunStatus
+from fuzzer.model import NAMED_KINDS, ArtifactFinding, Kind, Report, RunStatus, RunSummary
 from fuzzer.report.audit_text import audit_lines
 from fuzzer.report.cause_block import CauseBlock, cause_block, command_line
 from fuzzer.report.causes import causes
 from fuzzer.report.counts import closing_line
 from fuzzer.report.folds import artifact_folds, failure_folds
-from fuzzer.report.model import ArtifactFinding, Report, RunSummary
 from fuzzer.report.opening import headline, opening, runs_line
 from fuzzer.report.packages import inside_lines, package_verdict
 

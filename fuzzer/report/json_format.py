@@ -1,5 +1,5 @@
 """The JSON report: the contract in docs/contracts.md (`schema` versions it), the
-encoding of the report's types (fuzzer/report/model.py), and back, through fuzzer/structs.py.
+encoding of the report's types (fuzzer/model/report.py), and back, through fuzzer/structs.py.
 
 A report decodes only into what the types say: a key they do not know or a value of the
 wrong type is an error (`msgspec.ValidationError`), never dropped or kept as it came.
@@ -15,7 +15,7 @@ import json
 import re
 
 from fuzzer import structs
-from fuzzer.report.model import SCHEMA, Report
+from fuzzer.model import REPORT_SCHEMA, Report
 
 # what earlier versions wrote and this one dropped: {where: keys}
 RETIRED = {"divergent_artifacts": ("diff_html",)}  # diffoscope's HTML, embedded before it became a file
@@ -58,7 +58,7 @@ def _hazard_runs_split(data: dict) -> dict:
     runs' numbers (`runs`) and the traced runs' labels (`traced`)."""
     if not isinstance(data, dict) or data.get("schema") != 1:
         return data
-    upgraded = {**data, "schema": SCHEMA}
+    upgraded = {**data, "schema": REPORT_SCHEMA}
     if isinstance(data.get("hazards"), list):
         upgraded["hazards"] = [_hazard_of_schema_1(h) if isinstance(h, dict) else h for h in data["hazards"]]
     return upgraded

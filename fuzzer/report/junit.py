@@ -20,8 +20,7 @@ from fuzzer.execute.logs import failure_summary
 from fuzzer.findings import ARTIFACT, CULPRIT, FAILURE, FIXED, HAZARD, METADATA, NEW, Identity
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
-from fuzzer.model import Culprit, Finding, Hazard, RunStatus
-from fuzzer.report.model import ArtifactFinding, Report, RunSummary
+from fuzzer.model import ArtifactFinding, Culprit, Finding, Hazard, Report, RunStatus, RunSummary
 from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.causes import causes, rule_place
 from fuzzer.report.packages import inside_lines, packages_line, set_aside_line

@@ -13,11 +13,10 @@ from fuzzer import findings, structs
 from fuzzer.escaping import markdown_inline as _esc
 from fuzzer.escaping import html_text, one_line, visible
 from fuzzer.execute.logs import failure_summary
-from fuzzer.model import AuditResult, RunStatus
+from fuzzer.model import ArtifactFinding, AuditResult, Report, RunStatus
 from fuzzer.plan import Perturbation
 from fuzzer.rates import described
 from fuzzer.report.audit_text import left_line, summary_line
-from fuzzer.report.model import ArtifactFinding, Report
 from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.cause_block import CauseBlock, cause_block, command_line
 from fuzzer.report.causes import causes

@@ -5,11 +5,10 @@ the build systems' bookkeeping), each a (name, line) pair the formats lay out th
 from __future__ import annotations
 
 from fuzzer.execute.step_replay import REPLAYS
-from fuzzer.model import RunStatus
+from fuzzer.model import Report, RunStatus
 from fuzzer.report.bookkeeping import bookkeeping_line
 from fuzzer.report.counts import HEADLINES, contrived_headline, count_line
 from fuzzer.report.cut_short import cut_short_line, interrupted_line
-from fuzzer.report.model import Report
 from fuzzer.report.packages import set_aside_line
 from fuzzer.report.scope import scope_line
 

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Callable
 
 from fuzzer.compare.package_metadata import described
+from fuzzer.model import ArtifactFinding, PackageFile
 from fuzzer.observe import Manifest, hash_file, is_package
-from fuzzer.report.model import ArtifactFinding, PackageFile
 
-__all__ = ["is_package", "package_files", "packages_line"]
 SHOWN_IN_TEXT = 6
 
 

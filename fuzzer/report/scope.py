@@ -5,9 +5,8 @@ first). A REPRODUCIBLE verdict says nothing of an axis no run varied."""
 from __future__ import annotations
 
 from fuzzer.axes import AXES, TARGETED, Axis
-from fuzzer.model import NotTried
+from fuzzer.model import AxisScope, NotTried
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import AxisScope
 
 
 def scope(asked: tuple[str, ...], perturbations: list[Perturbation], unreached: dict[str, str] | None = None,

@@ -8,13 +8,13 @@ from __future__ import annotations
 from fuzzer import findings, structs
 from fuzzer.escaping import one_line, quoted_commands_cut, safe_line
 from fuzzer.execute.logs import failure_summary
+from fuzzer.model import ArtifactFinding, Report
 from fuzzer.plan import Perturbation
 from fuzzer.report.audit_text import audit_lines
 from fuzzer.report.cause_block import CauseBlock, cause_block, command_line
 from fuzzer.report.causes import Cause, causes, evidence_line, unattached_hazards
 from fuzzer.report.counts import closing_line
 from fuzzer.report.folds import artifact_folds, failure_folds, rate_folds
-from fuzzer.report.model import ArtifactFinding, Report
 from fuzzer.report.opening import headline, opening, runs_line
 from fuzzer.report.packages import inside_lines, packages_line
 

@@ -8,15 +8,16 @@ import subprocess
 
 from fuzzer.tools import register
 
-SETARCH = register("setarch", "util-linux", "disabling ASLR for one step (stabiliser search)",
-                   probe=lambda: _personality())
-
 
 @functools.cache
 def _personality() -> str | None:
     """None when the kernel lets us change personality (some sandboxes forbid it)."""
     probe = subprocess.run([SETARCH.require(), platform.machine(), "-R", "true"], capture_output=True)
     return None if probe.returncode == 0 else "setarch -R is not usable"
+
+
+SETARCH = register("setarch", "util-linux", "disabling ASLR for one step (stabiliser search)",
+                   probe=lambda: _personality())
 
 
 def wrap(argv: list[str]) -> list[str]:

@@ -61,11 +61,18 @@ class RootCandidate:
         return self.step.command
 
     @property
-    def duration(self) -> float:
-        """About what one replay of it costs: the traced run time of the step replayed (the
-        reference's, whose tree replays run in)."""
+    def replayed(self) -> Step:
+        """The step its replays run: the reference's, whose tree replays run in, else the
+        divergent run's."""
         step = self.ref or self.div
-        return max(step.end - step.start, 0.0) + sum(max(s.end - s.start, 0.0) for s in self.rewriters)  # type: ignore[union-attr]  # one of the two steps is there
+        assert step is not None  # a candidate has a step in one run at least
+        return step
+
+    @property
+    def duration(self) -> float:
+        """About what one replay of it costs: the traced run time of the step replayed."""
+        step = self.replayed
+        return max(step.end - step.start, 0.0) + sum(max(s.end - s.start, 0.0) for s in self.rewriters)
 
 
 # --- roots ----------------------------------------------------------------------------

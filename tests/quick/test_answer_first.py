@@ -10,11 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import structs
 
-from fuzzer.model import Basis, Culprit, Kind, Verdict
+from fuzzer.model import Basis, Culprit, Kind, Report, RunSummary, Verdict
 from fuzzer.report import markdown, text
 from fuzzer.report.causes import causes, evidence_line, same_cause
 from fuzzer.report.counts import basis, build_counts, closing_line, count_line
-from fuzzer.report.model import Report, RunSummary
 from tests.report_samples import reproducible, unreproducible
 
 KERNELS = ["fft8x8", "fft16x16", "ifft8x8", "winograd", "relu"]

@@ -62,7 +62,7 @@ def test_the_settings_file_sets_check_steps_and_is_checked_alike(tmp_path):
 
 def test_the_audit_section_survives_a_stored_report():
     from fuzzer.report import json_format
-    from fuzzer.report.model import AuditedStep, AuditSummary, Report
+    from fuzzer.model import AuditedStep, AuditSummary, Report
 
     step = AuditedStep("gen (in .) #0", "gen", ".", ["out"], "varies", "5 distinct outputs", 5, 1.5,
                        "2026-01-01T00:00:00+00:00", "2026-01-02T00:00:00+00:00", "cd . && gen")

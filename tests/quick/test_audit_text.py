@@ -1,8 +1,7 @@
 """The step audit's terminal lines: counts that add up, rows told apart, the rotation shown."""
 
-from fuzzer.model import AuditResult
+from fuzzer.model import AuditedStep, AuditResult, AuditSummary
 from fuzzer.report.audit_text import audit_lines
-from fuzzer.report.model import AuditedStep, AuditSummary
 
 CC = ": && /usr/bin/cc -std=c89 -O2 -Wall -o {} -c {}"
 
@@ -52,7 +51,7 @@ def test_the_steps_left_for_later_show_when_they_were_last_audited():
 
 def test_the_markdown_summary_has_the_audit_and_its_odd_steps():
     from fuzzer.report import markdown
-    from fuzzer.report.model import Report
+    from fuzzer.model import Report
 
     steps = [step("gen | sort", AuditResult.VARIES, ["a"]), step("cp a b", AuditResult.STABLE, ["b"]),
              step("old", AuditResult.LEFT, ["c"], "2026-12-01T04:50:06")]

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzzer import axes, rates
+from fuzzer.model import AxisScope, Report, RunSummary
 from fuzzer.report import html, json_format, junit, markdown, text
-from fuzzer.report.model import AxisScope, Report, RunSummary
 from fuzzer.stats import CONFIDENCE, interval, percent_above
 
 

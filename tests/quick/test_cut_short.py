@@ -6,9 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzer.model import Culprit, Kind, Unfinished
+from fuzzer.model import AuditSummary, Culprit, Kind, Unfinished
 from fuzzer.report.cut_short import cut_short
-from fuzzer.report.model import AuditSummary
 
 
 def _culprit(name: str, unfinished: Unfinished | None, seconds: float) -> Culprit:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from msgspec import structs
 
-from fuzzer.explain import _one_per_step
+from fuzzer.explain.shared_cause import one_per_step
 from fuzzer.explain.classify import _other, _shared_state
 from fuzzer.explain.from_log import explain_failure
 from fuzzer.model import Culprit
@@ -50,7 +50,7 @@ def culprit(kind: str, outputs: list[str]) -> Culprit:
 
 
 def test_a_step_found_twice_is_one_culprit_with_the_strongest_evidence():
-    merged = _one_per_step([culprit("unknown", []), culprit("race", ["x"]), culprit("order", ["y"])])
+    merged = one_per_step([culprit("unknown", []), culprit("race", ["x"]), culprit("order", ["y"])])
     assert [(c.kind, c.outputs) for c in merged] == [("race", ["x", "y"])]
 
 

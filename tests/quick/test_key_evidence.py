@@ -9,11 +9,10 @@ from __future__ import annotations
 from msgspec import structs
 
 from fuzzer import hold
-from fuzzer.model import Culprit, KeyEvidence, Kind, WriterProcess
+from fuzzer.model import Culprit, KeyEvidence, Kind, Report, WriterProcess
 from fuzzer.report import html, markdown, text
 from fuzzer.report.cause_block import cause_block
 from fuzzer.report.causes import causes
-from fuzzer.report.model import Report
 from tests.report_samples import unreproducible
 
 PROSE = "its inputs are identical in both builds; replayed alone 5 times with its traced argv it gave 2 outputs"

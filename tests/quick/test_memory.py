@@ -27,7 +27,7 @@ from fuzzer.errors import UsageError
 from fuzzer.execute.fake import FakeExecutor
 from fuzzer.findings import FIXED, NEW, STILL, Identity
 from fuzzer.plan import Perturbation
-from fuzzer.report import html, json_format, junit, markdown, text
+from fuzzer.report import baseline, html, json_format, junit, markdown, text
 from fuzzer.store import DB_NAME, MIGRATIONS, VERSION, FindingRow, Store
 
 from conftest import buildfuzz, buildfuzz_in_process, make_project
@@ -332,7 +332,7 @@ def test_a_baseline_turns_known_findings_green_and_new_ones_red(tmp_path):
     first, _ = campaign(tmp_path, one_cpu_differs, seed=3)
     report_file = tmp_path / "first.json"
     report_file.write_text(json_format.render(first.report))
-    known = findings.read_baseline(report_file)
+    known = baseline.read_baseline(report_file)
 
     green, _ = campaign(tmp_path, one_cpu_differs, seed=5, known=known)
     assert (green.report.verdict, green.exit_code) == ("unreproducible", 0)
@@ -354,7 +354,7 @@ def test_a_baseline_file_lists_the_ids_a_json_report_gives(tmp_path):
     path.write_text(json.dumps(written))
     report_path = tmp_path / "report.json"
     report_path.write_text(json_format.render(first.report))
-    assert findings.read_baseline(path) == findings.read_baseline(report_path) == {f.id for f in first.report.findings}
+    assert baseline.read_baseline(path) == baseline.read_baseline(report_path) == {f.id for f in first.report.findings}
     assert {f["what"] for f in written["findings"]} == {"out.txt", "lib.a"}
 
 
@@ -382,7 +382,7 @@ def test_a_bad_baseline_is_one_line_exit_2_before_anything_is_made(tmp_path, con
     if content is not None:
         path.write_bytes(content)
     with pytest.raises(UsageError, match=words):
-        findings.read_baseline(path)
+        baseline.read_baseline(path)
     source = make_project(tmp_path / "src", "all:\n    echo built > $@.txt\n")
     result = buildfuzz_in_process("run", "--source", source, "--store", tmp_path / "store", "--baseline", path,
                                   "--", "make")

@@ -5,10 +5,9 @@ import pytest
 
 from fuzzer.execute.run import RunRecord
 from fuzzer.explain import artifact_metadata
-from fuzzer.model import RunStatus
+from fuzzer.model import ArtifactFinding, RunStatus
 from fuzzer.observe import Entry, Manifest
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import ArtifactFinding
 
 
 ARTIFACT = ArtifactFinding("dist/x.whl", 2, [], [], [], False)

@@ -1,4 +1,4 @@
-"""One domain model (fuzzer/model.py, fuzzer/report/model.py): the JSON report is its
+"""One domain model (fuzzer/model/, the report in fuzzer/model/report.py): the JSON report is its
 encoding, its schema is generated from it and published in docs/, a report decodes back
 only into what the types say, and reports stored by earlier versions still decode."""
 
@@ -19,7 +19,7 @@ from fuzzer.campaign import run_campaign, stored
 from fuzzer.config import FuzzConfig
 from fuzzer.errors import UsageError
 from fuzzer.execute.fake import FakeExecutor
-from fuzzer.model import ExitCode, Kind, Verdict
+from fuzzer.model import REPORT_SCHEMA, ExitCode, Kind, Verdict
 from fuzzer.report import json_format
 from fuzzer.report.schema import report_schema
 from fuzzer.store import Store
@@ -142,7 +142,7 @@ def test_a_schema_1_reports_hazard_runs_decode_as_numbers_and_traced_labels():
     for hazard in data["hazards"]:
         del hazard["traced"]
     again = json_format.from_builtins(data)
-    assert again.schema == json_format.SCHEMA == 2
+    assert again.schema == REPORT_SCHEMA == 2
     assert [(h.runs, h.traced) for h in again.hazards] == [([3, 12], ["traced reference", "traced rerun (jobs=4) #2"]),
                                                            ([], [])]
     assert structs.replace(again, hazards=report.hazards) == report

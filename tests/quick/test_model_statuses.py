@@ -10,9 +10,8 @@ import msgspec
 import pytest
 from msgspec import structs
 
-from fuzzer.model import AuditResult, RunStatus
+from fuzzer.model import AuditedStep, AuditResult, AuditSummary, RunStatus
 from fuzzer.report import json_format
-from fuzzer.report.model import AuditedStep, AuditSummary
 from fuzzer.report.schema import report_schema
 from report_samples import unreproducible
 

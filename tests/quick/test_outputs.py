@@ -23,11 +23,10 @@ from fuzzer.execute.local import BuildSpec, LocalExecutor
 from fuzzer.execute.run import RunRecord, RunRequest
 from fuzzer.execute.step_replay import StepCall, StepReplayer
 from fuzzer.execute.workspace import PARENT, Workspace, output_dirs
-from fuzzer.model import RunStatus
-from fuzzer.observe import Entry, Manifest
+from fuzzer.model import PackageFile, RunStatus
+from fuzzer.observe import Entry, Manifest, is_package
 from fuzzer.plan import Perturbation
-from fuzzer.report.model import PackageFile
-from fuzzer.report.packages import is_package, packages_line
+from fuzzer.report.packages import packages_line
 from fuzzer.tools import unshare
 from fuzzer.trace.parse import parse_lines
 from fuzzer.trace.processes import track_processes

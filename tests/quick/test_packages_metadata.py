@@ -6,8 +6,8 @@ from pathlib import Path
 
 from fuzzer.campaign.evidence import Evidence
 from fuzzer.compare.package_metadata import BUILDINFO_CHECKSUMS, Expected, expected_difference
+from fuzzer.model import PackageFile
 from fuzzer.observe import Entry, Manifest
-from fuzzer.report.model import PackageFile
 from fuzzer.report.packages import packages_line, set_aside_line
 
 DEB = "3833e140df6c" + "0" * 52

@@ -5,9 +5,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from fuzzer.model import (ArtifactFinding, InsideSummary, MetadataStabilizer, PackageFile, Report, RunSummary,
+                          VariantSummary)
 from fuzzer.report import html, json_format, junit, markdown, text
-from fuzzer.report.model import (ArtifactFinding, InsideSummary, MetadataStabilizer, PackageFile, Report, RunSummary,
-                                 VariantSummary)
 
 SUMMARY = "11 members identical in content; only zip entry timestamps differ"
 TESTED = "the control build differed and both builds with SOURCE_DATE_EPOCH=1700000000 matched"

@@ -20,9 +20,9 @@ from fuzzer.campaign import run_campaign
 from fuzzer.campaign import state as campaign_state
 from fuzzer.config import FuzzConfig
 from fuzzer.execute.fake import FakeExecutor
+from fuzzer.model import ArtifactFinding, Report, RunSummary, VariantSummary
 from fuzzer.plan import Perturbation
 from fuzzer.report import html, junit, text
-from fuzzer.report.model import ArtifactFinding, Report, RunSummary, VariantSummary
 from fuzzer.report.schema import report_schema
 from fuzzer.stats import binomial_cdf, clean_builds_for_bound, interval, rate_text, upper_bound_zero
 

@@ -8,8 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzer import findings, rates
-from fuzzer.model import Culprit, Kind
-from fuzzer.report.model import ArtifactFinding, RunSummary, VariantSummary
+from fuzzer.model import ArtifactFinding, Culprit, Kind, RunSummary, VariantSummary
 
 RUNS = range(1, 7)
 BINARY = "bin/tool"

@@ -10,9 +10,8 @@ from fuzzer import findings, rates
 from fuzzer.campaign import run_campaign
 from fuzzer.config import FuzzConfig
 from fuzzer.execute.fake import FakeExecutor
-from fuzzer.model import Hazard
+from fuzzer.model import Hazard, RunSummary
 from fuzzer.report import markdown
-from fuzzer.report.model import RunSummary
 from fuzzer.stats import rate_text
 
 

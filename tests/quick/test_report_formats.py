@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from msgspec import structs
 from report_samples import COMPILES, HOSTILE_NAME, MKDIR, RULE, hostile_everywhere, reproducible, unreproducible, with_shared_cause
 
+from fuzzer.model import Origin
 from fuzzer.report import html, junit, markdown
 from fuzzer.report.cause_block import cause_block
 from fuzzer.report.causes import causes
 from fuzzer.report.counts import closing_line
-from fuzzer.report.model import Origin
 from fuzzer.report import text as text_format
 
 FORMATS = [junit, markdown, html]

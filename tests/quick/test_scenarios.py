@@ -5,8 +5,7 @@ import re
 import pytest
 
 from fuzzer.errors import UsageError
-from fuzzer.model import Culprit
-from fuzzer.report.model import ArtifactFinding, InsideSummary, MetadataStabilizer, Report
+from fuzzer.model import ArtifactFinding, Culprit, InsideSummary, MetadataStabilizer, Report
 from fuzzer.scenarios import Expect, find_scenarios, load_scenario, score
 
 from conftest import SCENARIOS, buildfuzz_in_process
@@ -23,7 +22,7 @@ def test_there_are_enough_scenarios_of_every_kind():
 
 
 def report(verdict="unreproducible", culprits=(), artifacts=(), failed=0, localized=True):
-    from fuzzer.report.model import ArtifactFinding
+    from fuzzer.model import ArtifactFinding
 
     found = [ArtifactFinding(p, 2, [], [], [], False) for p in artifacts]
     return Report("make", verdict, [], failed, found, list(culprits), localized=localized)

@@ -7,8 +7,8 @@ import json
 import jsonschema
 import pytest
 
+from fuzzer.model import REPORT_SCHEMA
 from fuzzer.report import json_format
-from fuzzer.report.model import SCHEMA
 from fuzzer.report.schema import report_schema
 
 from conftest import buildfuzz
@@ -40,7 +40,7 @@ def test_sample_reports_validate(sample):
 @pytest.mark.parametrize("break_it, where", [
     (lambda r: r.pop("verdict"), "verdict"),
     (lambda r: r.update(verdict="green"), "verdict"),
-    (lambda r: r.update(schema=SCHEMA + 1), "schema"),  # a version this buildfuzz does not write
+    (lambda r: r.update(schema=REPORT_SCHEMA + 1), "schema"),  # a version this buildfuzz does not write
     (lambda r: r["runs"][0].update(exit_code="0"), "exit_code"),
     (lambda r: r["culprits"][0].pop("kind"), "kind"),
     (lambda r: r["divergent_artifacts"][0]["groups"][0].update(runs="1,2"), "runs"),

@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 from fuzzer import findings
 from fuzzer.explain.classify import Context, classify
-from fuzzer.model import Culprit, Hazard
-from fuzzer.report.model import RunSummary
+from fuzzer.model import Culprit, Hazard, RunSummary
 from fuzzer.trace.graph import find_roots
 from fuzzer.trace.synthetic import FakeStep, synthetic_trace
 from fuzzer.trace.tempnames import TEMPORARY_FILES, identity, normalised

@@ -21,10 +21,10 @@ def _culprit(command: str, *outputs: str) -> Culprit:
 
 
 def test_each_file_comes_with_the_runs_that_differed_in_it_less_the_traced_ones():
-    runs = [SimpleNamespace(ok=True, manifest=_manifest(a_s="0", b_s="0", c_txt="0")),
-            SimpleNamespace(ok=True, manifest=_manifest(a_s="1", b_s="0", c_txt="1")),
-            SimpleNamespace(ok=False, manifest=None),
-            SimpleNamespace(ok=True, manifest=_manifest(a_s="0", b_s="1", c_txt="1"))]
+    runs = [SimpleNamespace(ok=True, built=_manifest(a_s="0", b_s="0", c_txt="0")),
+            SimpleNamespace(ok=True, built=_manifest(a_s="1", b_s="0", c_txt="1")),
+            SimpleNamespace(ok=False),  # a failed run: no manifest to read
+            SimpleNamespace(ok=True, built=_manifest(a_s="0", b_s="1", c_txt="1"))]
     comparison = SimpleNamespace(telling_runs=lambda: [2, 1, 3])
     found = untraced.untraced_files(runs, comparison, lambda m: m, traced={"b.s"})
     assert found == {"a.s": [1], "c.txt": [1, 3]}

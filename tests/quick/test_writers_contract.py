@@ -4,9 +4,8 @@ that measures what writer-process replays save (its smoke mode)."""
 
 from __future__ import annotations
 
-from fuzzer.model import Culprit, WriterProcess
+from fuzzer.model import Culprit, Report, WriterProcess
 from fuzzer.report import json_format
-from fuzzer.report.model import Report
 from fuzzer.report.schema import report_schema
 from fuzzer.scenarios import Expect, load_scenario, score
 

@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from fuzzer.execute.replay_spread import SpreadReplayer
+from fuzzer.execute.replay_spread import Replayer, SpreadReplayer
 from fuzzer.execute.step_replay import StepCall, StepReplayer, Variation
 from fuzzer.explain.budget import Budget
 from fuzzer.explain.lines import streams
@@ -31,7 +31,7 @@ MAX_EVENTS = 2_000_000
 PAIRS = 3
 
 
-def search(replayer: StepReplayer | SpreadReplayer, varied: tuple[str, ...], budget: Budget, per_replay_s: float) -> SourceLine:
+def search(replayer: Replayer, varied: tuple[str, ...], budget: Budget, per_replay_s: float) -> SourceLine:
     """`varied`: the stabilisers found (of every set found), whose conditions the pairs keep varying."""
     if isinstance(replayer, SpreadReplayer):  # a traced replay is one at a time: the step's own slot
         replayer = replayer.own
@@ -62,7 +62,8 @@ def tracer_budget(per_replay_s: float, left_s: float) -> float | None:
     return trace_s if trace_s >= 2 * per_replay_s and 2 * trace_s <= left_s else None
 
 
-def _pairs(replayer, call: StepCall, varied: tuple[str, ...], budget: Budget, trace_s: float, out: Path) -> SourceLine:
+def _pairs(replayer: StepReplayer, call: StepCall, varied: tuple[str, ...], budget: Budget, trace_s: float,
+           out: Path) -> SourceLine:
     tried = 0
     for pair in range(PAIRS):
         if pair and not budget.affords(2 * trace_s):

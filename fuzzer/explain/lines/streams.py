@@ -65,12 +65,12 @@ def read(path: Path) -> Stream:
     return msgspec.json.decode(path.read_bytes(), type=Stream)
 
 
-def flow_key(stream: Stream, event: Event) -> tuple:
+def flow_key(stream: Stream, event: Event) -> tuple[str, str, int, str, int]:
     """What control flow is: which line ran, which loop element or source call came next."""
     return event.kind, stream.files[event.file], event.line, event.function, event.index
 
 
-def value_key(event: Event) -> tuple:
+def value_key(event: Event) -> tuple[str, tuple[str | None, str] | None]:
     source = event.source
     return event.value, (source.container, source.made_by) if source else None
 

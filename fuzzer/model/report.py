@@ -1,28 +1,31 @@
 """The one `Report` every format renders: frozen msgspec Structs whose encoding is the
 JSON report (the contract in docs/contracts.md) and whose JSON Schema is generated from
-them (`schema.py`). A stored report decodes back into them (`json_format`), so it can be
-rendered again in any format (`buildfuzz explain`, the HTML page) without re-running
-anything. The culprits, hazards and findings are the domain's own types (fuzzer/model.py).
+them (fuzzer/report/schema.py). A stored report decodes back into them
+(fuzzer/report/json_format.py), so it can be rendered again in any format (`buildfuzz
+explain`, the HTML page) without re-running anything. The culprits, hazards and findings
+are the domain's own types (found.py). On the floor with them: the explain stage, the
+findings and their rates make parts of the report, and the report package renders it.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
-from fuzzer.model import (AuditResult, Basis, Culprit, ExitCode, ExitReason, Finding, FindingStatus, Hazard, Model,
-                          NotTried, Rate, Reason, RunStatus, UnnamedFile, Verdict)
-from fuzzer.settings import SOURCES
+from fuzzer.model.found import Culprit, Finding, Hazard, Model, Rate, UnnamedFile
+from fuzzer.model.vocabulary import (AuditResult, Basis, ExitCode, ExitReason, FindingStatus, NotTried, Reason,
+                                     RunStatus, SettingSource, Verdict)
 
-SCHEMA = 2  # 2: a hazard's `runs` are numbers, its traced runs' labels in `traced`
+REPORT_SCHEMA = 2  # 2: a hazard's `runs` are numbers, its traced runs' labels in `traced`
 
 # why the run is in the plan; "" for a run stored by an earlier buildfuzz
 RunReason = Annotated[str, msgspec.Meta(extra_json_schema={"enum": ["", *(r.value for r in Reason)]})]
 # each setting the run used → {"value": ..., "source": command line | environment | file | default, "origin": ...}
-Settings = Annotated[dict, msgspec.Meta(extra_json_schema={"additionalProperties": {
+Settings = Annotated[dict[str, Any], msgspec.Meta(extra_json_schema={"additionalProperties": {
     "type": "object",
-    "properties": {"value": {}, "source": {"enum": sorted(SOURCES.values())}, "origin": {"type": "string"}},
+    "properties": {"value": {}, "source": {"enum": sorted(s.value for s in SettingSource)},
+                   "origin": {"type": "string"}},
     "required": ["value", "source", "origin"],
 }})]
 
@@ -31,7 +34,7 @@ class RunSummary(Model, frozen=True):
     """One build of the campaign: its perturbation, how it ended, and its digest group."""
 
     index: int
-    perturbation: dict
+    perturbation: dict[str, Any]
     status: RunStatus
     exit_code: int | None
     wall_s: float
@@ -236,7 +239,7 @@ class Report(Model, frozen=True):
     scope: list[AxisScope] = []  # every axis: tried how often, or why not
     basis: Basis = Basis.NONE  # an unreproducible verdict's: plain builds, or held or shuffled ones alone
     first_in_store: bool = False  # no earlier campaign of this source and command in its store: all is new
-    schema: int = SCHEMA  # written first (json_format): what a reader checks before anything else
+    schema: int = REPORT_SCHEMA  # written first (json_format): what a reader checks before anything else
 
     @property
     def bounds(self) -> list[str]:
