@@ -105,11 +105,10 @@ def test_the_budget_bounds_the_runs(tmp_path, monkeypatch):
     assert now[0] <= 100.0 + 10.0  # inside the budget, plus at most the one build it could not foresee
 
 
-def test_a_hazard_scan_the_budget_cannot_hold_leaves_the_drawn_runs_to_run(tmp_path, monkeypatch):
-    """A traced build is reckoned at up to 4 builds' time: where that does not fit, the
-    campaign goes on with untraced runs (which do fit) instead of ending after the reference."""
+def _scan_cannot_fit(tmp_path, monkeypatch):
+    """A guided campaign of 4 runs of 10 s each, on a fake clock, whose 70 s budget cannot
+    hold the hazard scan's traced build: its outcome and the fake executors made."""
     explore = importlib.import_module("fuzzer.campaign.explore")
-
     now = [0.0]
     monkeypatch.setattr(campaign_state, "time", SimpleNamespace(monotonic=lambda: now[0]))
     monkeypatch.setattr(explore, "_guided", lambda campaign: True)
@@ -119,7 +118,13 @@ def test_a_hazard_scan_the_budget_cannot_hold_leaves_the_drawn_runs_to_run(tmp_p
         now[0] += seconds
 
     factory, made = fake(outcome=lambda p: {"a": "1"}, wall_s=10.0, clock=tick)
-    outcome = run_campaign(config(tmp_path, runs=4, budget_s=70.0, localize=True), executor_factory=factory)
+    return run_campaign(config(tmp_path, runs=4, budget_s=70.0, localize=True), executor_factory=factory), made
+
+
+def test_a_hazard_scan_the_budget_cannot_hold_leaves_the_drawn_runs_to_run(tmp_path, monkeypatch):
+    """A traced build is reckoned at up to 4 builds' time: where that does not fit, the
+    campaign goes on with untraced runs (which do fit) instead of ending after the reference."""
+    outcome, made = _scan_cannot_fit(tmp_path, monkeypatch)
     assert len(outcome.report.runs) == 4 and outcome.report.verdict == "reproducible"
     assert not any(r.trace for r in made[0].requests)
     assert any(n.startswith("hazard scan skipped") for n in outcome.report.notes)
@@ -129,17 +134,7 @@ def test_a_hazard_scan_the_budget_cannot_hold_leaves_the_drawn_runs_to_run(tmp_p
 def test_without_a_hazard_scan_the_first_drawn_run_shuffles(tmp_path, monkeypatch):
     """The scan's trace would have told whether make runs; skipped (the budget), nothing
     will, and a budget this short may leave one drawn run: it shuffles."""
-    explore = importlib.import_module("fuzzer.campaign.explore")
-    now = [0.0]
-    monkeypatch.setattr(campaign_state, "time", SimpleNamespace(monotonic=lambda: now[0]))
-    monkeypatch.setattr(explore, "_guided", lambda campaign: True)
-    monkeypatch.setattr("fuzzer.explain.scan_hazards", lambda *args: Localization())  # it traces for real
-
-    def tick(seconds):
-        now[0] += seconds
-
-    factory, made = fake(outcome=lambda p: {"a": "1"}, wall_s=10.0, clock=tick)
-    run_campaign(config(tmp_path, runs=4, budget_s=70.0, localize=True), executor_factory=factory)
+    _, made = _scan_cannot_fit(tmp_path, monkeypatch)
     assert [r.index for r in made[0].requests if "shuffle" in r.perturbation.varied][:1] == [1]
 
 
