@@ -35,7 +35,7 @@ from fuzzer.execute.logs import error_lines
 from fuzzer.explain.noise import known_noise
 from fuzzer.explain.shared_cause import one_per_hazard
 from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots
-from fuzzer.execute.step_replay import REPLAYS, StepReplayer
+from fuzzer.execute.step_replay import StepReplayer
 from fuzzer.explain.traced import TracedPair, campaign_traced, trace_pair, trace_reference
 from fuzzer.explain.untraced import differing_from, runs_text
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of, provenance
@@ -67,7 +67,7 @@ class Localization:
     audit: AuditSummary | None = None  # the step audit (--check-steps; fuzzer/explain/audit_run.py)
     budget_s: float = 0.0  # the localization budget (inf: none), and the replays at once it was spent in
     slots: int = 1
-    unexplained_s: tuple[float, ...] = ()  # each root left unexplained: about what its first replays take
+    unexplained_s: tuple[float, ...] = ()  # each root left unexplained: about what explaining it takes
 
 
 def localize(builds: Builds, comparison, executor, budget: Budget, evidence,
@@ -161,7 +161,7 @@ def _localize(builds: Builds, comparison, executor, budget: Budget, evidence, pa
         + ((minimal.note,) if minimal and minimal.note else ())
     return Localization(tuple(culprits), shown, notes, minimal and minimal.command, traced=True,
                         budget_s=budget.seconds, slots=builds.replays_at_once,
-                        unexplained_s=tuple(REPLAYS * targets.of(r.root).duration for r in left))
+                        unexplained_s=tuple(stabilizers.explaining_s(targets.of(r.root).duration, builds.stabilizers) for r in left))
 
 
 def _from_audit(builds: Builds, comparison, executor, audit: AuditOutcome | None) -> Localization | None:
