@@ -71,6 +71,9 @@ class Variation:
     wrappers: tuple[Wrapper, ...] = ()
     cpus: tuple[int, ...] | None = None
     moved: MovedMetadata | None = None
+    # how long one replay may run, when more than STEP_TIMEOUT_S: a traced replay's tracer
+    # budget and what the step does after it (a replay past its limit is killed, checking nothing)
+    timeout_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -269,7 +272,7 @@ class StepReplayer:
             except OSError as e:  # what the step ran is gone: `python -m build`'s environment was a temp dir
                 log.write_text(f"cannot run {argv[0]}: {e.strerror}\n")
                 return CANNOT_RUN, log, False
-            code = self.guard.wait(STEP_TIMEOUT_S).exit_code
+            code = self.guard.wait(max(STEP_TIMEOUT_S, variation.timeout_s)).exit_code
             return code, log, not self.call.compared or self._signatures() != before
 
     def _signatures(self) -> list[tuple[int, int, int, int] | None]:

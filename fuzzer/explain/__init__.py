@@ -38,7 +38,6 @@ from fuzzer.explain.noise import KeptVariants, known_noise
 from fuzzer.explain.shared_cause import one_per_hazard, one_per_step
 from fuzzer.execute.replay_slots import Slots, in_slots, replay_slots
 from fuzzer.execute.replay_spread import Replayer
-from fuzzer.execute.step_replay import REPLAYS
 from fuzzer.explain.traced import TracedPair, campaign_traced, original_run, run_label, trace_pair, trace_reference
 from fuzzer.explain.untraced import differing_from, runs_text
 from fuzzer.explain.writer import ReplayTargets, kept_files, mtimes_of, provenance
@@ -66,7 +65,7 @@ class Localization:
     audit: AuditSummary | None = None  # the step audit (--check-steps; fuzzer/explain/audit_run.py)
     budget_s: float = 0.0  # the localization budget (inf: none), and the replays at once it was spent in
     slots: int = 1
-    unexplained_s: tuple[float, ...] = ()  # each root left unexplained: about what its first replays take
+    unexplained_s: tuple[float, ...] = ()  # each root left unexplained: about what explaining it takes
     unnamed: tuple[UnnamedFile, ...] = ()  # files the runs differed in that no culprit is named for, and why
 
 
@@ -167,7 +166,8 @@ def _localize(builds: Builds, comparison: Comparison, executor: Executor, budget
         + ((minimal.note,) if minimal and minimal.note else ())
     return Localization(tuple(culprits), shown, notes, minimal.command if minimal else None, traced=True,
                         budget_s=budget.seconds, slots=builds.replays_at_once,
-                        unexplained_s=tuple(REPLAYS * targets.of(r.root).duration for r in left), unnamed=unnamed)
+                        unexplained_s=tuple(stabilizers.explaining_s(targets.of(r.root).duration, builds.stabilizers)
+                                            for r in left), unnamed=unnamed)
 
 
 def _from_audit(builds: Builds, comparison: Comparison, executor: Executor,

@@ -29,7 +29,7 @@ from typing import Callable, Sequence, TypeVar
 
 from fuzzer import stats
 from fuzzer.execute.replay_spread import Replayer
-from fuzzer.execute.step_replay import ReplayOutcome, Variation, umask_wrapper
+from fuzzer.execute.step_replay import REPLAYS, ReplayOutcome, Variation, umask_wrapper
 from fuzzer.explain.budget import UNLIMITED, Budget
 from fuzzer.model import STABILIZERS
 from fuzzer.model import Stabilizer as S
@@ -147,6 +147,14 @@ def full_search_replays(candidates_n: int) -> int:
     """About what a search that confirms one set takes: a screen of every candidate at once
     and about one per candidate while narrowing, then its confirmation."""
     return SCREEN_REPLAYS * (candidates_n + 1) + CONFIRM_REPLAYS
+
+
+def explaining_s(duration_s: float, only: tuple[str, ...]) -> float:
+    """About what explaining a root left unexplained takes: its plain replays and, as a root two
+    builds found differing mostly varies alone, a stabiliser search. Its plain replays alone
+    said 10 minutes would complete a NNPACK run that 45 did not (each PeachPy kernel's search
+    is about 40 of its replays)."""
+    return (REPLAYS + full_search_replays(len(candidates(only)))) * duration_s
 
 
 def _left(tester: "_Tester", only: tuple[str, ...]) -> int:

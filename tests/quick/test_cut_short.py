@@ -42,3 +42,12 @@ def test_undecided_culprits_and_unexplained_roots_count_apart():
                     None, (40.0, 50.0), 180.0, 2)
     assert (cut.unsearched, cut.undecided, cut.unexplained_roots) == (["b"], ["a"], 2)
     assert cut.more_s == 105.0 and cut.suggested_s == 300.0
+
+
+@given(st.floats(0.01, 600.0), st.sampled_from([(), ("ASLR",), ("PYTHONHASHSEED", "ASLR")]))
+def test_a_root_left_unexplained_is_estimated_with_its_stabiliser_search(duration_s, only):
+    """Its plain replays alone said 10 minutes would complete a NNPACK run that 45 did not."""
+    from fuzzer.execute.step_replay import REPLAYS
+    from fuzzer.explain.stabilizers import CONFIRM_REPLAYS, SCREEN_REPLAYS, explaining_s
+
+    assert explaining_s(duration_s, only) >= (REPLAYS + SCREEN_REPLAYS + CONFIRM_REPLAYS) * duration_s

@@ -52,7 +52,7 @@ def search(replayer: Replayer, varied: tuple[str, ...], budget: Budget, per_repl
             f"{budget.describe()} has {max(budget.left(), 0):.0f} s left: too little for two traced replays of a "
             f"step whose replay takes {per_replay_s:.1f} s"))
     with tempfile.TemporaryDirectory(prefix="lines-", dir=replayer.logs) as out:
-        return _pairs(replayer, call, varied, budget, trace_s, Path(out))
+        return _pairs(replayer, call, varied, budget, traced_limits(trace_s, per_replay_s), Path(out))
 
 
 def tracer_budget(per_replay_s: float, left_s: float) -> float | None:
@@ -62,14 +62,23 @@ def tracer_budget(per_replay_s: float, left_s: float) -> float | None:
     return trace_s if trace_s >= 2 * per_replay_s and 2 * trace_s <= left_s else None
 
 
-def _pairs(replayer: StepReplayer, call: StepCall, varied: tuple[str, ...], budget: Budget, trace_s: float,
-           out: Path) -> SourceLine:
+def traced_limits(trace_s: float, per_replay_s: float) -> tuple[float, float]:
+    """A traced replay's tracer budget, and how long the replay may run: the tracer stops at
+    its budget and the step runs on untraced (its own time, twice over on a loaded machine),
+    then writes its stream (MIN_TRACE_S). Held to STEP_TIMEOUT_S, a replay traced for 380 s
+    was killed at 120 s and gave no stream (NNPACK's 2d-fourier-8x8, 18 s untraced)."""
+    return trace_s, trace_s + 2 * per_replay_s + MIN_TRACE_S
+
+
+def _pairs(replayer: StepReplayer, call: StepCall, varied: tuple[str, ...], budget: Budget,
+           limits: tuple[float, float], out: Path) -> SourceLine:
+    trace_s = limits[0]
     tried = 0
     for pair in range(PAIRS):
         if pair and not budget.affords(2 * trace_s):
             break
         tried += 1
-        sides = [_traced(call.env, out / f"stream-{pair}-{side}.json", trace_s, varied, 2 * pair + side)
+        sides = [_traced(call.env, out / f"stream-{pair}-{side}.json", limits, varied, 2 * pair + side)
                  for side in (1, 2)]
         outcomes = replayer.replay_each([variation for variation, _ in sides], 1)
         first, second = (outcomes[variation.name] for variation, _ in sides)
@@ -104,9 +113,11 @@ def located_nowhere(a: streams.Stream, b: streams.Stream, conditions: list[str],
                       budget_s=trace_s, seconds=[a.seconds, b.seconds], note=why)
 
 
-def _traced(env: dict[str, str], out: Path, trace_s: float, varied: tuple[str, ...],
+def _traced(env: dict[str, str], out: Path, limits: tuple[float, float], varied: tuple[str, ...],
             seed: int) -> tuple[Variation, str]:
-    """A replay under the tracer, and the conditions it ran in, said for the report."""
+    """A replay under the tracer, and the conditions it ran in, said for the report;
+    `limits`: `traced_limits`."""
+    trace_s, timeout_s = limits
     path = os.pathsep.join(filter(None, (str(INJECTED), env.get("PYTHONPATH", ""))))
     extra = [("PYTHONPATH", path), ("BUILDFUZZ_LINES_OUT", str(out)), ("BUILDFUZZ_LINES_BUDGET_S", str(trace_s)),
              ("BUILDFUZZ_LINES_MAX_EVENTS", str(MAX_EVENTS))]
@@ -119,7 +130,7 @@ def _traced(env: dict[str, str], out: Path, trace_s: float, varied: tuple[str, .
             said.append("ASLR on")
         else:
             said.append(f"{name} not fixed")
-    return Variation(f"lines-{out.stem}", env=tuple(extra)), ", ".join(said) or "as traced, nothing fixed"
+    return Variation(f"lines-{out.stem}", env=tuple(extra), timeout_s=timeout_s), ", ".join(said) or "as traced, nothing fixed"
 
 
 def _not_python(found: Program, varied: tuple[str, ...]) -> str:
