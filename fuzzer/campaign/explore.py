@@ -8,6 +8,7 @@ import os
 import shlex
 import statistics
 from pathlib import Path
+from typing import Mapping
 
 from fuzzer import axes, guided, hold, memory
 from fuzzer.campaign import confidence
@@ -63,8 +64,10 @@ def _explore(campaign: Campaign, executor: Executor, events: Events) -> None:
                                   "would not fit the budget; no held runs (a larger --budget adds them)")
         trace = _scan_trace(campaign)
         if trace is not None:
-            campaign.unreached.update(_shuffle_unreached(config, trace))
-            plan = _with_targets(campaign, _without_unread(campaign, plan, varied, trace), trace)
+            ran_makes = makes.make_programs(trace, config.source)  # reads scripts' #! lines: once
+            campaign.unreached.update(_shuffle_unreached(config, ran_makes))
+            plan = _with_targets(campaign, _without_unread(campaign, plan, varied, programs_ran(trace, ran_makes)),
+                                 trace)
         elif len(campaign.runs) == 1 or not campaign.runs[1].trace_path:  # no scan: the first drawn run shuffles
             plan = _plan(campaign, varied, scan=False)
     pending: dict = {}
@@ -115,11 +118,11 @@ def _scan_trace(campaign: Campaign) -> BuildTrace | None:
 
 
 def _without_unread(campaign: Campaign, plan: list[Planned], varied: tuple[axes.Axis, ...],
-                    trace: BuildTrace) -> list[Planned]:
+                    ran: frozenset[str]) -> list[Planned]:
     """The plan without the axes none of whose readers the scan saw run (no make ran: no
     shuffle), planned again so the other axes keep their share; the reference and the scan,
     made already, stay (targets are merged in after, as on --resume)."""
-    campaign.unread = axes.unread(varied, programs_ran(trace, campaign.config.source))
+    campaign.unread = axes.unread(varied, ran)
     if not campaign.unread:
         return plan
     read = tuple(a for a in varied if a.name not in campaign.unread)
@@ -138,14 +141,15 @@ def _with_targets(campaign: Campaign, plan: list[Planned], trace: BuildTrace) ->
     return guided_plan.plan
 
 
-def programs_ran(trace: BuildTrace, source: Path) -> frozenset[str]:
-    """The names of the programs the traced build ran, with the make that ran a script by its
-    `#!` line (debian/rules), which the trace shows as the script's exec alone."""
+def programs_ran(trace: BuildTrace, ran_makes: Mapping[str, object]) -> frozenset[str]:
+    """The names of the programs the traced build ran, with its makes (`makes.make_programs`:
+    the make that ran a script by its `#!` line, debian/rules, which the trace shows as the
+    script's exec alone)."""
     return frozenset(os.path.basename(argv[0]) for proc in trace.processes for argv in proc.execs if argv) | \
-        frozenset(os.path.basename(program) for program in makes.make_programs(trace, source))
+        frozenset(os.path.basename(program) for program in ran_makes)
 
 
-def _shuffle_unreached(config: FuzzConfig, trace: BuildTrace) -> dict[str, str]:
+def _shuffle_unreached(config: FuzzConfig, ran_makes: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
     """The shuffle axis's problem when the traced build ran a make with no --shuffle: such a
     make drops it from MAKEFLAGS for all it runs (a `debian/rules` run by its `#!/usr/bin/make`
     line, on a system whose make is 4.3, ran every make of the package's build so), so no
@@ -153,8 +157,7 @@ def _shuffle_unreached(config: FuzzConfig, trace: BuildTrace) -> dict[str, str]:
     make at all draws no shuffle run: `_without_unread`.)"""
     if "shuffle" not in config.axes or make.shuffle_problem():
         return {}
-    programs = makes.make_programs(trace, config.source)
-    older = [(found, argv) for path, argv in programs.items()
+    older = [(found, argv) for path, argv in ran_makes.items()
              if (found := make.at(path)) is not None and found.version < make.SHUFFLE_SINCE]
     if not older:
         return {}

@@ -10,7 +10,8 @@ import os
 import shutil
 from pathlib import Path
 
-from fuzzer.trace.process_model import MAKES, Process
+from fuzzer.tools.make import NAMES as MAKES
+from fuzzer.trace.process_model import Process
 from fuzzer.trace.steps import BuildTrace
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from fuzzer import axes
 from fuzzer.campaign.explore import _shuffle_unreached, programs_ran
+from fuzzer.trace.makes import make_programs
 from fuzzer.config import FuzzConfig
 from fuzzer.tools import make
 from fuzzer.trace.process_model import Process
@@ -32,7 +33,7 @@ def _trace(*argvs: tuple[str, ...]) -> BuildTrace:
 
 def _reach(tmp_path, *argvs: tuple[str, ...], axes=("jobs", "shuffle")) -> dict[str, str]:
     config = FuzzConfig(source=tmp_path, command="make", store=tmp_path / "store", axes=axes)
-    return _shuffle_unreached(config, _trace(*argvs))
+    return _shuffle_unreached(config, make_programs(_trace(*argvs), tmp_path))
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +56,9 @@ def test_an_axis_not_asked_is_left_alone(tmp_path):
 
 def test_a_build_without_make_leaves_shuffle_unread_and_a_make_run_by_a_script_s_first_line_reads_it(tmp_path):
     shuffle = (axes.BY_NAME["shuffle"],)
-    assert axes.unread(shuffle, programs_ran(_trace(("python3", "-m", "build")), tmp_path)) == ("shuffle",)
+    wheel = _trace(("python3", "-m", "build"))
+    assert axes.unread(shuffle, programs_ran(wheel, make_programs(wheel, tmp_path))) == ("shuffle",)
     (tmp_path / "debian").mkdir()
     (tmp_path / "debian" / "rules").write_text("#!/usr/bin/make -f\n%:\n\tdh $@\n")
-    assert axes.unread(shuffle, programs_ran(_trace(("debian/rules", "binary")), tmp_path)) == ()
+    rules = _trace(("debian/rules", "binary"))
+    assert axes.unread(shuffle, programs_ran(rules, make_programs(rules, tmp_path))) == ()
